@@ -1,0 +1,34 @@
+// Package aggregator merges the backends' tools, resources, resource
+// templates and prompts into one immutable Catalogue with one routing table,
+// resolving name conflicts by the configured strategy.
+package aggregator
+
+import "github.com/modelcontextprotocol/go-sdk/mcp"
+
+// Inventory is everything one backend currently lists. The slices are the
+// backend's own items; Build never mutates them.
+type Inventory struct {
+	Backend   string
+	Tools     []*mcp.Tool
+	Resources []*mcp.Resource
+	Templates []*mcp.ResourceTemplate
+	Prompts   []*mcp.Prompt
+}
+
+// Route says where an advertised name or URI goes: the backend and the
+// backend's own (original) tool name, prompt name, resource URI or template.
+type Route struct {
+	Backend string
+	Name    string
+}
+
+// Kind names one of the four merged lists.
+type Kind string
+
+// The four merged kinds, named as in the list methods.
+const (
+	KindTools     Kind = "tools"
+	KindResources Kind = "resources"
+	KindTemplates Kind = "resourceTemplates"
+	KindPrompts   Kind = "prompts"
+)

@@ -1,0 +1,110 @@
+// Package config holds vmcp's YAML configuration: its shape, defaults and
+// validation. Load reports every problem with the key and line it concerns.
+package config
+
+import "time"
+
+// Config is the whole vmcp configuration file.
+type Config struct {
+	Listen       string      `yaml:"listen"`       // HOST:PORT; default 127.0.0.1:8080
+	Path         string      `yaml:"path"`         // MCP endpoint path; default /mcp
+	Name         string      `yaml:"name"`         // serverInfo.name; default vmcp
+	Instructions string      `yaml:"instructions"` // initialize / server/discover instructions
+	Backends     []Backend   `yaml:"backends"`
+	Aggregation  Aggregation `yaml:"aggregation"`
+	Pagination   Pagination  `yaml:"pagination"`
+	Sessions     Sessions    `yaml:"sessions"`
+	HTTP         HTTP        `yaml:"http"`
+	MRTR         MRTR        `yaml:"mrtr"`
+	Cluster      Cluster     `yaml:"cluster"`
+}
+
+// Backend is one MCP server behind vmcp. Exactly one of URL or Command is set.
+type Backend struct {
+	Name      string            `yaml:"name"`      // required, unique, [a-z0-9][a-z0-9_-]*
+	URL       string            `yaml:"url"`       // streamable-http or sse endpoint
+	Transport string            `yaml:"transport"` // streamable-http (default with url) | sse | stdio (default with command)
+	Headers   map[string]string `yaml:"headers"`   // static outbound headers; ${VAR} expanded from the environment
+	Timeout   Duration          `yaml:"timeout"`   // per request to this backend; default 30s
+	Command   string            `yaml:"command"`   // stdio executable
+	Args      []string          `yaml:"args"`
+	Env       map[string]string `yaml:"env"` // ${VAR} expanded
+	// ForwardHeaders lists inbound client headers copied to this backend
+	// (for example Authorization). Empty by default: nothing is forwarded.
+	ForwardHeaders []string `yaml:"forward_headers"`
+}
+
+// Transport names accepted in Backend.Transport.
+const (
+	TransportStreamableHTTP = "streamable-http"
+	TransportSSE            = "sse"
+	TransportStdio          = "stdio"
+)
+
+// Aggregation configures how the backends' lists are merged.
+type Aggregation struct {
+	ConflictResolution string                      `yaml:"conflict_resolution"` // prefix (default) | priority | manual
+	PrefixFormat       string                      `yaml:"prefix_format"`       // default "{backend}_{name}"
+	Priority           []string                    `yaml:"priority"`            // backend names, first wins
+	Overrides          map[string]BackendOverrides `yaml:"overrides"`           // backend name -> overrides
+}
+
+// Conflict resolution strategies (Aggregation.ConflictResolution).
+const (
+	StrategyPrefix   = "prefix"
+	StrategyPriority = "priority"
+	StrategyManual   = "manual"
+)
+
+// BackendOverrides renames or redescribes one backend's tools and prompts,
+// keyed by the backend's original name.
+type BackendOverrides struct {
+	Tools   map[string]Override `yaml:"tools"`
+	Prompts map[string]Override `yaml:"prompts"`
+}
+
+// Override is the advertised name and/or description of one tool or prompt.
+type Override struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+}
+
+// Pagination configures list paging for both revisions.
+type Pagination struct {
+	PageSize int `yaml:"page_size"` // default 1000 (mcp.DefaultPageSize)
+}
+
+// Sessions bounds Legacy client sessions.
+type Sessions struct {
+	IdleTimeout Duration `yaml:"idle_timeout"` // default 30m
+	Max         int      `yaml:"max"`          // default 10000
+}
+
+// HTTP configures the front endpoint.
+type HTTP struct {
+	MaxBodyBytes    int64    `yaml:"max_body_bytes"`   // default 4 MiB; larger bodies get 413
+	AllowedOrigins  []string `yaml:"allowed_origins"`  // Origin values accepted besides same-host; default none
+	ShutdownTimeout Duration `yaml:"shutdown_timeout"` // bound on finishing in-flight calls; default 10s
+}
+
+// MRTR configures multi round-trip requests (2026-07-28 input_required).
+type MRTR struct {
+	// StateKey is the HMAC key (at least 32 bytes, ${VAR} expanded) that
+	// protects requestState and cursors vmcp mints; generated at start if empty.
+	StateKey    string   `yaml:"state_key"`
+	ParkTimeout Duration `yaml:"park_timeout"` // parked backend call lifetime; default 5m
+}
+
+// Cluster configures multi-node operation on Redis.
+type Cluster struct {
+	RedisURL            string `yaml:"redis_url"`              // empty: single node, in memory
+	NodeID              string `yaml:"node_id"`                // default: generated at start
+	AdvertiseURL        string `yaml:"advertise_url"`          // how other nodes reach this one
+	MaxEventsPerSession int    `yaml:"max_events_per_session"` // default 1000
+}
+
+// Duration is a time.Duration written in YAML as a Go duration string ("30s").
+type Duration time.Duration
+
+// D returns d as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
