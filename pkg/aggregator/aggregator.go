@@ -1,0 +1,161 @@
+package aggregator
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// Aggregator holds the current Catalogue and rebuilds it when a backend's
+// inventory changes. Current is lock-free; Update and Remove are serialized.
+type Aggregator struct {
+	policy Policy
+	log    *slog.Logger
+	cur    atomic.Pointer[Catalogue]
+	ver    atomic.Uint64
+
+	mu        sync.Mutex // serializes Update, Remove and OnChange
+	inv       map[string]Inventory
+	listeners []func(old, new *Catalogue, kinds []Kind)
+	lastErr   error
+	conflicts map[Conflict]bool // reported by the last successful build
+}
+
+// New returns an Aggregator whose Current is Empty until the first Update.
+// A nil logger discards logs.
+func New(p Policy, log *slog.Logger) *Aggregator {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	a := &Aggregator{policy: p, log: log, inv: map[string]Inventory{}}
+	a.cur.Store(Empty())
+	return a
+}
+
+// Current returns the current catalogue; it is never nil.
+func (a *Aggregator) Current() *Catalogue { return a.cur.Load() }
+
+// Version counts catalogue swaps; it is 0 before the first successful build.
+func (a *Aggregator) Version() uint64 { return a.ver.Load() }
+
+// LastError returns the error of the last rebuild, or nil if it succeeded.
+// After a failed rebuild the previous catalogue stays current.
+func (a *Aggregator) LastError() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.lastErr
+}
+
+// OnChange registers f, called synchronously after each catalogue swap with
+// the kinds whose advertised lists changed (never empty); a swap that only
+// re-routes (e.g. a URI's winner) bumps Version without calling f. Register
+// listeners before the first Update; f must not call Update or Remove.
+func (a *Aggregator) OnChange(f func(old, new *Catalogue, kinds []Kind)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.listeners = append(a.listeners, f)
+}
+
+// Update replaces one backend's inventory and rebuilds the catalogue.
+func (a *Aggregator) Update(inv Inventory) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.inv[inv.Backend] = inv
+	a.rebuild()
+}
+
+// Remove drops a backend (e.g. it went down) and rebuilds the catalogue.
+func (a *Aggregator) Remove(backend string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, ok := a.inv[backend]; !ok {
+		return
+	}
+	delete(a.inv, backend)
+	a.rebuild()
+}
+
+// rebuild builds from a.inv and swaps it in if anything changed. a.mu is held.
+func (a *Aggregator) rebuild() {
+	cat, conflicts, err := Build(a.policy, slices.Collect(maps.Values(a.inv)))
+	if err != nil {
+		a.lastErr = err
+		a.log.Warn("aggregator: rebuild failed, keeping previous catalogue", "err", err)
+		return
+	}
+	a.lastErr = nil
+	a.logConflicts(conflicts)
+
+	old := a.cur.Load()
+	kinds := changedKinds(old, cat)
+	if len(kinds) == 0 && sameRoutes(old, cat) {
+		return
+	}
+	a.cur.Store(cat)
+	a.ver.Add(1)
+	if len(kinds) == 0 {
+		return
+	}
+	for _, f := range a.listeners {
+		f(old, cat, kinds)
+	}
+}
+
+// logConflicts logs the conflicts not already reported by the last build.
+func (a *Aggregator) logConflicts(cs []Conflict) {
+	next := make(map[Conflict]bool, len(cs))
+	for _, c := range cs {
+		next[c] = true
+		if a.conflicts[c] {
+			continue
+		}
+		switch {
+		case c.Winner == "":
+			a.log.Info("aggregator: invalid resource template ignored",
+				"template", c.Key, "backend", c.Loser)
+		case c.Winner == c.Loser:
+			a.log.Info("aggregator: duplicate item in backend list ignored",
+				"kind", string(c.Kind), "key", c.Key, "backend", c.Winner)
+		default:
+			a.log.Info("aggregator: conflict resolved by order",
+				"kind", string(c.Kind), "key", c.Key, "winner", c.Winner, "loser", c.Loser)
+		}
+	}
+	a.conflicts = next
+}
+
+// changedKinds lists the kinds whose advertised lists differ in JSON.
+func changedKinds(old, cur *Catalogue) []Kind {
+	var kinds []Kind
+	check := func(k Kind, x, y any) {
+		if !jsonEqual(x, y) {
+			kinds = append(kinds, k)
+		}
+	}
+	check(KindTools, old.Tools, cur.Tools)
+	check(KindResources, old.Resources, cur.Resources)
+	check(KindTemplates, old.Templates, cur.Templates)
+	check(KindPrompts, old.Prompts, cur.Prompts)
+	return kinds
+}
+
+func jsonEqual(x, y any) bool {
+	bx, err1 := json.Marshal(x)
+	by, err2 := json.Marshal(y)
+	return err1 == nil && err2 == nil && bytes.Equal(bx, by)
+}
+
+// sameRoutes reports whether two catalogues route every name and URI alike.
+func sameRoutes(x, y *Catalogue) bool {
+	return maps.EqualFunc(x.tools, y.tools, func(a, b toolEntry) bool { return a.route == b.route }) &&
+		maps.EqualFunc(x.prompts, y.prompts, func(a, b promptEntry) bool { return a.route == b.route }) &&
+		maps.Equal(x.resources, y.resources) &&
+		maps.Equal(x.templates, y.templates) &&
+		slices.EqualFunc(x.matchers, y.matchers, func(a, b matcher) bool {
+			return a.backend == b.backend && a.re.String() == b.re.String()
+		})
+}

@@ -1,0 +1,146 @@
+package aggregator
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vmcp/vmcp/pkg/config"
+)
+
+type change struct {
+	kinds    []Kind
+	old, new *Catalogue
+}
+
+func newRecorded(t *testing.T, p Policy) (*Aggregator, *[]change, *bytes.Buffer) {
+	t.Helper()
+	var buf bytes.Buffer
+	a := New(p, slog.New(slog.NewTextHandler(&buf, nil)))
+	var changes []change
+	a.OnChange(func(old, new *Catalogue, kinds []Kind) {
+		changes = append(changes, change{kinds, old, new})
+	})
+	return a, &changes, &buf
+}
+
+func TestAggregatorOnChange(t *testing.T) {
+	a, changes, _ := newRecorded(t, Policy{Order: []string{"a", "b"}})
+	require.NotNil(t, a.Current())
+	assert.Empty(t, a.Current().Tools)
+	assert.Zero(t, a.Version())
+
+	steps := []struct {
+		name  string
+		do    func()
+		kinds []Kind // nil: no callback
+	}{
+		{"first tools", func() { a.Update(Inventory{Backend: "a", Tools: tools("t")}) }, []Kind{KindTools}},
+		{"identical update", func() { a.Update(Inventory{Backend: "a", Tools: tools("t")}) }, nil},
+		{"add resources and prompts", func() {
+			a.Update(Inventory{Backend: "a", Tools: tools("t"), Prompts: prompts("p"),
+				Resources: []*mcp.Resource{{URI: "file:///r"}}})
+		}, []Kind{KindResources, KindPrompts}},
+		{"description change", func() {
+			a.Update(Inventory{Backend: "a", Tools: []*mcp.Tool{{Name: "t", Description: "changed"}},
+				Prompts: prompts("p"), Resources: []*mcp.Resource{{URI: "file:///r"}}})
+		}, []Kind{KindTools}},
+		{"second backend templates", func() {
+			a.Update(Inventory{Backend: "b", Templates: []*mcp.ResourceTemplate{{URITemplate: "x://{y}"}}})
+		}, []Kind{KindTemplates}},
+		{"remove unknown backend", func() { a.Remove("zzz") }, nil},
+		{"remove b", func() { a.Remove("b") }, []Kind{KindTemplates}},
+	}
+	for _, s := range steps {
+		n := len(*changes)
+		s.do()
+		if s.kinds == nil {
+			assert.Len(t, *changes, n, s.name)
+			continue
+		}
+		require.Len(t, *changes, n+1, s.name)
+		got := (*changes)[n]
+		assert.Equal(t, s.kinds, got.kinds, s.name)
+		assert.Same(t, a.Current(), got.new, s.name)
+		assert.NotSame(t, got.old, got.new, s.name)
+	}
+	assert.Equal(t, uint64(5), a.Version())
+	assert.NoError(t, a.LastError())
+}
+
+func TestAggregatorRerouteWithoutListChange(t *testing.T) {
+	a, changes, buf := newRecorded(t, Policy{Order: []string{"a", "b"}})
+	res := []*mcp.Resource{{URI: "file:///r"}}
+	a.Update(Inventory{Backend: "a", Resources: res})
+	a.Update(Inventory{Backend: "b", Resources: res})
+	assert.Contains(t, buf.String(), "winner=a loser=b")
+	v := a.Version()
+	require.Len(t, *changes, 1)
+
+	a.Remove("a") // same advertised list, but now routed to b
+	assert.Len(t, *changes, 1)
+	assert.Equal(t, v+1, a.Version())
+	r, ok := a.Current().Resource("file:///r")
+	require.True(t, ok)
+	assert.Equal(t, "b", r.Backend)
+}
+
+func TestAggregatorBuildErrorKeepsPrevious(t *testing.T) {
+	a, changes, buf := newRecorded(t, Policy{Strategy: config.StrategyManual, Order: []string{"a", "b"}})
+	a.Update(Inventory{Backend: "a", Tools: tools("search")})
+	good := a.Current()
+	a.Update(Inventory{Backend: "b", Tools: tools("search")})
+	require.ErrorIs(t, a.LastError(), ErrUnresolvedConflict)
+	assert.Same(t, good, a.Current())
+	assert.Len(t, *changes, 1)
+	assert.Contains(t, buf.String(), "rebuild failed")
+
+	a.Update(Inventory{Backend: "b", Tools: tools("other")})
+	require.NoError(t, a.LastError())
+	assert.Equal(t, []string{"other", "search"}, toolNames(a.Current()))
+	assert.Len(t, *changes, 2)
+}
+
+func TestAggregatorConcurrentReads(t *testing.T) {
+	a := New(Policy{Order: []string{"a", "b"}}, nil)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				c := a.Current()
+				for _, tool := range c.Tools {
+					_, r, ok := c.Tool(tool.Name)
+					if !ok || r.Backend == "" {
+						t.Errorf("bad route for %q", tool.Name)
+					}
+				}
+				c.Resource("file:///x/1")
+			}
+		}()
+	}
+	for i := range 200 {
+		b := []string{"a", "b"}[i%2]
+		a.Update(Inventory{Backend: b, Tools: tools(fmt.Sprint("t", i%7)),
+			Templates: []*mcp.ResourceTemplate{{URITemplate: "file:///x/{n}"}}})
+		if i%10 == 0 {
+			a.Remove(b)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	assert.NoError(t, a.LastError())
+}

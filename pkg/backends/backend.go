@@ -1,0 +1,192 @@
+// Package backends connects vmcp to its MCP servers over streamable HTTP,
+// legacy SSE or stdio with the go-sdk client. Each Backend keeps one control
+// connection that feeds the catalogue and serves stateless (Modern) clients,
+// and opens per-client-session backend sessions on demand (SessionSet).
+package backends
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/aggregator"
+	"github.com/vmcp/vmcp/pkg/config"
+)
+
+// Sentinel errors; wrapped with the backend's name.
+var (
+	ErrBackendDown    = errors.New("backend unavailable")
+	ErrUnknownBackend = errors.New("unknown backend")
+	ErrSessionClosed  = errors.New("client session closed")
+)
+
+// State is a backend's connection state as reported by /readyz.
+type State string
+
+// Backend states.
+const (
+	StateConnecting State = "connecting"
+	StateReady      State = "ready"
+	StateDown       State = "down"
+)
+
+// Status is one backend's health, as listed in /readyz.
+type Status struct {
+	Name            string `json:"name"`
+	State           State  `json:"state"`
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	Error           string `json:"error,omitempty"`
+	Tools           int    `json:"tools"`
+}
+
+// Backend is one configured MCP server.
+type Backend struct {
+	cfg  config.Backend
+	http *http.Client
+	log  *slog.Logger
+	sink func(aggregator.Inventory, bool) // inventory update (true) or removal (false)
+
+	refresh chan struct{} // list_changed on the control connection (cap 1, coalescing)
+
+	mu      sync.Mutex
+	state   State
+	lastErr error
+	control *mcp.ClientSession
+	init    *mcp.InitializeResult
+	tools   int
+}
+
+func newBackend(cfg config.Backend, log *slog.Logger, sink func(aggregator.Inventory, bool)) *Backend {
+	return &Backend{
+		cfg:     cfg,
+		http:    newHTTPClient(cfg),
+		log:     log.With("backend", cfg.Name),
+		sink:    sink,
+		refresh: make(chan struct{}, 1),
+		state:   StateConnecting,
+	}
+}
+
+// Name is the backend's configured name.
+func (b *Backend) Name() string { return b.cfg.Name }
+
+// Timeout is the per-request bound for calls to this backend.
+func (b *Backend) Timeout() time.Duration {
+	if d := b.cfg.Timeout.D(); d > 0 {
+		return d
+	}
+	return 30 * time.Second
+}
+
+// Status reports the backend's current state.
+func (b *Backend) Status() Status {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := Status{Name: b.cfg.Name, State: b.state, Tools: b.tools}
+	if b.init != nil {
+		s.ProtocolVersion = b.init.ProtocolVersion
+	}
+	if b.lastErr != nil {
+		s.Error = b.lastErr.Error()
+	}
+	return s
+}
+
+// Capabilities returns the backend's advertised capabilities, or nil while
+// it is not ready.
+func (b *Backend) Capabilities() *mcp.ServerCapabilities {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state != StateReady || b.init == nil {
+		return nil
+	}
+	return b.init.Capabilities
+}
+
+// Shared returns the control connection, shared by all stateless (Modern)
+// client requests. It fails with ErrBackendDown while the backend is down.
+func (b *Backend) Shared() (*mcp.ClientSession, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state != StateReady || b.control == nil {
+		return nil, fmt.Errorf("backend %q: %w", b.cfg.Name, ErrBackendDown)
+	}
+	return b.control, nil
+}
+
+// protocolVersion is the revision negotiated by the control connection
+// ("" before the first connect); sessions reuse it to skip renegotiation.
+func (b *Backend) protocolVersion() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.init == nil {
+		return ""
+	}
+	return b.init.ProtocolVersion
+}
+
+// Open connects a new backend session with the given client options (the
+// client's capabilities and server-to-client handlers). The caller closes it.
+func (b *Backend) Open(ctx context.Context, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
+	if b.protocolVersion() == "" {
+		if _, err := b.Shared(); err != nil {
+			return nil, err
+		}
+	}
+	return b.connect(ctx, opts, b.protocolVersion())
+}
+
+func (b *Backend) connect(ctx context.Context, opts *mcp.ClientOptions, version string) (*mcp.ClientSession, error) {
+	t, err := newTransport(b.cfg, b.http)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, b.Timeout())
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "vmcp", Version: Version}, opts)
+	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		return nil, fmt.Errorf("backend %q: connect: %w", b.cfg.Name, err)
+	}
+	return cs, nil
+}
+
+// Version is vmcp's version, sent as clientInfo.version to backends.
+var Version = "dev"
+
+func (b *Backend) setState(s State, err error) {
+	b.mu.Lock()
+	changed := b.state != s
+	b.state, b.lastErr = s, err
+	b.mu.Unlock()
+	if changed {
+		if err != nil {
+			b.log.Warn("backend state", "state", s, "error", err)
+		} else {
+			b.log.Info("backend state", "state", s)
+		}
+	}
+}
+
+func (b *Backend) requestRefresh() {
+	select {
+	case b.refresh <- struct{}{}:
+	default: // a refresh is already pending; coalesced
+	}
+}
+
+func (b *Backend) controlOptions() *mcp.ClientOptions {
+	notify := func() { b.requestRefresh() }
+	return &mcp.ClientOptions{
+		Capabilities:               &mcp.ClientCapabilities{},
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { notify() },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { notify() },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { notify() },
+		MultiRoundTrip:             &mcp.MultiRoundTripOptions{Disabled: true},
+	}
+}

@@ -1,0 +1,67 @@
+package backends
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// drainGrace is how long a finished call's context stays alive so the SDK
+// client can drain the rest of the backend's SSE response and keep the HTTP
+// connection for reuse (cancelling at once closes it about one call in five).
+const drainGrace = 2 * time.Second
+
+// CallContext derives the context of one backend call from the client's
+// request context: bounded by timeout, cancelled if the client cancels while
+// the call is in flight (the SDK then sends notifications/cancelled), and
+// kept alive briefly after done() so the response stream drains.
+func CallContext(front context.Context, timeout time.Duration) (ctx context.Context, done func()) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(front), timeout)
+	stop := context.AfterFunc(front, cancel)
+	return ctx, func() {
+		stop()
+		time.AfterFunc(drainGrace, cancel)
+	}
+}
+
+// reservedMetaPrefix marks _meta keys owned by the protocol itself; they are
+// per hop and never copied from the client to a backend.
+const reservedMetaPrefix = "io.modelcontextprotocol/"
+
+// ForwardMeta returns the client's request _meta as sent to a backend: every
+// key except the protocol's reserved io.modelcontextprotocol/* keys (which
+// would make a Legacy backend switch revision). It returns nil for no keys.
+func ForwardMeta(m mcp.Meta) mcp.Meta {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(mcp.Meta, len(m))
+	for k, v := range m {
+		if !strings.HasPrefix(k, reservedMetaPrefix) {
+			out[k] = v
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// WireError converts a backend call failure into the JSON-RPC error the
+// client receives: a backend's own JSON-RPC error keeps its code and data,
+// anything else becomes -32603; the message always names the backend.
+func WireError(backend string, err error) error {
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		return &jsonrpc.Error{Code: we.Code, Message: fmt.Sprintf("backend %q: %s", backend, we.Message), Data: we.Data}
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("backend %q: timed out", backend)}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("backend %q: %v", backend, err)}
+}

@@ -1,0 +1,103 @@
+package backends
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/aggregator"
+)
+
+// Bounds on one list walk over a backend's pages.
+const (
+	maxListPages = 1000
+	maxListItems = 100_000
+)
+
+// list walks all four lists the backend advertises, following nextCursor to
+// the end (MCP pagination). A repeated cursor or an over-long walk stops
+// the walk and is logged; the items gathered so far are kept.
+func (b *Backend) list(ctx context.Context, cs *mcp.ClientSession) (aggregator.Inventory, error) {
+	ctx, cancel := context.WithTimeout(ctx, 4*b.Timeout())
+	defer cancel()
+	inv := aggregator.Inventory{Backend: b.cfg.Name}
+	caps := &mcp.ServerCapabilities{}
+	if r := cs.InitializeResult(); r != nil && r.Capabilities != nil {
+		caps = r.Capabilities
+	}
+	var err error
+	if caps.Tools != nil {
+		inv.Tools, err = walk(ctx, b.log, "tools/list", func(ctx context.Context, c string) ([]*mcp.Tool, string, error) {
+			r, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: c})
+			if err != nil {
+				return nil, "", err
+			}
+			return r.Tools, r.NextCursor, nil
+		})
+		if err != nil {
+			return inv, err
+		}
+	}
+	if caps.Resources != nil {
+		inv.Resources, err = walk(ctx, b.log, "resources/list", func(ctx context.Context, c string) ([]*mcp.Resource, string, error) {
+			r, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: c})
+			if err != nil {
+				return nil, "", err
+			}
+			return r.Resources, r.NextCursor, nil
+		})
+		if err != nil {
+			return inv, err
+		}
+		inv.Templates, err = walk(ctx, b.log, "resources/templates/list", func(ctx context.Context, c string) ([]*mcp.ResourceTemplate, string, error) {
+			r, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: c})
+			if err != nil {
+				return nil, "", err
+			}
+			return r.ResourceTemplates, r.NextCursor, nil
+		})
+		if err != nil {
+			return inv, err
+		}
+	}
+	if caps.Prompts != nil {
+		inv.Prompts, err = walk(ctx, b.log, "prompts/list", func(ctx context.Context, c string) ([]*mcp.Prompt, string, error) {
+			r, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: c})
+			if err != nil {
+				return nil, "", err
+			}
+			return r.Prompts, r.NextCursor, nil
+		})
+	}
+	return inv, err
+}
+
+// walk follows a backend's pages until nextCursor is absent. A cursor seen
+// before (a walk that does not advance) or more than maxListPages pages or
+// maxListItems items ends the walk with a logged fault, keeping what it has.
+func walk[T any](ctx context.Context, log *slog.Logger, verb string, page func(context.Context, string) ([]T, string, error)) ([]T, error) {
+	var all []T
+	seen := map[string]bool{}
+	cursor := ""
+	for pages := 0; ; pages++ {
+		items, next, err := page(ctx, cursor)
+		if err != nil {
+			return all, fmt.Errorf("%s (page %d): %w", verb, pages+1, err)
+		}
+		all = append(all, items...)
+		if next == "" {
+			return all, nil
+		}
+		switch {
+		case seen[next]:
+			log.Error("backend pagination fault: nextCursor repeats; walk stopped", "verb", verb, "pages", pages+1, "items", len(all))
+			return all, nil
+		case pages+1 >= maxListPages || len(all) >= maxListItems:
+			log.Error("backend pagination fault: walk too long; stopped", "verb", verb, "pages", pages+1, "items", len(all))
+			return all, nil
+		}
+		seen[next] = true
+		cursor = next
+	}
+}

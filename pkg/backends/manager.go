@@ -1,0 +1,122 @@
+package backends
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/aggregator"
+	"github.com/vmcp/vmcp/pkg/config"
+)
+
+// Manager owns every configured Backend and its supervisor goroutine, and
+// publishes their inventories to the aggregator.
+type Manager struct {
+	list   []*Backend
+	byName map[string]*Backend
+	agg    *aggregator.Aggregator
+	log    *slog.Logger
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// NewManager builds (but does not connect) the backends of cfgs, in config
+// order, reporting inventories to agg.
+func NewManager(cfgs []config.Backend, agg *aggregator.Aggregator, log *slog.Logger) *Manager {
+	m := &Manager{byName: map[string]*Backend{}, agg: agg, log: log}
+	for _, c := range cfgs {
+		b := newBackend(c, log, m.publish)
+		m.list = append(m.list, b)
+		m.byName[c.Name] = b
+	}
+	return m
+}
+
+func (m *Manager) publish(inv aggregator.Inventory, present bool) {
+	if present {
+		m.agg.Update(inv)
+	} else {
+		m.agg.Remove(inv.Backend)
+	}
+}
+
+// Start connects all backends in parallel and supervises them until Close.
+// It returns once every backend has made its first attempt or wait elapses;
+// backends that failed keep retrying with backoff.
+func (m *Manager) Start(wait time.Duration) {
+	ctx, cancel := context.WithCancel(context.Background())
+	m.cancel = cancel
+	var first sync.WaitGroup
+	for _, b := range m.list {
+		first.Add(1)
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			b.supervise(ctx, first.Done)
+		}()
+	}
+	done := make(chan struct{})
+	go func() { first.Wait(); close(done) }()
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		m.log.Warn("backends still connecting after start wait", "wait", wait)
+	}
+}
+
+// Close stops every supervisor and closes the control connections.
+func (m *Manager) Close() {
+	if m.cancel != nil {
+		m.cancel()
+	}
+	m.wg.Wait()
+}
+
+// Backend returns the named backend, or an error wrapping ErrUnknownBackend.
+func (m *Manager) Backend(name string) (*Backend, error) {
+	b, ok := m.byName[name]
+	if !ok {
+		return nil, fmt.Errorf("backend %q: %w", name, ErrUnknownBackend)
+	}
+	return b, nil
+}
+
+// Backends returns all backends in config order.
+func (m *Manager) Backends() []*Backend { return m.list }
+
+// Status lists every backend's state in config order (for /readyz).
+func (m *Manager) Status() []Status {
+	out := make([]Status, len(m.list))
+	for i, b := range m.list {
+		out[i] = b.Status()
+	}
+	return out
+}
+
+// Ready reports whether at least one backend is connected.
+func (m *Manager) Ready() bool {
+	for _, b := range m.list {
+		if b.Status().State == StateReady {
+			return true
+		}
+	}
+	return false
+}
+
+// Capabilities returns the capabilities of every ready backend, in config
+// order (input to capabilities.Compute).
+func (m *Manager) Capabilities() []*mcp.ServerCapabilities {
+	var out []*mcp.ServerCapabilities
+	for _, b := range m.list {
+		if c := b.Capabilities(); c != nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}

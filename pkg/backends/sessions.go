@@ -1,0 +1,119 @@
+package backends
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// SessionSet holds one client session's backend sessions: at most one per
+// backend, opened lazily on first use and all closed by Close. Backend state
+// kept for one client session is never reachable from another.
+type SessionSet struct {
+	m       *Manager
+	options func(*Backend) *mcp.ClientOptions
+
+	mu     sync.Mutex
+	open   map[string]*sessionEntry
+	closed bool
+}
+
+type sessionEntry struct {
+	ready chan struct{} // closed when cs/err are set
+	cs    *mcp.ClientSession
+	err   error
+}
+
+// NewSessionSet returns an empty set whose backend sessions are opened with
+// options(backend): the client's capabilities and its server-to-client
+// handlers, bound to the owning client session.
+func (m *Manager) NewSessionSet(options func(*Backend) *mcp.ClientOptions) *SessionSet {
+	return &SessionSet{m: m, options: options, open: map[string]*sessionEntry{}}
+}
+
+// Get returns the backend session for backend name, opening it on first use.
+// Concurrent first calls share one open. A failed open is not cached.
+func (s *SessionSet) Get(ctx context.Context, name string) (*mcp.ClientSession, error) {
+	b, err := s.m.Backend(name)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, ErrSessionClosed
+	}
+	e, ok := s.open[name]
+	if !ok {
+		e = &sessionEntry{ready: make(chan struct{})}
+		s.open[name] = e
+		s.mu.Unlock()
+		s.connect(b, e)
+	} else {
+		s.mu.Unlock()
+	}
+	select {
+	case <-e.ready:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return e.cs, e.err
+}
+
+// connect opens e's backend session and installs a watcher that forgets it
+// when the backend side closes, so the next Get reopens.
+func (s *SessionSet) connect(b *Backend, e *sessionEntry) {
+	cs, err := b.Open(context.Background(), s.options(b))
+	s.mu.Lock()
+	if err == nil && s.closed {
+		err = ErrSessionClosed
+		_ = cs.Close()
+		cs = nil
+	}
+	if err != nil {
+		delete(s.open, b.Name())
+	}
+	e.cs, e.err = cs, err
+	s.mu.Unlock()
+	close(e.ready)
+	if cs != nil {
+		go func() {
+			_ = cs.Wait()
+			s.mu.Lock()
+			if s.open[b.Name()] == e {
+				delete(s.open, b.Name())
+			}
+			s.mu.Unlock()
+		}()
+	}
+}
+
+// Len is the number of open backend sessions.
+func (s *SessionSet) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.open)
+}
+
+// Close closes every backend session (an upstream DELETE for streamable
+// HTTP backends, process exit for stdio). Later Gets fail.
+func (s *SessionSet) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	entries := s.open
+	s.open = map[string]*sessionEntry{}
+	s.mu.Unlock()
+	var first error
+	for name, e := range entries {
+		<-e.ready
+		if e.cs == nil {
+			continue
+		}
+		if err := e.cs.Close(); err != nil && first == nil {
+			first = fmt.Errorf("closing backend %q session: %w", name, err)
+		}
+	}
+	return first
+}

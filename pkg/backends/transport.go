@@ -1,0 +1,91 @@
+package backends
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/config"
+)
+
+// clientHeaderKey carries the inbound client request's headers in a context.
+type clientHeaderKey struct{}
+
+// WithClientHeader returns ctx carrying the inbound client request's header.
+// Only names listed in the backend's forward_headers are copied to backend
+// requests; nothing is forwarded by default (never Mcp-Session-Id).
+func WithClientHeader(ctx context.Context, h http.Header) context.Context {
+	if h == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, clientHeaderKey{}, h)
+}
+
+// headerTransport sets a backend's static headers and its allowlisted
+// forwarded client headers on every outbound request.
+type headerTransport struct {
+	base    http.RoundTripper
+	static  http.Header
+	forward []string
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(t.static) == 0 && len(t.forward) == 0 {
+		return t.base.RoundTrip(req)
+	}
+	req = req.Clone(req.Context())
+	for k, v := range t.static {
+		req.Header[k] = v
+	}
+	if in, ok := req.Context().Value(clientHeaderKey{}).(http.Header); ok {
+		for _, name := range t.forward {
+			if v := in.Values(name); len(v) > 0 {
+				req.Header[http.CanonicalHeaderKey(name)] = v
+			}
+		}
+	}
+	return t.base.RoundTrip(req)
+}
+
+// newHTTPClient builds the pooled HTTP client of one backend. Connections
+// are kept alive and shared by the control connection and every backend
+// session of that backend.
+func newHTTPClient(cfg config.Backend) *http.Client {
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.MaxIdleConns = 0
+	base.MaxIdleConnsPerHost = 512
+	base.IdleConnTimeout = 90 * time.Second
+	static := http.Header{}
+	for k, v := range cfg.Headers {
+		static.Set(k, v)
+	}
+	return &http.Client{Transport: &headerTransport{base: base, static: static, forward: cfg.ForwardHeaders}}
+}
+
+// newTransport returns a fresh mcp.Transport for one connection to cfg: a
+// streamable HTTP or SSE client on the pooled HTTP client, or a new stdio
+// process.
+func newTransport(cfg config.Backend, hc *http.Client) (mcp.Transport, error) {
+	switch cfg.Transport {
+	case config.TransportStreamableHTTP, "":
+		if cfg.URL == "" {
+			break
+		}
+		return &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, MaxRetries: -1}, nil
+	case config.TransportSSE:
+		return &mcp.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: hc}, nil
+	case config.TransportStdio:
+		cmd := exec.Command(cfg.Command, cfg.Args...)
+		cmd.Env = os.Environ()
+		for k, v := range cfg.Env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		cmd.Stderr = os.Stderr
+		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+	}
+	return nil, fmt.Errorf("backend %q: unsupported transport %q", cfg.Name, cfg.Transport)
+}

@@ -1,0 +1,73 @@
+package config
+
+import (
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Defaults filled in by ApplyDefaults.
+const (
+	defaultListen              = "127.0.0.1:8080"
+	defaultPath                = "/mcp"
+	defaultName                = "vmcp"
+	defaultBackendTimeout      = 30 * time.Second
+	defaultPrefixFormat        = "{backend}_{name}"
+	defaultIdleTimeout         = 30 * time.Minute
+	defaultMaxSessions         = 10000
+	defaultMaxBodyBytes        = 4 << 20
+	defaultShutdownTimeout     = 10 * time.Second
+	defaultParkTimeout         = 5 * time.Minute
+	defaultMaxEventsPerSession = 1000
+)
+
+// ApplyDefaults fills every zero-valued field that has a default (see the
+// field comments): listen, path, name, backend transport and timeout,
+// aggregation strategy and prefix format, page size, session, HTTP, MRTR
+// and cluster limits. Fields already set are kept.
+func (c *Config) ApplyDefaults() {
+	setString(&c.Listen, defaultListen)
+	setString(&c.Path, defaultPath)
+	setString(&c.Name, defaultName)
+	for i := range c.Backends {
+		b := &c.Backends[i]
+		if b.Transport == "" {
+			switch {
+			case b.URL != "":
+				b.Transport = TransportStreamableHTTP
+			case b.Command != "":
+				b.Transport = TransportStdio
+			}
+		}
+		setDuration(&b.Timeout, defaultBackendTimeout)
+	}
+	setString(&c.Aggregation.ConflictResolution, StrategyPrefix)
+	setString(&c.Aggregation.PrefixFormat, defaultPrefixFormat)
+	setInt(&c.Pagination.PageSize, mcp.DefaultPageSize)
+	setDuration(&c.Sessions.IdleTimeout, defaultIdleTimeout)
+	setInt(&c.Sessions.Max, defaultMaxSessions)
+	if c.HTTP.MaxBodyBytes == 0 {
+		c.HTTP.MaxBodyBytes = defaultMaxBodyBytes
+	}
+	setDuration(&c.HTTP.ShutdownTimeout, defaultShutdownTimeout)
+	setDuration(&c.MRTR.ParkTimeout, defaultParkTimeout)
+	setInt(&c.Cluster.MaxEventsPerSession, defaultMaxEventsPerSession)
+}
+
+func setString(p *string, v string) {
+	if *p == "" {
+		*p = v
+	}
+}
+
+func setInt(p *int, v int) {
+	if *p == 0 {
+		*p = v
+	}
+}
+
+func setDuration(p *Duration, v time.Duration) {
+	if *p == 0 {
+		*p = Duration(v)
+	}
+}

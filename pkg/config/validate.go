@@ -1,0 +1,182 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Limits enforced by validation.
+const (
+	maxPageSize     = 10000
+	minMaxBodyBytes = 1024
+	minStateKeyLen  = 32
+)
+
+var backendNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+
+// checkExplicit checks the numeric settings the file sets explicitly. It runs
+// before ApplyDefaults, so an explicit 0 is reported rather than replaced.
+func checkExplicit(ps *problems, c *Config) {
+	ix := ps.ix
+	positive := func(key string, d Duration) {
+		if ix.set(key) && d <= 0 {
+			ps.add(key, fmt.Sprintf("must be a positive duration, got %s", time.Duration(d)))
+		}
+	}
+	atLeast := func(key string, v, lo int64) {
+		if ix.set(key) && v < lo {
+			ps.add(key, fmt.Sprintf("must be at least %d, got %d", lo, v))
+		}
+	}
+	for i, b := range c.Backends {
+		positive(joinIndex("backends", i)+".timeout", b.Timeout)
+	}
+	if p := c.Pagination.PageSize; ix.set("pagination.page_size") && (p < 1 || p > maxPageSize) {
+		ps.add("pagination.page_size", fmt.Sprintf("must be between 1 and %d, got %d", maxPageSize, p))
+	}
+	atLeast("sessions.max", int64(c.Sessions.Max), 1)
+	positive("sessions.idle_timeout", c.Sessions.IdleTimeout)
+	atLeast("http.max_body_bytes", c.HTTP.MaxBodyBytes, minMaxBodyBytes)
+	positive("http.shutdown_timeout", c.HTTP.ShutdownTimeout)
+	positive("mrtr.park_timeout", c.MRTR.ParkTimeout)
+	atLeast("cluster.max_events_per_session", int64(c.Cluster.MaxEventsPerSession), 1)
+}
+
+// validate checks everything else, on the config with defaults applied.
+func validate(ps *problems, c *Config) {
+	if _, port, err := net.SplitHostPort(c.Listen); err != nil || !validPort(port) {
+		ps.add("listen", fmt.Sprintf("want HOST:PORT, got %q", c.Listen))
+	}
+	if !strings.HasPrefix(c.Path, "/") {
+		ps.add("path", fmt.Sprintf("must start with \"/\", got %q", c.Path))
+	}
+	names := validateBackends(ps, c.Backends)
+	validateAggregation(ps, &c.Aggregation, names)
+	if k := c.MRTR.StateKey; k != "" && len(k) < minStateKeyLen {
+		ps.add("mrtr.state_key", fmt.Sprintf("must be at least %d bytes after ${VAR} expansion, got %d", minStateKeyLen, len(k)))
+	}
+	if u := c.Cluster.RedisURL; u != "" && !strings.HasPrefix(u, "redis://") && !strings.HasPrefix(u, "rediss://") {
+		ps.add("cluster.redis_url", "must start with redis:// or rediss://")
+	}
+	if u := c.Cluster.AdvertiseURL; u != "" && !isHTTPURL(u) {
+		ps.add("cluster.advertise_url", fmt.Sprintf("invalid URL %q: want an absolute http or https URL", u))
+	}
+}
+
+// validateBackends checks each backend and returns the set of names seen.
+func validateBackends(ps *problems, bs []Backend) map[string]bool {
+	names := map[string]bool{}
+	if len(bs) == 0 {
+		ps.add("backends", "at least one backend is required")
+	}
+	for i, b := range bs {
+		p := joinIndex("backends", i)
+		switch {
+		case b.Name == "":
+			ps.add(p+".name", "required")
+		case names[b.Name]:
+			ps.add(p+".name", fmt.Sprintf("duplicate backend name %q", b.Name))
+		case !backendNameRE.MatchString(b.Name):
+			ps.add(p+".name", fmt.Sprintf("invalid backend name %q: want lower-case letters, digits, _ and -, starting with a letter or digit", b.Name))
+		}
+		if b.Name != "" {
+			names[b.Name] = true
+		}
+
+		switch {
+		case b.URL == "" && b.Command == "":
+			ps.add(p, "backend needs url or command")
+		case b.URL != "" && b.Command != "":
+			ps.add(p+".command", "backend has both url and command; set exactly one")
+		case b.URL != "" && !isHTTPURL(b.URL):
+			ps.add(p+".url", fmt.Sprintf("invalid URL %q: want an absolute http or https URL", raw(ps, p+".url", b.URL)))
+		}
+
+		switch b.Transport {
+		case TransportStdio:
+			if b.Command == "" && b.URL != "" {
+				ps.add(p+".transport", "transport stdio requires command, not url")
+			}
+		case TransportStreamableHTTP, TransportSSE:
+			if b.URL == "" && b.Command != "" {
+				ps.add(p+".transport", fmt.Sprintf("transport %s requires url, not command", b.Transport))
+			}
+		case "": // neither url nor command; reported above
+		default:
+			ps.add(p+".transport", fmt.Sprintf("unknown transport %q: want streamable-http, sse or stdio", b.Transport))
+		}
+	}
+	return names
+}
+
+func validateAggregation(ps *problems, a *Aggregation, names map[string]bool) {
+	switch a.ConflictResolution {
+	case StrategyPrefix, StrategyPriority, StrategyManual:
+	default:
+		ps.add("aggregation.conflict_resolution", fmt.Sprintf("unknown strategy %q: want prefix, priority or manual", a.ConflictResolution))
+	}
+	if !strings.Contains(a.PrefixFormat, "{backend}") || !strings.Contains(a.PrefixFormat, "{name}") {
+		ps.add("aggregation.prefix_format", fmt.Sprintf("must contain both {backend} and {name}, got %q", a.PrefixFormat))
+	}
+	for i, n := range a.Priority {
+		p := joinIndex("aggregation.priority", i)
+		switch {
+		case !names[n]:
+			ps.add(p, fmt.Sprintf("unknown backend %q", n))
+		case slices.Contains(a.Priority[:i], n):
+			ps.add(p, fmt.Sprintf("duplicate backend %q", n))
+		}
+	}
+	for _, bn := range sortedKeys(a.Overrides) {
+		p := joinKey("aggregation.overrides", bn)
+		if !names[bn] {
+			ps.add(p, fmt.Sprintf("unknown backend %q", bn))
+		}
+		bo := a.Overrides[bn]
+		checkOverrides(ps, joinKey(p, "tools"), bo.Tools)
+		checkOverrides(ps, joinKey(p, "prompts"), bo.Prompts)
+	}
+}
+
+func checkOverrides(ps *problems, path string, m map[string]Override) {
+	for _, k := range sortedKeys(m) {
+		if o := m[k]; o.Name == "" && o.Description == "" {
+			ps.add(joinKey(path, k), "override needs a name or a description")
+		}
+	}
+}
+
+// raw returns the text written at key before ${VAR} expansion (so problems
+// do not echo secrets), or v when the key was not written.
+func raw(ps *problems, key, v string) string {
+	if s := ps.ix.value(key); s != "" {
+		return s
+	}
+	return v
+}
+
+func isHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+func validPort(p string) bool {
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 0 && n <= 65535
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

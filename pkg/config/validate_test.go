@@ -1,0 +1,208 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// problemsOf parses src as test.yaml and returns its problems (failing the
+// test if it parses cleanly or fails some other way).
+func problemsOf(t *testing.T, src string) []Problem {
+	t.Helper()
+	c, err := Parse([]byte(src), "test.yaml")
+	require.Error(t, err)
+	require.Nil(t, c)
+	var ve *ValidationError
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, "test.yaml", ve.File)
+	return ve.Problems
+}
+
+const okBackend = `backends:
+  - name: a
+    url: http://127.0.0.1:9001/mcp
+`
+
+func TestValidationRules(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		key  string
+		line int
+		msg  string // substring
+	}{
+		// structure
+		{"unknown top-level key", okBackend + "lisen: x\n", "lisen", 4, `unknown key "lisen"`},
+		{"unknown nested key", "backends:\n  - name: a\n    url: http://h/\n    timout: 5s\n", "backends[0].timout", 4, `unknown key "timout"`},
+		{"unknown override key", okBackend + "aggregation:\n  overrides:\n    a:\n      tools:\n        t: {name: y, nam: x}\n", "aggregation.overrides.a.tools.t.nam", 8, `unknown key "nam"`},
+		{"duplicate key", "backends:\n  - name: a\n    name: b\n    url: http://h/\n", "backends[0].name", 3, `duplicate key "name" (first at line 2)`},
+		{"wrong kind", okBackend + "pagination: 5\n", "pagination", 4, "want a mapping"},
+		{"not an integer", okBackend + "sessions:\n  max: lots\n", "sessions.max", 5, `want an integer, got "lots"`},
+		{"bad duration", "backends:\n  - name: a\n    url: http://h/\n    timeout: 30\n", "backends[0].timeout", 4, `invalid duration "30"`},
+		{"list wanted", "backends:\n  - name: a\n    command: x\n    args: --flag\n", "backends[0].args", 4, "want a list"},
+		{"top level not a mapping", "- a\n- b\n", "", 1, "want a mapping"},
+		{"syntax error", "name: x\nlisten: @x\n", "", 2, "cannot start any token"},
+		{"two documents", okBackend + "---\nname: x\n", "", 4, "one YAML document"},
+
+		// backends
+		{"no backends key", "name: x\n", "backends", 1, "at least one backend is required"},
+		{"empty backends", "name: x\nbackends: []\n", "backends", 2, "at least one backend is required"},
+		{"empty file", "", "backends", 1, "at least one backend is required"},
+		{"name missing", "backends:\n  - url: http://h/\n", "backends[0].name", 2, "required"},
+		{"bad name", "backends:\n  - name: Alpha\n    url: http://h/\n", "backends[0].name", 2, `invalid backend name "Alpha"`},
+		{"name with leading dash", "backends:\n  - name: -a\n    url: http://h/\n", "backends[0].name", 2, "invalid backend name"},
+		{"duplicate name", okBackend + "  - name: a\n    command: x\n", "backends[1].name", 4, `duplicate backend name "a"`},
+		{"neither url nor command", "backends:\n  - name: a\n    timeout: 5s\n", "backends[0]", 2, "backend needs url or command"},
+		{"both url and command", "backends:\n  - name: a\n    url: http://h/\n    command: x\n", "backends[0].command", 4, "both url and command"},
+		{"unknown transport", "backends:\n  - name: a\n    url: http://h/\n    transport: grpc\n", "backends[0].transport", 4, `unknown transport "grpc"`},
+		{"stdio with url", "backends:\n  - name: a\n    url: http://h/\n    transport: stdio\n", "backends[0].transport", 4, "stdio requires command"},
+		{"sse with command", "backends:\n  - name: a\n    command: x\n    transport: sse\n", "backends[0].transport", 4, "sse requires url"},
+		{"streamable-http with command", "backends:\n  - name: a\n    command: x\n    transport: streamable-http\n", "backends[0].transport", 4, "streamable-http requires url"},
+		{"relative url", "backends:\n  - name: a\n    url: /mcp\n", "backends[0].url", 3, `invalid URL "/mcp"`},
+		{"non-http url", "backends:\n  - name: a\n    url: ftp://h/x\n", "backends[0].url", 3, "http or https"},
+		{"zero timeout", "backends:\n  - name: a\n    url: http://h/\n    timeout: 0s\n", "backends[0].timeout", 4, "positive duration"},
+		{"negative timeout", "backends:\n  - name: a\n    url: http://h/\n    timeout: -1s\n", "backends[0].timeout", 4, "positive duration"},
+
+		// aggregation
+		{"unknown strategy", okBackend + "aggregation:\n  conflict_resolution: random\n", "aggregation.conflict_resolution", 5, `unknown strategy "random"`},
+		{"prefix format without name", okBackend + "aggregation:\n  prefix_format: \"{backend}-\"\n", "aggregation.prefix_format", 5, "{backend} and {name}"},
+		{"prefix format without backend", okBackend + "aggregation:\n  prefix_format: \"x_{name}\"\n", "aggregation.prefix_format", 5, "{backend} and {name}"},
+		{"unknown priority backend", okBackend + "aggregation:\n  priority:\n    - a\n    - zz\n", "aggregation.priority[1]", 7, `unknown backend "zz"`},
+		{"duplicate priority", okBackend + "aggregation:\n  priority: [a, a]\n", "aggregation.priority[1]", 5, `duplicate backend "a"`},
+		{"unknown override backend", okBackend + "aggregation:\n  overrides:\n    zz:\n      tools: {t: {name: x}}\n", "aggregation.overrides.zz", 6, `unknown backend "zz"`},
+		{"empty tool override", okBackend + "aggregation:\n  overrides:\n    a:\n      tools:\n        t: {name: \"\"}\n", "aggregation.overrides.a.tools.t", 8, "needs a name or a description"},
+		{"null prompt override", okBackend + "aggregation:\n  overrides:\n    a:\n      prompts:\n        \"p.q\":\n", "aggregation.overrides.a.prompts[\"p.q\"]", 8, "needs a name or a description"},
+
+		// limits
+		{"page size zero", okBackend + "pagination:\n  page_size: 0\n", "pagination.page_size", 5, "between 1 and 10000"},
+		{"page size too big", okBackend + "pagination:\n  page_size: 10001\n", "pagination.page_size", 5, "between 1 and 10000"},
+		{"sessions max zero", okBackend + "sessions:\n  max: 0\n", "sessions.max", 5, "at least 1"},
+		{"idle timeout zero", okBackend + "sessions:\n  idle_timeout: 0s\n", "sessions.idle_timeout", 5, "positive duration"},
+		{"body too small", okBackend + "http:\n  max_body_bytes: 1023\n", "http.max_body_bytes", 5, "at least 1024"},
+		{"shutdown timeout negative", okBackend + "http:\n  shutdown_timeout: -5s\n", "http.shutdown_timeout", 5, "positive duration"},
+		{"park timeout zero", okBackend + "mrtr:\n  park_timeout: 0s\n", "mrtr.park_timeout", 5, "positive duration"},
+		{"state key short", okBackend + "mrtr:\n  state_key: abc\n", "mrtr.state_key", 5, "at least 32 bytes"},
+		{"redis url scheme", okBackend + "cluster:\n  redis_url: http://r:6379\n", "cluster.redis_url", 5, "redis:// or rediss://"},
+		{"advertise url", okBackend + "cluster:\n  advertise_url: node1:8080\n", "cluster.advertise_url", 5, "http or https"},
+		{"max events zero", okBackend + "cluster:\n  max_events_per_session: 0\n", "cluster.max_events_per_session", 5, "at least 1"},
+		{"listen without port", okBackend + "listen: localhost\n", "listen", 4, "HOST:PORT"},
+		{"path without slash", okBackend + "path: mcp\n", "path", 4, `must start with "/"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ps := problemsOf(t, tt.src)
+			require.Len(t, ps, 1, "problems: %v", ps)
+			assert.Equal(t, tt.key, ps[0].Key)
+			assert.Equal(t, tt.line, ps[0].Line)
+			assert.Contains(t, ps[0].Msg, tt.msg)
+		})
+	}
+}
+
+func TestValidConfigs(t *testing.T) {
+	tests := map[string]string{
+		"minimal url":      okBackend,
+		"minimal command":  "backends:\n  - name: a\n    command: srv\n",
+		"sse":              "backends:\n  - name: a\n    url: https://h/sse\n    transport: sse\n",
+		"priority no list": okBackend + "aggregation:\n  conflict_resolution: priority\n",
+		"manual":           okBackend + "aggregation:\n  conflict_resolution: manual\n  overrides:\n    a:\n      prompts: {p: {description: d}}\n",
+		"null sections":    okBackend + "aggregation:\nsessions:\npagination:\n  page_size:\n",
+		"rediss cluster":   okBackend + "cluster:\n  redis_url: rediss://u:p@r:6380/0\n  advertise_url: http://10.0.0.1:8080\n",
+		"comment only top": "# vmcp\n\n" + okBackend,
+	}
+	for name, src := range tests {
+		t.Run(name, func(t *testing.T) {
+			c, err := Parse([]byte(src), "ok.yaml")
+			require.NoError(t, err)
+			require.NotEmpty(t, c.Backends)
+		})
+	}
+}
+
+func TestMergeKeys(t *testing.T) {
+	src := `backends:
+  - &base
+    name: a
+    url: http://h/mcp
+    headers: {X: y}
+  - <<: *base
+    name: b
+    timeout: soon
+`
+	ps := problemsOf(t, src)
+	require.Len(t, ps, 1, "%v", ps)
+	assert.Equal(t, Problem{Line: 8, Key: "backends[1].timeout", File: "test.yaml",
+		Msg: `invalid duration "soon": want e.g. "30s" or "5m"`}, ps[0])
+
+	c, err := Parse([]byte(strings.Replace(src, "    timeout: soon\n", "", 1)), "m.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, "b", c.Backends[1].Name)
+	assert.Equal(t, "http://h/mcp", c.Backends[1].URL)
+	assert.Equal(t, map[string]string{"X": "y"}, c.Backends[1].Headers)
+}
+
+func TestAllProblemsReported(t *testing.T) {
+	src := `listen: 127.0.0.1:8080
+colour: blue
+backends:
+  - name: alpha
+    url: http://127.0.0.1:9001/mcp
+    tiemout: 5s
+  - name: alpha
+    command: srv
+  - name: Bad
+  - name: gamma
+    url: http://h/
+    timeout: later
+aggregation:
+  conflict_resolution: priority
+  priority: [alpha, delta]
+  overrides:
+    omega: {tools: {t: {name: x}}}
+pagination:
+  page_size: 0
+sessions:
+  max: -1
+extra: {a: 1}
+`
+	ps := problemsOf(t, src)
+	var got []string
+	for _, p := range ps {
+		got = append(got, p.String())
+	}
+	assert.Equal(t, []string{
+		`test.yaml:2: colour: unknown key "colour"`,
+		`test.yaml:6: backends[0].tiemout: unknown key "tiemout"`,
+		`test.yaml:7: backends[1].name: duplicate backend name "alpha"`,
+		`test.yaml:9: backends[2].name: invalid backend name "Bad": want lower-case letters, digits, _ and -, starting with a letter or digit`,
+		`test.yaml:9: backends[2]: backend needs url or command`,
+		`test.yaml:12: backends[3].timeout: invalid duration "later": want e.g. "30s" or "5m"`,
+		`test.yaml:15: aggregation.priority[1]: unknown backend "delta"`,
+		`test.yaml:17: aggregation.overrides.omega: unknown backend "omega"`,
+		`test.yaml:19: pagination.page_size: must be between 1 and 10000, got 0`,
+		`test.yaml:21: sessions.max: must be at least 1, got -1`,
+		`test.yaml:22: extra: unknown key "extra"`,
+	}, got)
+
+	var ve *ValidationError
+	_, err := Parse([]byte(src), "test.yaml")
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, strings.Join(got, "\n"), err.Error())
+}
+
+func TestAliasBombIsBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(okBackend + "aggregation:\n  overrides:\n    a: &o\n      tools:\n")
+	for i := 0; i < 2000; i++ {
+		fmt.Fprintf(&b, "        t%d: {name: x}\n", i)
+	}
+	for i := 0; i < 2000; i++ {
+		fmt.Fprintf(&b, "    b%d: *o\n", i)
+	}
+	ps := problemsOf(t, b.String())
+	assert.Contains(t, ps[0].Msg, "too large")
+}

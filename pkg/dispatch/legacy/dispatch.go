@@ -1,0 +1,166 @@
+// Package legacy serves Legacy MCP clients (2025-11-25, 2025-06-18,
+// 2025-03-26) on the go-sdk's stateful StreamableHTTPHandler: initialize,
+// Mcp-Session-Id, the GET stream and DELETE. Every Legacy client session has
+// its own backend sessions; calls are routed by the shared catalogue.
+package legacy
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/aggregator"
+	"github.com/vmcp/vmcp/pkg/backends"
+)
+
+// Options configures the Legacy dispatcher.
+type Options struct {
+	Implementation *mcp.Implementation              // serverInfo
+	Instructions   string                           // initialize instructions
+	PageSize       int                              // list page size (SDK pagination)
+	IdleTimeout    time.Duration                    // session idle timeout
+	MaxSessions    int                              // initialize beyond this fails
+	MaxBodyBytes   int64                            // request body limit (413 beyond)
+	Capabilities   func() *mcp.ServerCapabilities   // from pkg/capabilities
+	Logger         *slog.Logger                     //
+}
+
+// Dispatcher is the Legacy half of the vmcp endpoint.
+type Dispatcher struct {
+	opts    Options
+	agg     *aggregator.Aggregator
+	mgr     *backends.Manager
+	server  *mcp.Server
+	handler *mcp.StreamableHTTPHandler
+	log     *slog.Logger
+
+	regMu sync.Mutex // serialises sync
+	reg   registered
+
+	mu       sync.Mutex
+	sessions map[string]*clientSession // by Mcp-Session-Id
+	closed   bool
+	wg       sync.WaitGroup // session watchers
+}
+
+// New builds the dispatcher, registers the current catalogue and follows
+// its changes.
+func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispatcher {
+	d := &Dispatcher{opts: opts, agg: agg, mgr: mgr, log: opts.Logger, sessions: map[string]*clientSession{}}
+	d.server = mcp.NewServer(opts.Implementation, &mcp.ServerOptions{
+		Instructions:       opts.Instructions,
+		Logger:             opts.Logger,
+		PageSize:           opts.PageSize,
+		Capabilities:       &mcp.ServerCapabilities{},
+		CompletionHandler:  d.complete,
+		SubscribeHandler:   d.subscribe,
+		UnsubscribeHandler: d.unsubscribe,
+	})
+	d.server.AddReceivingMiddleware(d.lifecycle)
+	d.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return d.server }, &mcp.StreamableHTTPOptions{
+		SessionTimeout:      opts.IdleTimeout,
+		MaxRequestBodyBytes: opts.MaxBodyBytes,
+		Logger:              opts.Logger,
+	})
+	d.sync(agg.Current())
+	agg.OnChange(func(_, cur *aggregator.Catalogue, _ []aggregator.Kind) { d.sync(cur) })
+	return d
+}
+
+// ServeHTTP serves initialize, session POSTs, the GET stream and DELETE.
+func (d *Dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) { d.handler.ServeHTTP(w, r) }
+
+// SessionCount is the number of live Legacy client sessions.
+func (d *Dispatcher) SessionCount() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.sessions)
+}
+
+// Close ends every client session and its backend sessions.
+func (d *Dispatcher) Close() {
+	d.mu.Lock()
+	d.closed = true
+	all := make([]*clientSession, 0, len(d.sessions))
+	for _, s := range d.sessions {
+		all = append(all, s)
+	}
+	d.mu.Unlock()
+	for _, s := range all {
+		_ = s.front.Close()
+	}
+	d.wg.Wait()
+}
+
+// lifecycle is receiving middleware: it enforces sessions.max and
+// registers the session on initialize, and answers initialize with the
+// capabilities computed now (backends may have come or gone).
+func (d *Dispatcher) lifecycle(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "initialize" {
+			return next(ctx, method, req)
+		}
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		if ss == nil {
+			return next(ctx, method, req)
+		}
+		if err := d.admit(ss); err != nil {
+			return nil, err
+		}
+		res, err := next(ctx, method, req)
+		if ir, ok := res.(*mcp.InitializeResult); ok && err == nil && d.opts.Capabilities != nil {
+			ir.Capabilities = d.opts.Capabilities()
+		}
+		return res, err
+	}
+}
+
+// admit registers a new client session, or fails when sessions.max is reached.
+func (d *Dispatcher) admit(ss *mcp.ServerSession) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.sessions[ss.ID()]; ok {
+		return nil
+	}
+	if d.closed {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "vmcp is shutting down"}
+	}
+	if len(d.sessions) >= d.opts.MaxSessions {
+		d.log.Warn("session limit reached; initialize refused", "max", d.opts.MaxSessions)
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("too many client sessions (sessions.max is %d); retry later", d.opts.MaxSessions)}
+	}
+	s := newClientSession(d, ss)
+	d.sessions[ss.ID()] = s
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		_ = ss.Wait()
+		d.release(s)
+	}()
+	return nil
+}
+
+// release forgets a ended client session and closes its backend sessions.
+func (d *Dispatcher) release(s *clientSession) {
+	d.mu.Lock()
+	if d.sessions[s.id] == s {
+		delete(d.sessions, s.id)
+	}
+	d.mu.Unlock()
+	s.close()
+}
+
+// session returns the registered client session of a request.
+func (d *Dispatcher) session(ss *mcp.ServerSession) (*clientSession, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if s, ok := d.sessions[ss.ID()]; ok {
+		return s, nil
+	}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "client session is not initialized or has ended"}
+}

@@ -1,0 +1,139 @@
+package legacy
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/backends"
+)
+
+// callTool routes tools/call by the routing table to the caller's own
+// backend session and returns the backend's result unchanged.
+func (d *Dispatcher) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	_, route, ok := d.agg.Current().Tool(req.Params.Name)
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Params.Name)}
+	}
+	cs, b, err := d.backendFor(ctx, req.Session, route.Backend)
+	if err != nil {
+		return nil, err
+	}
+	cctx, done := backends.CallContext(backends.WithClientHeader(ctx, req.Extra.Header), b.Timeout())
+	defer done()
+	res, err := cs.CallTool(cctx, &mcp.CallToolParams{
+		Meta:      backends.ForwardMeta(req.Params.Meta),
+		Name:      route.Name,
+		Arguments: req.Params.Arguments,
+	})
+	if err != nil {
+		return nil, backends.WireError(route.Backend, err)
+	}
+	return res, nil
+}
+
+// readResource routes resources/read by URI (exact resource, else template).
+func (d *Dispatcher) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	route, ok := d.agg.Current().Resource(req.Params.URI)
+	if !ok {
+		return nil, mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	cs, b, err := d.backendFor(ctx, req.Session, route.Backend)
+	if err != nil {
+		return nil, err
+	}
+	cctx, done := backends.CallContext(backends.WithClientHeader(ctx, req.Extra.Header), b.Timeout())
+	defer done()
+	res, err := cs.ReadResource(cctx, &mcp.ReadResourceParams{Meta: backends.ForwardMeta(req.Params.Meta), URI: route.Name})
+	if err != nil {
+		return nil, backends.WireError(route.Backend, err)
+	}
+	return res, nil
+}
+
+// getPrompt routes prompts/get by advertised prompt name.
+func (d *Dispatcher) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	_, route, ok := d.agg.Current().Prompt(req.Params.Name)
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Params.Name)}
+	}
+	cs, b, err := d.backendFor(ctx, req.Session, route.Backend)
+	if err != nil {
+		return nil, err
+	}
+	cctx, done := backends.CallContext(backends.WithClientHeader(ctx, req.Extra.Header), b.Timeout())
+	defer done()
+	res, err := cs.GetPrompt(cctx, &mcp.GetPromptParams{Meta: backends.ForwardMeta(req.Params.Meta), Name: route.Name, Arguments: req.Params.Arguments})
+	if err != nil {
+		return nil, backends.WireError(route.Backend, err)
+	}
+	return res, nil
+}
+
+// complete routes completion/complete by its reference: a prompt name or a
+// resource (template) URI.
+func (d *Dispatcher) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	params, backend, err := d.agg.Current().Completion(req.Params)
+	if err != nil {
+		return nil, err
+	}
+	cs, b, err := d.backendFor(ctx, req.Session, backend)
+	if err != nil {
+		return nil, err
+	}
+	cctx, done := backends.CallContext(ctx, b.Timeout())
+	defer done()
+	res, err := cs.Complete(cctx, params)
+	if err != nil {
+		return nil, backends.WireError(backend, err)
+	}
+	return res, nil
+}
+
+// subscribe forwards resources/subscribe over the caller's own backend
+// session to the backend that serves the URI.
+func (d *Dispatcher) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	route, ok := d.agg.Current().Resource(req.Params.URI)
+	if !ok {
+		return mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	cs, _, err := d.backendFor(ctx, req.Session, route.Backend)
+	if err != nil {
+		return err
+	}
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: route.Name}); err != nil {
+		return backends.WireError(route.Backend, err)
+	}
+	return nil
+}
+
+// unsubscribe forwards resources/unsubscribe like subscribe.
+func (d *Dispatcher) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	route, ok := d.agg.Current().Resource(req.Params.URI)
+	if !ok {
+		return mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	cs, _, err := d.backendFor(ctx, req.Session, route.Backend)
+	if err != nil {
+		return err
+	}
+	if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: route.Name}); err != nil {
+		return backends.WireError(route.Backend, err)
+	}
+	return nil
+}
+
+// backendFor returns the caller's backend session for backend name; errors
+// are JSON-RPC errors naming the backend.
+func (d *Dispatcher) backendFor(ctx context.Context, ss *mcp.ServerSession, name string) (*mcp.ClientSession, *backends.Backend, error) {
+	s, err := d.session(ss)
+	if err != nil {
+		return nil, nil, err
+	}
+	cs, b, err := s.backend(ctx, name)
+	if err != nil {
+		return nil, nil, backends.WireError(name, err)
+	}
+	return cs, b, nil
+}

@@ -1,0 +1,163 @@
+// Package vmcp builds the whole virtual MCP server from a configuration:
+// backends, catalogue, both dispatchers and the HTTP endpoint. cmd/vmcp is
+// a thin shell over it, and tests embed it directly.
+package vmcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/aggregator"
+	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/capabilities"
+	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/dispatch/legacy"
+)
+
+// Version is vmcp's release version (set with -ldflags at build time).
+var Version = "0.1.0-dev"
+
+// Options are run-time choices that are not part of the config file.
+type Options struct {
+	// Logger receives vmcp's logs; the zero value discards them.
+	Logger logr.Logger
+	// StartWait bounds how long New waits for the backends' first connection
+	// attempts before serving (default 10s); slow backends keep retrying.
+	StartWait time.Duration
+}
+
+// Server is a running vmcp: its backends are connected and supervised until
+// Close. Handler serves the MCP endpoint, /healthz and /readyz.
+type Server struct {
+	cfg      *config.Config
+	log      *slog.Logger
+	agg      *aggregator.Aggregator
+	mgr      *backends.Manager
+	legacy   *legacy.Dispatcher
+	handler  http.Handler
+	stateKey []byte
+}
+
+// New connects the configured backends and builds the endpoint. cfg must be
+// valid (config.Parse applies defaults and validates).
+func New(cfg *config.Config, opts Options) (*Server, error) {
+	log := slog.New(logr.ToSlogHandler(opts.Logger))
+	if opts.Logger.GetSink() == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	key, err := stateKey(cfg.MRTR.StateKey)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: log, stateKey: key}
+	s.agg = aggregator.New(policy(cfg), log)
+	s.mgr = backends.NewManager(cfg.Backends, s.agg, log)
+	backends.Version = Version
+	wait := opts.StartWait
+	if wait <= 0 {
+		wait = 10 * time.Second
+	}
+	s.mgr.Start(wait)
+	impl := &mcp.Implementation{Name: cfg.Name, Version: Version}
+	s.legacy = legacy.New(s.agg, s.mgr, legacy.Options{
+		Implementation: impl,
+		Instructions:   cfg.Instructions,
+		PageSize:       cfg.Pagination.PageSize,
+		IdleTimeout:    cfg.Sessions.IdleTimeout.D(),
+		MaxSessions:    cfg.Sessions.Max,
+		MaxBodyBytes:   cfg.HTTP.MaxBodyBytes,
+		Capabilities:   s.legacyCapabilities,
+		Logger:         log,
+	})
+	s.handler = s.routes()
+	return s, nil
+}
+
+// legacyDeliverable is what vmcp delivers to Legacy client sessions.
+var legacyDeliverable = capabilities.Deliverable{ListChanged: true, ResourceUpdates: true, Logging: true}
+
+func (s *Server) legacyCapabilities() *mcp.ServerCapabilities {
+	return capabilities.Compute(s.mgr.Capabilities(), legacyDeliverable)
+}
+
+// Handler is the HTTP handler: the MCP endpoint at cfg.Path, /healthz and
+// /readyz.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Ready reports whether at least one backend is connected.
+func (s *Server) Ready() bool { return s.mgr.Ready() }
+
+// Close ends every client session (closing their backend sessions) and
+// disconnects the backends.
+func (s *Server) Close() error {
+	s.legacy.Close()
+	s.mgr.Close()
+	return nil
+}
+
+func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	if !s.mgr.Ready() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	_ = json.NewEncoder(w).Encode(map[string]any{"ready": s.mgr.Ready(), "backends": s.mgr.Status()})
+}
+
+func policy(cfg *config.Config) aggregator.Policy {
+	p := aggregator.Policy{
+		Strategy:     cfg.Aggregation.ConflictResolution,
+		PrefixFormat: cfg.Aggregation.PrefixFormat,
+		Priority:     cfg.Aggregation.Priority,
+		Overrides:    cfg.Aggregation.Overrides,
+	}
+	for _, b := range cfg.Backends {
+		p.Order = append(p.Order, b.Name)
+	}
+	return p
+}
+
+// stateKey is the HMAC key for cursors and requestState: the configured
+// one, or 32 random bytes (then tokens do not survive a restart).
+func stateKey(configured string) ([]byte, error) {
+	if configured != "" {
+		return []byte(configured), nil
+	}
+	k := make([]byte, 32)
+	if _, err := rand.Read(k); err != nil {
+		return nil, fmt.Errorf("generating state key: %w", err)
+	}
+	return k, nil
+}
+
+// ListenAndServe serves on addr until ctx ends, then shuts down gracefully:
+// stop accepting, let in-flight requests finish within grace, close
+// sessions and backends.
+func (s *Server) ListenAndServe(ctx context.Context, addr string, grace time.Duration) error {
+	srv := &http.Server{Addr: addr, Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	s.log.Info("vmcp serving", "addr", addr, "path", s.cfg.Path)
+	select {
+	case err := <-errc:
+		_ = s.Close()
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	go func() { <-sctx.Done(); s.legacy.Close() }() // long-lived streams never go idle
+	err := srv.Shutdown(sctx)
+	_ = s.Close()
+	if err == context.DeadlineExceeded {
+		s.log.Warn("shutdown grace elapsed; remaining requests cut", "grace", grace)
+		return nil
+	}
+	return err
+}
