@@ -50,7 +50,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return code
 	case "serve":
 		var listen string
-		cfg, code := load(args[1:], stderr, func(fs *flag.FlagSet) { fs.StringVar(&listen, "listen", "", "HOST:PORT to listen on (overrides config)") })
+		cfg, code := load(args[1:], stderr, func(fs *flag.FlagSet) {
+			fs.StringVar(&listen, "listen", "", "HOST:PORT to listen on (overrides config)")
+		})
 		if cfg == nil {
 			return code
 		}

@@ -20,14 +20,14 @@ import (
 
 // Options configures the Legacy dispatcher.
 type Options struct {
-	Implementation *mcp.Implementation              // serverInfo
-	Instructions   string                           // initialize instructions
-	PageSize       int                              // list page size (SDK pagination)
-	IdleTimeout    time.Duration                    // session idle timeout
-	MaxSessions    int                              // initialize beyond this fails
-	MaxBodyBytes   int64                            // request body limit (413 beyond)
-	Capabilities   func() *mcp.ServerCapabilities   // from pkg/capabilities
-	Logger         *slog.Logger                     //
+	Implementation *mcp.Implementation            // serverInfo
+	Instructions   string                         // initialize instructions
+	PageSize       int                            // list page size (SDK pagination)
+	IdleTimeout    time.Duration                  // session idle timeout
+	MaxSessions    int                            // initialize beyond this fails
+	MaxBodyBytes   int64                          // request body limit (413 beyond)
+	Capabilities   func() *mcp.ServerCapabilities // from pkg/capabilities
+	Logger         *slog.Logger                   //
 }
 
 // Dispatcher is the Legacy half of the vmcp endpoint.
