@@ -130,25 +130,36 @@ func (b *Backend) protocolVersion() string {
 	return b.init.ProtocolVersion
 }
 
-// Open connects a new backend session with the given client options (the
-// client's capabilities and server-to-client handlers). The caller closes it.
-func (b *Backend) Open(ctx context.Context, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
+// Open connects a new backend session with the given options (the client's
+// capabilities, server-to-client handlers and tap). The caller closes it.
+func (b *Backend) Open(ctx context.Context, opts SessionOptions) (*mcp.ClientSession, error) {
 	if b.protocolVersion() == "" {
 		if _, err := b.Shared(); err != nil {
 			return nil, err
 		}
 	}
-	return b.connect(ctx, opts, b.protocolVersion())
+	return b.connect(ctx, opts, b.protocolVersion(), 2)
 }
 
-func (b *Backend) connect(ctx context.Context, opts *mcp.ClientOptions, version string) (*mcp.ClientSession, error) {
-	t, err := newTransport(b.cfg, b.http)
+// connect dials one backend connection. retries bounds the SDK's
+// reconnection of a broken HTTP stream (-1: none, so a control connection
+// notices a dead backend at once).
+func (b *Backend) connect(ctx context.Context, opts SessionOptions, version string, retries int) (*mcp.ClientSession, error) {
+	hc := b.http
+	if opts.Tap != nil {
+		hc = tapHTTP(hc, opts.Tap)
+	}
+	t, err := newTransport(b.cfg, hc, retries)
 	if err != nil {
 		return nil, err
 	}
+	if _, isHTTP := t.(*mcp.StreamableClientTransport); opts.Tap != nil && !isHTTP {
+		t = &tapTransportConn{Transport: t, tap: opts.Tap}
+	}
 	ctx, cancel := context.WithTimeout(ctx, b.Timeout())
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "vmcp", Version: Version}, opts)
+	client := mcp.NewClient(&mcp.Implementation{Name: "vmcp", Version: Version}, opts.Client)
+	client.AddReceivingMiddleware(opts.Receiving...)
 	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		return nil, fmt.Errorf("backend %q: connect: %w", b.cfg.Name, err)

@@ -13,7 +13,7 @@ import (
 // kept for one client session is never reachable from another.
 type SessionSet struct {
 	m       *Manager
-	options func(*Backend) *mcp.ClientOptions
+	options func(*Backend) SessionOptions
 
 	mu     sync.Mutex
 	open   map[string]*sessionEntry
@@ -27,9 +27,9 @@ type sessionEntry struct {
 }
 
 // NewSessionSet returns an empty set whose backend sessions are opened with
-// options(backend): the client's capabilities and its server-to-client
-// handlers, bound to the owning client session.
-func (m *Manager) NewSessionSet(options func(*Backend) *mcp.ClientOptions) *SessionSet {
+// options(backend): the client's capabilities, its server-to-client
+// handlers and tap, all bound to the owning client session.
+func (m *Manager) NewSessionSet(options func(*Backend) SessionOptions) *SessionSet {
 	return &SessionSet{m: m, options: options, open: map[string]*sessionEntry{}}
 }
 
@@ -65,7 +65,16 @@ func (s *SessionSet) Get(ctx context.Context, name string) (*mcp.ClientSession, 
 // connect opens e's backend session and installs a watcher that forgets it
 // when the backend side closes, so the next Get reopens.
 func (s *SessionSet) connect(b *Backend, e *sessionEntry) {
-	cs, err := b.Open(context.Background(), s.options(b))
+	opts := s.options(b)
+	cs, err := b.Open(context.Background(), opts)
+	if err == nil && opts.Init != nil {
+		ictx, cancel := context.WithTimeout(context.Background(), b.Timeout())
+		if err = opts.Init(ictx, cs); err != nil {
+			_ = cs.Close()
+			cs, err = nil, fmt.Errorf("backend %q: session init: %w", b.Name(), err)
+		}
+		cancel()
+	}
 	s.mu.Lock()
 	if err == nil && s.closed {
 		err = ErrSessionClosed
@@ -87,6 +96,25 @@ func (s *SessionSet) connect(b *Backend, e *sessionEntry) {
 			}
 			s.mu.Unlock()
 		}()
+	}
+}
+
+// Each calls f for every open backend session (not those still opening).
+func (s *SessionSet) Each(f func(backend string, cs *mcp.ClientSession)) {
+	s.mu.Lock()
+	open := make(map[string]*mcp.ClientSession, len(s.open))
+	for name, e := range s.open {
+		select {
+		case <-e.ready:
+			if e.cs != nil {
+				open[name] = e.cs
+			}
+		default:
+		}
+	}
+	s.mu.Unlock()
+	for name, cs := range open {
+		f(name, cs)
 	}
 }
 

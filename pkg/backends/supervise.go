@@ -50,7 +50,7 @@ func (b *Backend) supervise(ctx context.Context, firstDone func()) {
 
 // connectControl connects and lists the backend, publishing its inventory.
 func (b *Backend) connectControl(ctx context.Context) (*mcp.ClientSession, error) {
-	cs, err := b.connect(ctx, b.controlOptions(), b.protocolVersion())
+	cs, err := b.connect(ctx, SessionOptions{Client: b.controlOptions()}, b.protocolVersion(), -1)
 	if err != nil {
 		return nil, err
 	}

@@ -69,13 +69,13 @@ func newHTTPClient(cfg config.Backend) *http.Client {
 // newTransport returns a fresh mcp.Transport for one connection to cfg: a
 // streamable HTTP or SSE client on the pooled HTTP client, or a new stdio
 // process.
-func newTransport(cfg config.Backend, hc *http.Client) (mcp.Transport, error) {
+func newTransport(cfg config.Backend, hc *http.Client, retries int) (mcp.Transport, error) {
 	switch cfg.Transport {
 	case config.TransportStreamableHTTP, "":
 		if cfg.URL == "" {
 			break
 		}
-		return &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, MaxRetries: -1}, nil
+		return &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, MaxRetries: retries}, nil
 	case config.TransportSSE:
 		return &mcp.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: hc}, nil
 	case config.TransportStdio:

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -98,8 +99,9 @@ func joinKey(path, key string) string {
 
 func joinIndex(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
 
-// maxVisits bounds the schema walk so alias bombs cannot blow it up.
-const maxVisits = 1 << 20
+// maxVisits bounds the schema walk (nodes visited, counting each alias use)
+// so alias bombs cannot blow it up; real configurations are far smaller.
+const maxVisits = 200_000
 
 // walker checks a YAML node tree against a Go type's yaml tags: unknown
 // keys, duplicate keys, wrong node kinds and undecodable scalars. It fills
@@ -253,8 +255,13 @@ func mergeable(v *yaml.Node) bool {
 	return true
 }
 
+var fieldCache sync.Map // reflect.Type -> map[string]reflect.StructField
+
 // yamlFields maps a struct's yaml tag names to its fields.
 func yamlFields(t reflect.Type) map[string]reflect.StructField {
+	if m, ok := fieldCache.Load(t); ok {
+		return m.(map[string]reflect.StructField)
+	}
 	m := map[string]reflect.StructField{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
@@ -267,6 +274,7 @@ func yamlFields(t reflect.Type) map[string]reflect.StructField {
 		}
 		m[name] = f
 	}
+	fieldCache.Store(t, m)
 	return m
 }
 

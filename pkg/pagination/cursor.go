@@ -124,19 +124,12 @@ func (c *Codec) Decode(s string, verb string) (Cursor, error) {
 	if !hmac.Equal(got, c.tag(want[:0], payload)) {
 		return Cursor{}, fmt.Errorf("%w: cursor failed its integrity check (tampered or minted by another key)", ErrInvalidCursor)
 	}
-	cur, err := parsePayload(payload)
-	if err != nil {
-		return Cursor{}, err
-	}
-	if cur.Verb != verb {
-		return Cursor{}, fmt.Errorf("%w: cursor belongs to %s, not %s", ErrInvalidCursor, cur.Verb, verb)
-	}
-	return cur, nil
+	return parsePayload(payload, verb)
 }
 
-// parsePayload decodes an authenticated payload. It accepts only the
-// canonical form Encode produces, so decode→encode is the identity.
-func parsePayload(p []byte) (Cursor, error) {
+// parsePayload decodes an authenticated payload minted for want. It accepts
+// only the canonical form Encode produces, so decode→encode is the identity.
+func parsePayload(p []byte, want string) (Cursor, error) {
 	if p[0] != cursorVersion {
 		return Cursor{}, fmt.Errorf("%w: unsupported cursor version %d", ErrInvalidCursor, p[0])
 	}
@@ -156,7 +149,10 @@ func parsePayload(p []byte) (Cursor, error) {
 	if len(p) != 0 {
 		return Cursor{}, fmt.Errorf("%w: cursor has %d trailing bytes", ErrInvalidCursor, len(p))
 	}
-	return Cursor{Verb: string(verb), LastKey: string(key), Delivered: int(d)}, nil
+	if string(verb) != want {
+		return Cursor{}, fmt.Errorf("%w: cursor belongs to %s, not %s", ErrInvalidCursor, verb, want)
+	}
+	return Cursor{Verb: want, LastKey: string(key), Delivered: int(d)}, nil
 }
 
 // readUvarint reads a minimally encoded uvarint from p.

@@ -7,11 +7,11 @@ import (
 	"sort"
 )
 
-// Page returns the page after MCP cursor s ("" = first page, also per
-// 2026-07-28) of items sorted ascending by key (equal keys kept in slice
-// order), at most size items (size <= 0: no limit), and the next cursor, ""
-// on the last page so nextCursor is omitted. page aliases items. Errors wrap
-// ErrInvalidCursor (-32602). Keys longer than fit a cursor are paged around.
+// Page returns the page of items (sorted ascending by key; equal keys keep
+// slice order) after MCP cursor s ("" = first page, valid per 2026-07-28), at
+// most size items (<= 0: all), and the next cursor, "" on the last page so
+// nextCursor is omitted. page aliases items; errors wrap ErrInvalidCursor.
+// A key too long for a cursor (> ~700 bytes) can't end a page (see pageEnd).
 func Page[T any](c *Codec, items []T, key func(T) string, verb string, s string, size int) (page []T, next string, err error) {
 	start := 0
 	if s != "" {

@@ -61,7 +61,8 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 		SubscribeHandler:   d.subscribe,
 		UnsubscribeHandler: d.unsubscribe,
 	})
-	d.server.AddReceivingMiddleware(d.lifecycle)
+	d.server.AddReceivingMiddleware(d.lifecycle, d.setLevelMiddleware)
+	d.server.AddSendingMiddleware(d.targeted)
 	d.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return d.server }, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      opts.IdleTimeout,
 		MaxRequestBodyBytes: opts.MaxBodyBytes,

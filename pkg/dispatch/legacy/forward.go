@@ -16,11 +16,10 @@ func (d *Dispatcher) callTool(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Params.Name)}
 	}
-	cs, b, err := d.backendFor(ctx, req.Session, route.Backend)
+	cs, cctx, done, err := d.begin(ctx, req.Session, req.Extra, route.Backend, req.Params.Meta)
 	if err != nil {
 		return nil, err
 	}
-	cctx, done := backends.CallContext(backends.WithClientHeader(ctx, req.Extra.Header), b.Timeout())
 	defer done()
 	res, err := cs.CallTool(cctx, &mcp.CallToolParams{
 		Meta:      backends.ForwardMeta(req.Params.Meta),
@@ -39,11 +38,10 @@ func (d *Dispatcher) readResource(ctx context.Context, req *mcp.ReadResourceRequ
 	if !ok {
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}
-	cs, b, err := d.backendFor(ctx, req.Session, route.Backend)
+	cs, cctx, done, err := d.begin(ctx, req.Session, req.Extra, route.Backend, req.Params.Meta)
 	if err != nil {
 		return nil, err
 	}
-	cctx, done := backends.CallContext(backends.WithClientHeader(ctx, req.Extra.Header), b.Timeout())
 	defer done()
 	res, err := cs.ReadResource(cctx, &mcp.ReadResourceParams{Meta: backends.ForwardMeta(req.Params.Meta), URI: route.Name})
 	if err != nil {
@@ -58,11 +56,10 @@ func (d *Dispatcher) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Params.Name)}
 	}
-	cs, b, err := d.backendFor(ctx, req.Session, route.Backend)
+	cs, cctx, done, err := d.begin(ctx, req.Session, req.Extra, route.Backend, req.Params.Meta)
 	if err != nil {
 		return nil, err
 	}
-	cctx, done := backends.CallContext(backends.WithClientHeader(ctx, req.Extra.Header), b.Timeout())
 	defer done()
 	res, err := cs.GetPrompt(cctx, &mcp.GetPromptParams{Meta: backends.ForwardMeta(req.Params.Meta), Name: route.Name, Arguments: req.Params.Arguments})
 	if err != nil {
@@ -122,6 +119,26 @@ func (d *Dispatcher) unsubscribe(ctx context.Context, req *mcp.UnsubscribeReques
 		return backends.WireError(route.Backend, err)
 	}
 	return nil
+}
+
+// begin prepares one forwarded request: the caller's backend session and
+// the backend call's context, registered as an in-flight call so progress
+// and server-to-client requests find their way back to this request.
+func (d *Dispatcher) begin(ctx context.Context, ss *mcp.ServerSession, extra *mcp.RequestExtra, backend string, meta mcp.Meta) (*mcp.ClientSession, context.Context, func(), error) {
+	s, err := d.session(ss)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cs, b, err := s.backend(ctx, backend)
+	if err != nil {
+		return nil, nil, nil, backends.WireError(backend, err)
+	}
+	c, end := s.calls.start(ctx, backend, meta)
+	if extra != nil {
+		ctx = backends.WithClientHeader(ctx, extra.Header)
+	}
+	cctx, done := backends.CallContext(withCall(ctx, c), b.Timeout())
+	return cs, cctx, func() { end(); done() }, nil
 }
 
 // backendFor returns the caller's backend session for backend name; errors

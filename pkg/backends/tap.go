@@ -1,0 +1,155 @@
+package backends
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Tap sees a backend session's incoming progress notifications and
+// server-to-client requests as they are read off the wire, before the SDK
+// client handles them, so a notification is forwarded before the response
+// that follows it (the SDK completes calls before it dispatches queued
+// notifications). ctx is the backend HTTP request's context, which carries
+// the originating call's context values; for stdio it is Background.
+type Tap func(ctx context.Context, msg *jsonrpc.Request)
+
+// SessionOptions configure one backend session opened for a client session.
+type SessionOptions struct {
+	Client    *mcp.ClientOptions // capabilities and server-to-client handlers
+	Receiving []mcp.Middleware   // client receiving middleware (e.g. roots/list)
+	Tap       Tap                // may be nil
+	// Init runs once on the new session before first use (e.g. to apply
+	// the client's log level); an error closes the session and fails Get.
+	Init func(context.Context, *mcp.ClientSession) error
+}
+
+// tapped reports whether a message with this method goes to the Tap.
+func tapped(method string) bool {
+	switch method {
+	case "notifications/progress", "elicitation/create", "sampling/createMessage", "roots/list":
+		return true
+	}
+	return false
+}
+
+// tapMarkers are cheap byte checks done before decoding an SSE event.
+var tapMarkers = [][]byte{[]byte(`notifications/progress`), []byte(`elicitation/create`), []byte(`sampling/createMessage`), []byte(`roots/list`)}
+
+// tapHTTP wraps a backend session's HTTP client so every SSE response body
+// is scanned event by event and tapped messages reach the Tap first.
+func tapHTTP(base *http.Client, tap Tap) *http.Client {
+	return &http.Client{Transport: &tapTransport{base: base.Transport, tap: tap}}
+}
+
+type tapTransport struct {
+	base http.RoundTripper
+	tap  Tap
+}
+
+func (t *tapTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return resp, err
+	}
+	resp.Body = &tapBody{ctx: req.Context(), src: bufio.NewReader(resp.Body), body: resp.Body, tap: t.tap}
+	return resp, nil
+}
+
+// tapBody passes an SSE stream through unchanged, one whole event at a
+// time, calling the Tap on each event whose data is a tapped message.
+type tapBody struct {
+	ctx     context.Context
+	src     *bufio.Reader
+	body    io.Closer
+	tap     Tap
+	pending []byte // bytes of the current event not yet returned
+	event   []byte // reused buffer
+	err     error
+}
+
+func (b *tapBody) Read(p []byte) (int, error) {
+	for len(b.pending) == 0 {
+		if b.err != nil {
+			return 0, b.err
+		}
+		b.readEvent()
+	}
+	n := copy(p, b.pending)
+	b.pending = b.pending[n:]
+	return n, nil
+}
+
+// readEvent reads lines up to and including the blank line that ends an
+// SSE event, taps its data, and queues the raw bytes.
+func (b *tapBody) readEvent() {
+	b.event = b.event[:0]
+	var data []byte
+	for {
+		line, err := b.src.ReadBytes('\n')
+		b.event = append(b.event, line...)
+		if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			data = append(data, bytes.TrimSpace(d)...)
+		}
+		if err != nil {
+			b.err = err
+			break
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			break
+		}
+	}
+	if len(data) > 0 && hasMarker(data) {
+		if msg, err := jsonrpc.DecodeMessage(data); err == nil {
+			if r, ok := msg.(*jsonrpc.Request); ok && tapped(r.Method) {
+				b.tap(b.ctx, r)
+			}
+		}
+	}
+	b.pending = b.event
+}
+
+func hasMarker(data []byte) bool {
+	for _, m := range tapMarkers {
+		if bytes.Contains(data, m) {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *tapBody) Close() error { return b.body.Close() }
+
+// tapTransportConn wraps a non-HTTP transport (stdio, SSE) so its
+// connection's Read taps messages before the SDK sees them.
+type tapTransportConn struct {
+	mcp.Transport
+	tap Tap
+}
+
+func (t *tapTransportConn) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &tapConn{Connection: c, tap: t.tap}, nil
+}
+
+type tapConn struct {
+	mcp.Connection
+	tap Tap
+}
+
+func (c *tapConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if r, ok := msg.(*jsonrpc.Request); ok && err == nil && tapped(r.Method) {
+		c.tap(context.Background(), r)
+	}
+	return msg, err
+}

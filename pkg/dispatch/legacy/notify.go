@@ -1,0 +1,93 @@
+package legacy
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/telemetry"
+)
+
+// targetMetaKey marks a resources/updated notification with the one client
+// session it belongs to; the sending middleware drops it for every other
+// session and strips the mark. (Server.ResourceUpdated would otherwise send
+// it to every session subscribed to the URI, once per backend session.)
+const targetMetaKey = "vmcp.dev/targetSession"
+
+// resourceUpdated delivers a backend session's resources/updated to its own
+// client session only, if that session subscribed to the URI.
+func (d *Dispatcher) resourceUpdated(s *clientSession, p *mcp.ResourceUpdatedNotificationParams) {
+	cp := *p
+	cp.Meta = mcp.Meta{targetMetaKey: s.id}
+	for k, v := range p.Meta {
+		cp.Meta[k] = v
+	}
+	if err := d.server.ResourceUpdated(context.Background(), &cp); err != nil {
+		d.undeliverable("notifications/resources/updated", s.id, "", err)
+	}
+}
+
+// targeted is sending middleware: a message marked for one session is sent
+// to that session only, without the mark.
+func (d *Dispatcher) targeted(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "notifications/resources/updated" {
+			return next(ctx, method, req)
+		}
+		p, ok := req.GetParams().(*mcp.ResourceUpdatedNotificationParams)
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		if !ok || ss == nil {
+			return next(ctx, method, req)
+		}
+		target, marked := p.Meta[targetMetaKey]
+		if !marked {
+			return next(ctx, method, req)
+		}
+		if target != ss.ID() {
+			return nil, nil
+		}
+		cp := *p
+		cp.Meta = make(mcp.Meta, len(p.Meta)-1)
+		for k, v := range p.Meta {
+			if k != targetMetaKey {
+				cp.Meta[k] = v
+			}
+		}
+		if len(cp.Meta) == 0 {
+			cp.Meta = nil
+		}
+		return next(ctx, method, &mcp.ServerRequest[*mcp.ResourceUpdatedNotificationParams]{Session: ss, Params: &cp})
+	}
+}
+
+// setLevelMiddleware applies a client's logging/setLevel to all of its
+// backend sessions, open now or opened later.
+func (d *Dispatcher) setLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if method != "logging/setLevel" || err != nil {
+			return res, err
+		}
+		p, _ := req.GetParams().(*mcp.SetLoggingLevelParams)
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		s, serr := d.session(ss)
+		if p == nil || serr != nil {
+			return res, err
+		}
+		s.mu.Lock()
+		s.logLevel = p.Level
+		s.mu.Unlock()
+		s.backends.Each(func(name string, cs *mcp.ClientSession) {
+			if err := setLevel(ctx, cs, p.Level); err != nil {
+				d.log.Warn("logging/setLevel not applied to backend", "session", s.id, "backend", name, "error", err)
+			}
+		})
+		return res, err
+	}
+}
+
+// undeliverable logs and counts a server-to-client message that could not
+// be delivered.
+func (d *Dispatcher) undeliverable(method, session, backend string, err error) {
+	telemetry.Undeliverable.WithLabelValues(method).Inc()
+	d.log.Warn("message not delivered", "method", method, "session", session, "backend", backend, "error", err)
+}

@@ -1,0 +1,34 @@
+// Package telemetry holds vmcp's Prometheus metrics. Every message vmcp
+// cannot deliver is counted here as well as logged.
+package telemetry
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Registry is vmcp's metric registry, served at /metrics.
+var Registry = prometheus.NewRegistry()
+
+// Undeliverable counts server-to-client messages vmcp could not deliver,
+// by JSON-RPC method (for example notifications/progress).
+var Undeliverable = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "vmcp_undeliverable_messages_total",
+	Help: "Server-to-client messages vmcp could not deliver, by method.",
+}, []string{"method"})
+
+// BackendErrors counts failed calls to backends, by backend and method.
+var BackendErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "vmcp_backend_errors_total",
+	Help: "Failed backend calls, by backend and method.",
+}, []string{"backend", "method"})
+
+func init() {
+	Registry.MustRegister(Undeliverable, BackendErrors,
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+}
+
+// Handler serves the registry in the Prometheus text format.
+func Handler() http.Handler { return promhttp.HandlerFor(Registry, promhttp.HandlerOpts{}) }
