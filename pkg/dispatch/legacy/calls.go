@@ -23,7 +23,9 @@ type callKey struct{}
 
 // withCall marks a backend call's context with its originating call; the
 // tap and the SDK's MRTR handlers find it there.
-func withCall(ctx context.Context, c *call) context.Context { return context.WithValue(ctx, callKey{}, c) }
+func withCall(ctx context.Context, c *call) context.Context {
+	return context.WithValue(ctx, callKey{}, c)
+}
 
 func callFrom(ctx context.Context) *call {
 	c, _ := ctx.Value(callKey{}).(*call)
