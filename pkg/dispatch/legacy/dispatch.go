@@ -54,19 +54,19 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 	d := &Dispatcher{opts: opts, agg: agg, mgr: mgr, log: opts.Logger, sessions: map[string]*clientSession{}}
 	d.server = mcp.NewServer(opts.Implementation, &mcp.ServerOptions{
 		Instructions:       opts.Instructions,
-		Logger:             opts.Logger,
+		Logger:             slog.New(minLevel{opts.Logger.Handler(), slog.LevelWarn}),
 		PageSize:           opts.PageSize,
 		Capabilities:       &mcp.ServerCapabilities{},
 		CompletionHandler:  d.complete,
 		SubscribeHandler:   d.subscribe,
 		UnsubscribeHandler: d.unsubscribe,
 	})
-	d.server.AddReceivingMiddleware(d.lifecycle, d.setLevelMiddleware)
+	d.server.AddReceivingMiddleware(d.lifecycle, d.setLevelMiddleware, d.availability)
 	d.server.AddSendingMiddleware(d.targeted)
 	d.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return d.server }, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      opts.IdleTimeout,
 		MaxRequestBodyBytes: opts.MaxBodyBytes,
-		Logger:              opts.Logger,
+		Logger:              slog.New(minLevel{opts.Logger.Handler(), slog.LevelWarn}),
 	})
 	d.sync(agg.Current())
 	agg.OnChange(func(_, cur *aggregator.Catalogue, _ []aggregator.Kind) { d.sync(cur) })

@@ -16,16 +16,22 @@ func (d *Dispatcher) callTool(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Params.Name)}
 	}
-	cs, cctx, done, err := d.begin(ctx, req.Session, req.Extra, route.Backend, req.Params.Meta)
+	s, cs, cctx, done, err := d.begin(ctx, req.Session, req.Extra, route.Backend, req.Params.Meta)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	res, err := cs.CallTool(cctx, &mcp.CallToolParams{
-		Meta:      backends.ForwardMeta(req.Params.Meta),
-		Name:      route.Name,
-		Arguments: req.Params.Arguments,
-	})
+	params := &mcp.CallToolParams{Meta: s.outMeta(cs, req.Params.Meta), Name: route.Name, Arguments: req.Params.Arguments}
+	res, err := cs.CallTool(cctx, params)
+	if err == nil && res.NeedsInput() {
+		res, err = rounds(ctx, s, route.Backend, res,
+			func(r *mcp.CallToolResult) (mcp.InputRequestMap, string) { return r.InputRequests, r.RequestState },
+			func(in mcp.InputResponseMap, state string) (*mcp.CallToolResult, error) {
+				p := *params
+				p.InputResponses, p.RequestState = in, state
+				return cs.CallTool(cctx, &p)
+			})
+	}
 	if err != nil {
 		return nil, backends.WireError(route.Backend, err)
 	}
@@ -38,12 +44,22 @@ func (d *Dispatcher) readResource(ctx context.Context, req *mcp.ReadResourceRequ
 	if !ok {
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}
-	cs, cctx, done, err := d.begin(ctx, req.Session, req.Extra, route.Backend, req.Params.Meta)
+	s, cs, cctx, done, err := d.begin(ctx, req.Session, req.Extra, route.Backend, req.Params.Meta)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	res, err := cs.ReadResource(cctx, &mcp.ReadResourceParams{Meta: backends.ForwardMeta(req.Params.Meta), URI: route.Name})
+	params := &mcp.ReadResourceParams{Meta: s.outMeta(cs, req.Params.Meta), URI: route.Name}
+	res, err := cs.ReadResource(cctx, params)
+	if err == nil && res.NeedsInput() {
+		res, err = rounds(ctx, s, route.Backend, res,
+			func(r *mcp.ReadResourceResult) (mcp.InputRequestMap, string) { return r.InputRequests, r.RequestState },
+			func(in mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, error) {
+				p := *params
+				p.InputResponses, p.RequestState = in, state
+				return cs.ReadResource(cctx, &p)
+			})
+	}
 	if err != nil {
 		return nil, backends.WireError(route.Backend, err)
 	}
@@ -56,12 +72,22 @@ func (d *Dispatcher) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Params.Name)}
 	}
-	cs, cctx, done, err := d.begin(ctx, req.Session, req.Extra, route.Backend, req.Params.Meta)
+	s, cs, cctx, done, err := d.begin(ctx, req.Session, req.Extra, route.Backend, req.Params.Meta)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	res, err := cs.GetPrompt(cctx, &mcp.GetPromptParams{Meta: backends.ForwardMeta(req.Params.Meta), Name: route.Name, Arguments: req.Params.Arguments})
+	params := &mcp.GetPromptParams{Meta: s.outMeta(cs, req.Params.Meta), Name: route.Name, Arguments: req.Params.Arguments}
+	res, err := cs.GetPrompt(cctx, params)
+	if err == nil && res.NeedsInput() {
+		res, err = rounds(ctx, s, route.Backend, res,
+			func(r *mcp.GetPromptResult) (mcp.InputRequestMap, string) { return r.InputRequests, r.RequestState },
+			func(in mcp.InputResponseMap, state string) (*mcp.GetPromptResult, error) {
+				p := *params
+				p.InputResponses, p.RequestState = in, state
+				return cs.GetPrompt(cctx, &p)
+			})
+	}
 	if err != nil {
 		return nil, backends.WireError(route.Backend, err)
 	}
@@ -124,21 +150,21 @@ func (d *Dispatcher) unsubscribe(ctx context.Context, req *mcp.UnsubscribeReques
 // begin prepares one forwarded request: the caller's backend session and
 // the backend call's context, registered as an in-flight call so progress
 // and server-to-client requests find their way back to this request.
-func (d *Dispatcher) begin(ctx context.Context, ss *mcp.ServerSession, extra *mcp.RequestExtra, backend string, meta mcp.Meta) (*mcp.ClientSession, context.Context, func(), error) {
+func (d *Dispatcher) begin(ctx context.Context, ss *mcp.ServerSession, extra *mcp.RequestExtra, backend string, meta mcp.Meta) (*clientSession, *mcp.ClientSession, context.Context, func(), error) {
 	s, err := d.session(ss)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	cs, b, err := s.backend(ctx, backend)
 	if err != nil {
-		return nil, nil, nil, backends.WireError(backend, err)
+		return nil, nil, nil, nil, backends.WireError(backend, err)
 	}
 	c, end := s.calls.start(ctx, backend, meta)
 	if extra != nil {
 		ctx = backends.WithClientHeader(ctx, extra.Header)
 	}
 	cctx, done := backends.CallContext(withCall(ctx, c), b.Timeout())
-	return cs, cctx, func() { end(); done() }, nil
+	return s, cs, cctx, func() { end(); done() }, nil
 }
 
 // backendFor returns the caller's backend session for backend name; errors

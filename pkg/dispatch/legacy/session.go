@@ -53,17 +53,7 @@ func (s *clientSession) sessionOptions(b *backends.Backend) backends.SessionOpti
 	if p := s.front.InitializeParams(); p != nil && p.Capabilities != nil {
 		caps = cloneCaps(p.Capabilities)
 	}
-	opts := &mcp.ClientOptions{Capabilities: caps}
-	if caps.Elicitation != nil {
-		opts.ElicitationHandler = func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			return s.front.Elicit(s.calls.origin(ctx, b.Name(), "elicitation/create"), r.Params)
-		}
-	}
-	if caps.Sampling != nil {
-		opts.CreateMessageWithToolsHandler = func(ctx context.Context, r *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
-			return s.front.CreateMessageWithTools(s.calls.origin(ctx, b.Name(), "sampling/createMessage"), r.Params)
-		}
-	}
+	opts := &mcp.ClientOptions{Capabilities: caps, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}}
 	opts.LoggingMessageHandler = func(ctx context.Context, r *mcp.LoggingMessageRequest) {
 		if err := s.front.Log(context.Background(), r.Params); err != nil {
 			s.d.undeliverable("notifications/message", s.id, b.Name(), err)
@@ -72,10 +62,12 @@ func (s *clientSession) sessionOptions(b *backends.Backend) backends.SessionOpti
 	opts.ResourceUpdatedHandler = func(ctx context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
 		s.d.resourceUpdated(s, r.Params)
 	}
-	var receiving []mcp.Middleware
-	if caps.RootsV2 != nil {
-		receiving = append(receiving, s.rootsMiddleware(b.Name()))
+	opts.ElicitationCompleteHandler = func(ctx context.Context, r *mcp.ElicitationCompleteNotificationRequest) {
+		if err := s.front.NotifyElicitationComplete(context.Background(), r.Params); err != nil {
+			s.d.undeliverable("notifications/elicitation/complete", s.id, b.Name(), err)
+		}
 	}
+	receiving := []mcp.Middleware{s.serverRequests(b.Name())}
 	return backends.SessionOptions{
 		Client:    opts,
 		Receiving: receiving,
@@ -95,22 +87,10 @@ func (s *clientSession) initBackendSession(ctx context.Context, cs *mcp.ClientSe
 // setLevel sends logging/setLevel to a backend session that offers logging.
 func setLevel(ctx context.Context, cs *mcp.ClientSession, level mcp.LoggingLevel) error {
 	r := cs.InitializeResult()
-	if level == "" || r == nil || r.Capabilities == nil || r.Capabilities.Logging == nil {
+	if level == "" || r == nil || r.Capabilities == nil || r.Capabilities.Logging == nil || r.ProtocolVersion >= "2026-07-28" {
 		return nil
 	}
 	return cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
-}
-
-// rootsMiddleware answers a backend's roots/list by asking this client.
-func (s *clientSession) rootsMiddleware(backend string) mcp.Middleware {
-	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method != "roots/list" {
-				return next(ctx, method, req)
-			}
-			return s.front.ListRoots(s.calls.origin(ctx, backend, method), &mcp.ListRootsParams{})
-		}
-	}
 }
 
 // cloneCaps copies the client's capabilities for a backend session. Roots
@@ -122,4 +102,22 @@ func cloneCaps(c *mcp.ClientCapabilities) *mcp.ClientCapabilities {
 		cp.RootsV2 = &mcp.RootCapabilities{}
 	}
 	return &cp
+}
+
+// outMeta is the _meta sent to a backend for one of this client's requests:
+// the client's own keys (reserved ones stripped) plus, for a Modern backend
+// (which has no logging/setLevel), the session's log level per request.
+func (s *clientSession) outMeta(cs *mcp.ClientSession, in mcp.Meta) mcp.Meta {
+	out := backends.ForwardMeta(in)
+	s.mu.Lock()
+	level := s.logLevel
+	s.mu.Unlock()
+	if r := cs.InitializeResult(); level == "" || r == nil || r.ProtocolVersion < "2026-07-28" {
+		return out
+	}
+	if out == nil {
+		out = mcp.Meta{}
+	}
+	out[mcp.MetaKeyLogLevel] = level
+	return out
 }

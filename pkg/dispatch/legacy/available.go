@@ -1,0 +1,28 @@
+package legacy
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// listMethods are the list requests answered from the catalogue.
+var listMethods = map[string]bool{
+	"tools/list":               true,
+	"prompts/list":             true,
+	"resources/list":           true,
+	"resources/templates/list": true,
+}
+
+// availability is receiving middleware: while no backend is ready, a list
+// request fails with -32603 instead of succeeding with an empty list, which
+// a client would take for "this server has nothing".
+func (d *Dispatcher) availability(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if listMethods[method] && !d.mgr.Ready() {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no backend is available"}
+		}
+		return next(ctx, method, req)
+	}
+}

@@ -1,0 +1,103 @@
+package legacy
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/errgroup"
+)
+
+// maxInputRounds bounds the multi round-trip rounds vmcp drives for one
+// Legacy client call to a Modern backend (2026-07-28 MRTR).
+const maxInputRounds = 32
+
+// serverRequests is receiving middleware on a backend session: the
+// backend's elicitation/create, sampling/createMessage and roots/list go to
+// this client unchanged, on the originating call's stream. The SDK client's
+// own handlers (which validate and could answer for the client) are skipped.
+func (s *clientSession) serverRequests(backend string) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch p := req.GetParams().(type) {
+			case *mcp.ElicitParams:
+				return s.front.Elicit(s.calls.origin(ctx, backend, method), p)
+			case *mcp.CreateMessageWithToolsParams:
+				return s.front.CreateMessageWithTools(s.calls.origin(ctx, backend, method), p)
+			case *mcp.ListRootsParams:
+				return s.front.ListRoots(s.calls.origin(ctx, backend, method), p)
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// fulfil answers a Modern backend's inputRequests by asking this client
+// (elicitation, sampling, roots on its session), concurrently.
+func (s *clientSession) fulfil(ctx context.Context, reqs mcp.InputRequestMap) (mcp.InputResponseMap, error) {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	out := make(mcp.InputResponseMap, len(reqs))
+	res := make([]mcp.InputResponse, 0, len(reqs))
+	ids := make([]string, 0, len(reqs))
+	for id := range reqs {
+		ids = append(ids, id)
+	}
+	res = res[:len(ids)]
+	for i, id := range ids {
+		g.Go(func() error {
+			r, err := s.ask(gctx, reqs[id])
+			if err != nil {
+				return fmt.Errorf("input request %q: %w", id, err)
+			}
+			res[i] = r
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for i, id := range ids {
+		out[id] = res[i]
+	}
+	return out, nil
+}
+
+func (s *clientSession) ask(ctx context.Context, ir mcp.InputRequest) (mcp.InputResponse, error) {
+	switch p := ir.(type) {
+	case *mcp.ElicitParams:
+		return s.front.Elicit(ctx, p)
+	case *mcp.CreateMessageWithToolsParams:
+		return s.front.CreateMessageWithTools(ctx, p)
+	case *mcp.CreateMessageParams:
+		return s.front.CreateMessage(ctx, p)
+	case *mcp.ListRootsParams:
+		return s.front.ListRoots(ctx, p)
+	}
+	return nil, fmt.Errorf("unsupported input request %T", ir)
+}
+
+// rounds drives multi round-trip for one call: while the backend answers
+// input_required, ask this client and retry with inputResponses and the
+// backend's requestState unchanged.
+func rounds[R interface{ NeedsInput() bool }](ctx context.Context, s *clientSession, backend string, res R,
+	inputs func(R) (mcp.InputRequestMap, string), retry func(mcp.InputResponseMap, string) (R, error)) (R, error) {
+	for n := 0; res.NeedsInput(); n++ {
+		if n >= maxInputRounds {
+			var zero R
+			return zero, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("backend %q: more than %d input rounds", backend, maxInputRounds)}
+		}
+		reqs, state := inputs(res)
+		responses, err := s.fulfil(ctx, reqs)
+		if err != nil {
+			var zero R
+			return zero, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("backend %q: %v", backend, err)}
+		}
+		if res, err = retry(responses, state); err != nil {
+			var zero R
+			return zero, err
+		}
+	}
+	return res, nil
+}
