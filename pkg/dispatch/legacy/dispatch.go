@@ -28,6 +28,9 @@ type Options struct {
 	MaxBodyBytes   int64                          // request body limit (413 beyond)
 	Capabilities   func() *mcp.ServerCapabilities // from pkg/capabilities
 	Logger         *slog.Logger                   //
+	// EventStore keeps each session's SSE events for Last-Event-ID resume
+	// (2025-11-25 transports, resumability); nil disables resumption.
+	EventStore mcp.EventStore
 }
 
 // Dispatcher is the Legacy half of the vmcp endpoint.
@@ -65,6 +68,7 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 	d.server.AddSendingMiddleware(d.targeted)
 	d.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return d.server }, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      opts.IdleTimeout,
+		EventStore:          opts.EventStore,
 		MaxRequestBodyBytes: opts.MaxBodyBytes,
 		Logger:              slog.New(minLevel{opts.Logger.Handler(), slog.LevelWarn}),
 	})

@@ -1,0 +1,32 @@
+# vmcp — the two commands a new user needs are `make run` and `make test`;
+# both install what they need on a fresh machine.
+GO        ?= go
+BIN       := bin
+RACE      ?= -race
+
+.PHONY: build run test unit conformance bench redis vet clean
+
+build: ## vmcp and the demo backend (the go-sdk conformance everything-server)
+	$(GO) build -o $(BIN)/vmcp ./cmd/vmcp
+	$(GO) build -o $(BIN)/everything-server github.com/modelcontextprotocol/go-sdk/conformance/everything-server
+
+run: build ## vmcp on 127.0.0.1:8080/mcp over two real MCP servers (examples/demo.yaml)
+	./scripts/run-demo.sh
+
+test: unit conformance ## everything CI runs
+
+unit: redis ## go vet and every Go test with the race detector
+	$(GO) vet ./...
+	$(GO) test $(RACE) -count=1 -timeout 20m ./...
+
+conformance: build ## the official MCP conformance suite through vmcp (Node 22 from npm)
+	./scripts/conformance.sh
+
+bench: build ## tools/call and tools/list walks, direct vs through vmcp, with ratios
+	./scripts/bench.sh
+
+redis: ## make sure a Redis server listens (install and start it if needed)
+	./scripts/ensure-redis.sh
+
+clean:
+	rm -rf $(BIN) .cache

