@@ -160,6 +160,7 @@ func (b *Backend) connect(ctx context.Context, opts SessionOptions, version stri
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "vmcp", Version: Version}, opts.Client)
 	client.AddReceivingMiddleware(opts.Receiving...)
+	client.AddSendingMiddleware(opts.Sending...)
 	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		return nil, fmt.Errorf("backend %q: connect: %w", b.cfg.Name, err)

@@ -2,9 +2,12 @@ package backends
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -24,6 +27,26 @@ type sessionEntry struct {
 	ready chan struct{} // closed when cs/err are set
 	cs    *mcp.ClientSession
 	err   error
+	// broken is set when a call on cs failed below JSON-RPC (the SDK then
+	// shuts the connection down, but cs.Wait returns only later), so the
+	// next Get does not hand out a session whose calls fail "client is
+	// closing".
+	broken atomic.Bool
+}
+
+// watchCalls is sending middleware on e's session that marks e broken when
+// a call fails with a transport error rather than a JSON-RPC error.
+func watchCalls(e *sessionEntry) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			var we *jsonrpc.Error
+			if err != nil && ctx.Err() == nil && !errors.As(err, &we) {
+				e.broken.Store(true)
+			}
+			return res, err
+		}
+	}
 }
 
 // NewSessionSet returns an empty set whose backend sessions are opened with
@@ -46,6 +69,11 @@ func (s *SessionSet) Get(ctx context.Context, name string) (*mcp.ClientSession, 
 		return nil, ErrSessionClosed
 	}
 	e, ok := s.open[name]
+	if ok && e.cs != nil && e.broken.Load() {
+		delete(s.open, name)
+		go e.cs.Close()
+		ok = false
+	}
 	if !ok {
 		e = &sessionEntry{ready: make(chan struct{})}
 		s.open[name] = e
@@ -66,6 +94,7 @@ func (s *SessionSet) Get(ctx context.Context, name string) (*mcp.ClientSession, 
 // when the backend side closes, so the next Get reopens.
 func (s *SessionSet) connect(b *Backend, e *sessionEntry) {
 	opts := s.options(b)
+	opts.Sending = append(opts.Sending, watchCalls(e))
 	cs, err := b.Open(context.Background(), opts)
 	if err == nil && opts.Init != nil {
 		ictx, cancel := context.WithTimeout(context.Background(), b.Timeout())

@@ -24,6 +24,7 @@ type Tap func(ctx context.Context, msg *jsonrpc.Request)
 type SessionOptions struct {
 	Client    *mcp.ClientOptions // capabilities and server-to-client handlers
 	Receiving []mcp.Middleware   // client receiving middleware (e.g. roots/list)
+	Sending   []mcp.Middleware   // client sending middleware
 	Tap       Tap                // may be nil
 	// Init runs once on the new session before first use (e.g. to apply
 	// the client's log level); an error closes the session and fails Get.

@@ -19,6 +19,8 @@ import (
 	"github.com/vmcp/vmcp/pkg/capabilities"
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/dispatch/legacy"
+	"github.com/vmcp/vmcp/pkg/dispatch/modern"
+	"github.com/vmcp/vmcp/pkg/pagination"
 )
 
 // Version is vmcp's release version (set with -ldflags at build time).
@@ -41,6 +43,7 @@ type Server struct {
 	agg      *aggregator.Aggregator
 	mgr      *backends.Manager
 	legacy   *legacy.Dispatcher
+	modern   *modern.Dispatcher
 	handler  http.Handler
 	stateKey []byte
 }
@@ -76,6 +79,15 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		Capabilities:   s.legacyCapabilities,
 		Logger:         log,
 	})
+	s.modern = modern.New(s.agg, s.mgr, modern.Options{
+		Implementation: impl,
+		Instructions:   cfg.Instructions,
+		PageSize:       cfg.Pagination.PageSize,
+		MaxBodyBytes:   cfg.HTTP.MaxBodyBytes,
+		Codec:          pagination.NewCodec(s.stateKey),
+		Capabilities:   s.modernCapabilities,
+		Logger:         log,
+	})
 	s.handler = s.routes()
 	return s, nil
 }
@@ -87,6 +99,15 @@ func (s *Server) legacyCapabilities() *mcp.ServerCapabilities {
 	return capabilities.Compute(s.mgr.Capabilities(), legacyDeliverable)
 }
 
+// modernDeliverable is what vmcp delivers to Modern clients: nothing yet,
+// since live subscriptions/listen delivery is not built (a listen is
+// acknowledged with an empty honored set and ends at once).
+var modernDeliverable = capabilities.Deliverable{}
+
+func (s *Server) modernCapabilities() *mcp.ServerCapabilities {
+	return capabilities.Compute(s.mgr.Capabilities(), modernDeliverable)
+}
+
 // Handler is the HTTP handler: the MCP endpoint at cfg.Path, /healthz and
 // /readyz.
 func (s *Server) Handler() http.Handler { return s.handler }
@@ -94,9 +115,13 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Ready reports whether at least one backend is connected.
 func (s *Server) Ready() bool { return s.mgr.Ready() }
 
+// SessionCount is the number of live Legacy client sessions.
+func (s *Server) SessionCount() int { return s.legacy.SessionCount() }
+
 // Close ends every client session (closing their backend sessions) and
 // disconnects the backends.
 func (s *Server) Close() error {
+	s.modern.Close()
 	s.legacy.Close()
 	s.mgr.Close()
 	return nil
@@ -153,6 +178,7 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, grace time.Dur
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	go func() { <-sctx.Done(); s.legacy.Close() }() // long-lived streams never go idle
+	s.modern.Close()                                // ends listen streams with their result
 	err := srv.Shutdown(sctx)
 	_ = s.Close()
 	if err == context.DeadlineExceeded {

@@ -1,0 +1,100 @@
+package harness
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/config"
+)
+
+// Mode of an in-process backend.
+type Mode int
+
+const (
+	// Stateful is a Legacy go-sdk server: a stateful StreamableHTTPHandler
+	// with Mcp-Session-Id sessions (2025-11-25 and older only).
+	Stateful Mode = iota
+	// Stateless is a Modern-capable server: StreamableHTTPOptions{Stateless:
+	// true}, which serves 2026-07-28 and sessionless Legacy requests.
+	Stateless
+)
+
+func (m Mode) String() string {
+	if m == Stateless {
+		return "stateless"
+	}
+	return "stateful"
+}
+
+// backendPath is where an in-process backend serves MCP.
+const backendPath = "/mcp"
+
+// Backend is an in-process go-sdk MCP server on a loopback httptest server.
+type Backend struct {
+	Name   string           // backend name in vmcp's config
+	URL    string           // MCP endpoint, e.g. http://127.0.0.1:PORT/mcp
+	Server *mcp.Server      // the go-sdk server; add or remove features at any time
+	HTTP   *httptest.Server // the HTTP server
+
+	closeOnce sync.Once
+}
+
+// StartBackend starts a go-sdk MCP server on httptest (loopback), registers
+// features with setup (may be nil), and stops it with t.Cleanup.
+func StartBackend(t testing.TB, name string, mode Mode, setup func(*mcp.Server)) *Backend {
+	t.Helper()
+	srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: "test"}, nil)
+	if setup != nil {
+		setup(srv)
+	}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: mode == Stateless})
+	mux := http.NewServeMux()
+	mux.Handle(backendPath, h)
+	hs := httptest.NewServer(mux)
+	b := &Backend{Name: name, URL: hs.URL + backendPath, Server: srv, HTTP: hs}
+	t.Cleanup(b.Close)
+	return b
+}
+
+// Config returns a streamable-http backend config pointing at b.URL.
+func (b *Backend) Config() config.Backend {
+	return config.Backend{Name: b.Name, URL: b.URL, Transport: config.TransportStreamableHTTP}
+}
+
+// Close stops serving now, simulating a backend going down: open
+// connections (including long-lived SSE streams) are cut, new ones are
+// refused, and the server's sessions are closed. It is idempotent.
+func (b *Backend) Close() {
+	b.closeOnce.Do(func() {
+		closeHTTP(b.HTTP)
+		for ss := range b.Server.Sessions() {
+			_ = ss.Close()
+		}
+	})
+}
+
+// closeHTTP closes hs without waiting for long-lived requests (SSE streams)
+// to end by themselves: httptest.Server.Close waits for active requests, so
+// connections are cut until it returns.
+func closeHTTP(hs *httptest.Server) {
+	done := make(chan struct{})
+	go func() {
+		hs.Close()
+		close(done)
+	}()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		hs.CloseClientConnections()
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+		}
+	}
+}

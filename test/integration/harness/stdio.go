@@ -1,0 +1,62 @@
+package harness
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/vmcp/vmcp/pkg/config"
+)
+
+var stdioBuild struct {
+	once sync.Once
+	bin  string
+	err  string
+}
+
+// StdioBackend returns the config of a stdio backend running the test
+// server program in ./stdioserver, whose tools are "echo" (returns its
+// "text" argument), "whoami" (a random id per process, so one process per
+// client session is observable) and "counter" (a per-session counter from
+// 1). The program is built once per test binary with `go build` into a
+// temporary directory; a build failure fails the test.
+func StdioBackend(t testing.TB, name string) config.Backend {
+	t.Helper()
+	stdioBuild.once.Do(buildStdioServer)
+	if stdioBuild.err != "" {
+		t.Fatalf("harness: building stdio server: %s", stdioBuild.err)
+	}
+	return config.Backend{Name: name, Command: stdioBuild.bin, Transport: config.TransportStdio}
+}
+
+func buildStdioServer() {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		stdioBuild.err = "cannot locate the harness source"
+		return
+	}
+	src := filepath.Join(filepath.Dir(file), "stdioserver")
+	dir, err := os.MkdirTemp("", "vmcp-harness-stdio-")
+	if err != nil {
+		stdioBuild.err = err.Error()
+		return
+	}
+	bin := filepath.Join(dir, "stdioserver")
+	if runtime.GOOS == "windows" {
+		bin += ".exe"
+	}
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	cmd := exec.Command(goCmd, "build", "-o", bin, ".")
+	cmd.Dir = src
+	if out, err := cmd.CombinedOutput(); err != nil {
+		stdioBuild.err = err.Error() + ": " + string(out)
+		return
+	}
+	stdioBuild.bin = bin
+}
