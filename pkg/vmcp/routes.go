@@ -3,16 +3,18 @@ package vmcp
 import (
 	"net/http"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/dispatch/modern"
 )
 
 // modernVersion is the first protocol revision served statelessly.
-const modernVersion = "2026-07-28"
+const modernVersion = modern.FirstVersion
 
 // routes builds the HTTP surface. The MCP endpoint picks the revision from
 // the request: a POST whose MCP-Protocol-Version is 2026-07-28 or later is
 // Modern; initialize, session requests, GET and DELETE are Legacy
 // (2026-07-28 versioning: a dual-era server serves both on one endpoint).
+// A POST routed to Legacy whose body is Modern (its _meta names 2026-07-28
+// or later) is refused with -32020, since its header is missing or unlike.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
@@ -29,18 +31,14 @@ func (s *Server) routes() http.Handler {
 }
 
 func (s *Server) endpoint(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodPost && r.Header.Get("Mcp-Protocol-Version") >= modernVersion {
-		s.modern(w, r)
-		return
+	if r.Method == http.MethodPost {
+		if r.Header.Get("Mcp-Protocol-Version") >= modernVersion {
+			s.modern.ServeHTTP(w, r)
+			return
+		}
+		if s.modern.InterceptModernBody(w, r) { // a Modern body without its header: 400 + -32020
+			return
+		}
 	}
 	s.legacy.ServeHTTP(w, r)
-}
-
-// modern is replaced by the Modern dispatcher; until then a Modern request
-// gets the spec's unsupported-version answer (-32022 with the supported list).
-func (s *Server) modern(w http.ResponseWriter, r *http.Request) {
-	_ = mcp.SupportedProtocolVersions
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusBadRequest)
-	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32022,"message":"unsupported protocol version","data":{"supported":["2025-11-25","2025-06-18","2025-03-26"]}}}`))
 }

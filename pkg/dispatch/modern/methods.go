@@ -1,0 +1,136 @@
+package modern
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/pagination"
+)
+
+// method is one entry of the method table: how to decode its params (once,
+// into the SDK's params type), which param Mcp-Name mirrors, and its
+// handler, which returns the marshaled result.
+type method struct {
+	decode func(json.RawMessage) (mcp.Params, error)
+	name   func(mcp.Params) string // nil: no Mcp-Name for this method
+	serve  func(*Dispatcher, *request, mcp.Params) ([]byte, error)
+}
+
+// def builds a method entry for params type *T.
+func def[T any, P interface {
+	*T
+	mcp.Params
+}](name func(P) string, serve func(*Dispatcher, *request, P) ([]byte, error)) *method {
+	m := &method{
+		decode: func(raw json.RawMessage) (mcp.Params, error) {
+			p := P(new(T))
+			if len(raw) == 0 {
+				return p, nil
+			}
+			return p, json.Unmarshal(raw, p)
+		},
+		serve: func(d *Dispatcher, rq *request, p mcp.Params) ([]byte, error) { return serve(d, rq, p.(P)) },
+	}
+	if name != nil {
+		m.name = func(p mcp.Params) string { return name(p.(P)) }
+	}
+	return m
+}
+
+// methods is the Modern method table.
+var methods map[string]*method
+
+func init() {
+	methods = map[string]*method{
+		"server/discover":          def((func(*mcp.DiscoverParams) string)(nil), (*Dispatcher).discover),
+		"tools/list":               def((func(*listParams) string)(nil), (*Dispatcher).listTools),
+		"resources/list":           def((func(*listParams) string)(nil), (*Dispatcher).listResources),
+		"resources/templates/list": def((func(*listParams) string)(nil), (*Dispatcher).listTemplates),
+		"prompts/list":             def((func(*listParams) string)(nil), (*Dispatcher).listPrompts),
+		"tools/call":               def(func(p *mcp.CallToolParamsRaw) string { return p.Name }, (*Dispatcher).callTool),
+		"prompts/get":              def(func(p *mcp.GetPromptParams) string { return p.Name }, (*Dispatcher).getPrompt),
+		"resources/read":           def(func(p *mcp.ReadResourceParams) string { return p.URI }, (*Dispatcher).readResource),
+		"completion/complete":      def((func(*mcp.CompleteParams) string)(nil), (*Dispatcher).complete),
+		"subscriptions/listen":     def((func(*mcp.SubscriptionsListenParams) string)(nil), (*Dispatcher).listen),
+	}
+}
+
+// listParams are the params of the four list verbs: the SDK's _meta base
+// plus the raw cursor, so a non-string cursor is told apart (-32602).
+type listParams struct {
+	mcp.ParamsBase
+	Cursor json.RawMessage `json:"cursor,omitempty"`
+}
+
+// discover answers server/discover: every version vmcp serves (both eras),
+// the Modern capabilities, the instructions and serverInfo in _meta.
+func (d *Dispatcher) discover(_ *request, _ *mcp.DiscoverParams) ([]byte, error) {
+	res := &mcp.DiscoverResult{
+		SupportedVersions: d.versions,
+		Capabilities:      d.opts.Capabilities(),
+		Instructions:      d.opts.Instructions,
+	}
+	res.ResultType = "complete"
+	res.Meta = d.meta()
+	res.CacheScope = "public"
+	return json.Marshal(res)
+}
+
+func (d *Dispatcher) listTools(_ *request, p *listParams) ([]byte, error) {
+	items, next, err := page(d, d.agg.Current().Tools, func(t *mcp.Tool) string { return t.Name }, "tools/list", p.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	res := &mcp.ListToolsResult{Tools: items, NextCursor: next}
+	res.ResultType, res.Meta, res.CacheScope = "complete", d.meta(), "public"
+	return json.Marshal(res)
+}
+
+func (d *Dispatcher) listResources(_ *request, p *listParams) ([]byte, error) {
+	items, next, err := page(d, d.agg.Current().Resources, func(r *mcp.Resource) string { return r.URI }, "resources/list", p.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	res := &mcp.ListResourcesResult{Resources: items, NextCursor: next}
+	res.ResultType, res.Meta, res.CacheScope = "complete", d.meta(), "public"
+	return json.Marshal(res)
+}
+
+func (d *Dispatcher) listTemplates(_ *request, p *listParams) ([]byte, error) {
+	items, next, err := page(d, d.agg.Current().Templates, func(t *mcp.ResourceTemplate) string { return t.URITemplate }, "resources/templates/list", p.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	res := &mcp.ListResourceTemplatesResult{ResourceTemplates: items, NextCursor: next}
+	res.ResultType, res.Meta, res.CacheScope = "complete", d.meta(), "public"
+	return json.Marshal(res)
+}
+
+func (d *Dispatcher) listPrompts(_ *request, p *listParams) ([]byte, error) {
+	items, next, err := page(d, d.agg.Current().Prompts, func(p *mcp.Prompt) string { return p.Name }, "prompts/list", p.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	res := &mcp.ListPromptsResult{Prompts: items, NextCursor: next}
+	res.ResultType, res.Meta, res.CacheScope = "complete", d.meta(), "public"
+	return json.Marshal(res)
+}
+
+// page is keyset pagination over one sorted catalogue slice; a bad cursor
+// (not a string, tampered, truncated, over-long or another verb's) is -32602.
+func page[T any](d *Dispatcher, items []T, key func(T) string, verb string, raw json.RawMessage) ([]T, string, error) {
+	cursor, err := pagination.ParamCursor(raw)
+	if err == nil {
+		var out []T
+		var next string
+		if out, next, err = pagination.Page(d.opts.Codec, items, key, verb, cursor, d.opts.PageSize); err == nil {
+			return out, next, nil
+		}
+	}
+	if errors.Is(err, pagination.ErrInvalidCursor) {
+		return nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: verb + ": " + err.Error()}
+	}
+	return nil, "", err
+}

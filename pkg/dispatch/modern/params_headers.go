@@ -1,0 +1,136 @@
+package modern
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// paramBinding is one x-mcp-header annotation of a tool's input schema: the
+// argument path and the Mcp-Param-<Header> it is mirrored into.
+type paramBinding struct {
+	path   []string
+	header string
+}
+
+// checkParamHeaders enforces the Mcp-Param-* rules of 2026-07-28 Streamable
+// HTTP for a tools/call of tool, as the SDK server does: an annotated
+// argument that is present and not null needs its header with an equal
+// value (=?base64?…?= decoded, integers compared numerically); an absent or
+// null one must have no header. Violations are -32020.
+func checkParamHeaders(rq *request, tool *mcp.Tool, args json.RawMessage) *jsonrpc.Error {
+	bindings := paramBindings(schemaMap(tool.InputSchema), nil, nil)
+	if len(bindings) == 0 {
+		return nil
+	}
+	var obj map[string]json.RawMessage
+	if len(args) > 0 && json.Unmarshal(args, &obj) != nil {
+		return nil // not an object: the backend rejects the arguments
+	}
+	for _, b := range bindings {
+		if msg := checkBinding(rq.r.Header.Get(headerParam+b.header), obj, b); msg != "" {
+			return mismatch(msg)
+		}
+	}
+	return nil
+}
+
+// checkBinding returns the mismatch message for one binding, "" if fine.
+func checkBinding(h string, args map[string]json.RawMessage, b paramBinding) string {
+	name := headerParam + b.header
+	arg, found := lookupArg(args, b.path)
+	where := strings.Join(b.path, ".")
+	if !found || string(arg) == "null" {
+		if h != "" {
+			return fmt.Sprintf("header mismatch: unexpected %s header for absent or null parameter %q", name, where)
+		}
+		return ""
+	}
+	if h == "" {
+		return fmt.Sprintf("header mismatch: missing %s header for parameter %q", name, where)
+	}
+	v, ok := decodeHeaderValue(h)
+	if !ok {
+		return fmt.Sprintf("header mismatch: %s header contains invalid Base64 encoding", name)
+	}
+	if !primitiveEqual(v, arg) {
+		return fmt.Sprintf("header mismatch: %s header value %q does not match parameter %q", name, h, where)
+	}
+	return ""
+}
+
+// schemaMap returns a tool's input schema as a JSON object.
+func schemaMap(schema any) map[string]any {
+	if m, ok := schema.(map[string]any); ok {
+		return m
+	}
+	b, err := json.Marshal(schema)
+	if err != nil {
+		return nil
+	}
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return m
+}
+
+// paramBindings collects the x-mcp-header annotations under schema's
+// properties, at any nesting depth.
+func paramBindings(schema map[string]any, prefix []string, out []paramBinding) []paramBinding {
+	props, _ := schema["properties"].(map[string]any)
+	for name, raw := range props {
+		prop, ok := raw.(map[string]any)
+		if !ok {
+			continue
+		}
+		path := append(append([]string(nil), prefix...), name)
+		if h, ok := prop["x-mcp-header"].(string); ok && h != "" {
+			out = append(out, paramBinding{path: path, header: h})
+		}
+		out = paramBindings(prop, path, out)
+	}
+	return out
+}
+
+// lookupArg finds the raw argument at path in nested argument objects.
+func lookupArg(args map[string]json.RawMessage, path []string) (json.RawMessage, bool) {
+	cur, ok := args[path[0]]
+	for _, part := range path[1:] {
+		if !ok {
+			return nil, false
+		}
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(cur, &obj) != nil {
+			return nil, false
+		}
+		cur, ok = obj[part]
+	}
+	return cur, ok
+}
+
+// primitiveEqual compares a decoded header value with a JSON argument that
+// must be a string, a boolean or a safe integer (SEP-2243).
+func primitiveEqual(h string, arg json.RawMessage) bool {
+	var v any
+	if json.Unmarshal(arg, &v) != nil {
+		return false
+	}
+	switch v := v.(type) {
+	case string:
+		return h == v
+	case bool:
+		return h == strconv.FormatBool(v)
+	case float64:
+		const safe = 1<<53 - 1
+		if v != math.Trunc(v) || math.Abs(v) > safe {
+			return false
+		}
+		n, err := strconv.ParseFloat(h, 64)
+		return err == nil && n == v
+	}
+	return false
+}

@@ -1,0 +1,121 @@
+package modern
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/backends"
+)
+
+// statusFor maps a JSON-RPC error code to the HTTP status of a 2026-07-28
+// reply: -32601 → 404; -32602, -32020, -32021, -32022 → 400; others 200.
+func statusFor(code int64) int {
+	switch code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, mcp.CodeHeaderMismatch,
+		mcp.CodeMissingRequiredClientCapabilities, mcp.CodeUnsupportedProtocolVersion:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
+// toWireError returns err as a JSON-RPC error (-32603 unless it is one).
+func toWireError(err error) *jsonrpc.Error {
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		return we
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+}
+
+// reply writes a successful response; result is the marshaled result.
+func (rq *request) reply(result []byte) {
+	buf := make([]byte, 0, len(result)+len(rq.id)+36)
+	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
+	buf = append(buf, rq.id...)
+	buf = append(buf, `,"result":`...)
+	buf = append(buf, result...)
+	buf = append(buf, '}')
+	writeJSON(rq.w, http.StatusOK, buf)
+}
+
+// fail writes an error response with the status of its code.
+func (rq *request) fail(jerr *jsonrpc.Error) {
+	writeError(rq.w, statusFor(jerr.Code), rq.id, jerr)
+}
+
+// writeError writes a JSON-RPC error response echoing the raw id; with no
+// id (a notification, or an unreadable one) the id is omitted.
+func writeError(w http.ResponseWriter, status int, id json.RawMessage, jerr *jsonrpc.Error) {
+	body, err := json.Marshal(jerr)
+	if err != nil {
+		body = []byte(`{"code":-32603,"message":"unencodable error"}`)
+	}
+	buf := make([]byte, 0, len(body)+len(id)+36)
+	buf = append(buf, `{"jsonrpc":"2.0",`...)
+	if id != nil {
+		buf = append(buf, `"id":`...)
+		buf = append(buf, id...)
+		buf = append(buf, ',')
+	}
+	buf = append(buf, `"error":`...)
+	buf = append(buf, body...)
+	buf = append(buf, '}')
+	writeJSON(w, status, buf)
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// meta is the _meta of a result vmcp builds: serverInfo only.
+func (d *Dispatcher) meta() mcp.Meta {
+	return mcp.Meta{mcp.MetaKeyServerInfo: d.info}
+}
+
+// resultMeta is the _meta of a backend's result as vmcp returns it: the
+// backend's own keys, its io.modelcontextprotocol/* keys (per hop, e.g.
+// its serverInfo) replaced by vmcp's serverInfo.
+func (d *Dispatcher) resultMeta(m mcp.Meta) mcp.Meta {
+	out := backends.ForwardMeta(m)
+	if out == nil {
+		out = make(mcp.Meta, 1)
+	}
+	out[mcp.MetaKeyServerInfo] = d.info
+	return out
+}
+
+// marshalMRTR marshals a tools/call, prompts/get or resources/read result.
+// The SDK writes resultType only when its unexported field is set (from a
+// Modern backend's reply); otherwise "resultType":"complete" is spliced in
+// (an input_required result always carries its own).
+func marshalMRTR(res any, needsInput bool) ([]byte, error) {
+	b, err := json.Marshal(res)
+	if err != nil || needsInput || bytes.Contains(b, []byte(`"resultType":"`)) {
+		return b, err
+	}
+	return spliceResultType(b), nil
+}
+
+// spliceResultType inserts "resultType":"complete" as the first member of
+// the JSON object b.
+func spliceResultType(b []byte) []byte {
+	const member = `"resultType":"complete"`
+	out := make([]byte, 0, len(b)+len(member)+1)
+	out = append(out, '{')
+	out = append(out, member...)
+	if rest := bytes.TrimLeft(b[1:], " \t\r\n"); len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, b[1:]...)
+}
