@@ -2,8 +2,11 @@ package vmcp
 
 import (
 	"net/http"
+	"net/url"
+	"slices"
 
 	"github.com/vmcp/vmcp/pkg/dispatch/modern"
+	"github.com/vmcp/vmcp/pkg/telemetry"
 )
 
 // modernVersion is the first protocol revision served statelessly.
@@ -19,6 +22,7 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", s.readyz)
+	mux.Handle("GET /metrics", telemetry.Handler())
 	cop := http.NewCrossOriginProtection()
 	for _, o := range s.cfg.HTTP.AllowedOrigins {
 		_ = cop.AddTrustedOrigin(o) // validated by config
@@ -26,7 +30,7 @@ func (s *Server) routes() http.Handler {
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "Forbidden: cross-origin request rejected (Origin not allowed)", http.StatusForbidden)
 	}))
-	mux.Handle(s.cfg.Path, cop.Handler(http.HandlerFunc(s.endpoint)))
+	mux.Handle(s.cfg.Path, s.checkOrigin(cop.Handler(http.HandlerFunc(s.endpoint))))
 	return mux
 }
 
@@ -41,4 +45,23 @@ func (s *Server) endpoint(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.legacy.ServeHTTP(w, r)
+}
+
+// checkOrigin refuses (403) any request, GET included, whose Origin header
+// is neither this host nor in http.allowed_origins (Streamable HTTP: servers
+// MUST validate Origin, against DNS rebinding). Requests without Origin
+// (non-browser clients) pass.
+func (s *Server) checkOrigin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if u, err := url.Parse(origin); err == nil && u.Host == r.Host || slices.Contains(s.cfg.HTTP.AllowedOrigins, origin) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		http.Error(w, "Forbidden: Origin "+origin+" is not allowed", http.StatusForbidden)
+	})
 }

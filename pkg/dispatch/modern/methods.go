@@ -120,7 +120,12 @@ func (d *Dispatcher) listPrompts(_ *request, p *listParams) ([]byte, error) {
 
 // page is keyset pagination over one sorted catalogue slice; a bad cursor
 // (not a string, tampered, truncated, over-long or another verb's) is -32602.
+// While no backend is ready it fails with -32603, as Legacy lists do, since
+// an empty success would read as "this server has nothing".
 func page[T any](d *Dispatcher, items []T, key func(T) string, verb string, raw json.RawMessage) ([]T, string, error) {
+	if !d.mgr.Ready() {
+		return nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no backend is available"}
+	}
 	cursor, err := pagination.ParamCursor(raw)
 	if err == nil {
 		var out []T

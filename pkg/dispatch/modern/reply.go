@@ -98,7 +98,9 @@ func (d *Dispatcher) resultMeta(m mcp.Meta) mcp.Meta {
 // marshalMRTR marshals a tools/call, prompts/get or resources/read result.
 // The SDK writes resultType only when its unexported field is set (from a
 // Modern backend's reply); otherwise "resultType":"complete" is spliced in
-// (an input_required result always carries its own).
+// (an input_required result always carries its own). A "resultType" member
+// nested in a Legacy result's content suppresses the splice: harmless, as an
+// absent resultType means "complete".
 func marshalMRTR(res any, needsInput bool) ([]byte, error) {
 	b, err := json.Marshal(res)
 	if err != nil || needsInput || bytes.Contains(b, []byte(`"resultType":"`)) {

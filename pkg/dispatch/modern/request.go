@@ -169,7 +169,7 @@ func isLoopback(addr string) bool {
 
 // acceptsBoth reports whether the Accept values admit both JSON and SSE
 // (2026-07-28 Streamable HTTP: clients list both), as the SDK checks.
-func acceptsBoth(values []string) (ok bool) {
+func acceptsBoth(values []string) bool {
 	var js, sse bool
 	for _, v := range values {
 		for _, tok := range strings.Split(v, ",") {

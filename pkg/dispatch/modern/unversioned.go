@@ -13,13 +13,11 @@ import (
 // metaVersionKey is how a Modern request body spells its version key.
 var metaVersionKey = []byte(`"` + mcp.MetaKeyProtocolVersion + `"`)
 
-// InterceptModernBody is called for a POST that the router sends to the
-// Legacy handler (MCP-Protocol-Version absent or older than FirstVersion).
-// If the body is a Modern request nonetheless (its _meta protocolVersion
-// is FirstVersion or later), it answers 400 + -32020 (header missing or
-// unlike _meta, 2026-07-28 Streamable HTTP) and returns true. Otherwise it
-// restores r.Body for the Legacy handler and returns false; it answers 413
-// itself, and returns true, for a body over MaxBodyBytes.
+// InterceptModernBody screens a POST bound for the Legacy handler (its
+// MCP-Protocol-Version is absent or older than FirstVersion). A Modern body
+// (_meta protocolVersion >= FirstVersion) gets 400 + -32020, an oversized
+// one 413, and it returns true; otherwise it restores r.Body and returns
+// false. Only the key's presence is scanned for, so the common case is cheap.
 func (d *Dispatcher) InterceptModernBody(w http.ResponseWriter, r *http.Request) bool {
 	body, ok := readBody(w, r, d.opts.MaxBodyBytes)
 	if !ok {

@@ -5,8 +5,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -236,10 +238,9 @@ func TestTransportRejections(t *testing.T) {
 	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
 
 	h = modernHeaders("tools/list", "")
-	h.Set("Host", "evil.example") // DNS rebinding onto a loopback listener
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body(`1`, "tools/list", nil)))
 	require.NoError(t, err)
-	req.Header, req.Host = h, "evil.example"
+	req.Header, req.Host = h, "evil.example" // DNS rebinding onto a loopback listener
 	resp, err = http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	_ = resp.Body.Close()
@@ -344,4 +345,21 @@ func TestParamHeaders(t *testing.T) {
 			assert.Contains(t, jerr.Message, "Mcp-Param-")
 		})
 	}
+}
+
+// With no backend ready a list is -32603 (HTTP 200), not an empty success,
+// and a call names the backend that is down.
+func TestNoBackendAvailable(t *testing.T) {
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	url, srv := startVMCP(t, func(c *config.Config) { c.Backends[0].Timeout = config.Duration(time.Second) },
+		config.Backend{Name: "down", URL: gone.URL, Transport: config.TransportStreamableHTTP})
+	require.False(t, srv.Ready())
+	for _, v := range []string{"tools/list", "prompts/list", "resources/list", "resources/templates/list"} {
+		st, r := rpc(t, url, `1`, v, nil)
+		jerr := requireError(t, st, r, http.StatusOK, jsonrpc.CodeInternalError)
+		assert.Contains(t, jerr.Message, "no backend is available")
+	}
+	st, r := rpc(t, url, `1`, "server/discover", nil)
+	assert.Equal(t, map[string]any{}, result(t, st, r)["capabilities"])
 }
