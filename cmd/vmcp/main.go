@@ -1,7 +1,7 @@
 // Command vmcp is the virtual MCP server: one Streamable HTTP endpoint in
 // front of many MCP servers.
 //
-//	vmcp serve --config FILE [--listen HOST:PORT]
+//	vmcp serve --config FILE [--listen HOST:PORT] [--pprof HOST:PORT]
 //	vmcp validate --config FILE
 //	vmcp version
 package main
@@ -9,10 +9,13 @@ package main
 import (
 	"context"
 	"errors"
+	_ "expvar" // /debug/vars (memstats) on the --pprof listener
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	_ "net/http/pprof" // /debug/pprof on the --pprof listener
 	"os"
 	"os/signal"
 	"syscall"
@@ -27,7 +30,7 @@ func main() {
 }
 
 const usage = `usage:
-  vmcp serve --config FILE [--listen HOST:PORT]
+  vmcp serve --config FILE [--listen HOST:PORT] [--pprof HOST:PORT]
   vmcp validate --config FILE
   vmcp version
 `
@@ -49,15 +52,25 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return code
 	case "serve":
-		var listen string
+		var listen, pprofAddr string
 		cfg, code := load(args[1:], stderr, func(fs *flag.FlagSet) {
 			fs.StringVar(&listen, "listen", "", "HOST:PORT to listen on (overrides config)")
+			fs.StringVar(&pprofAddr, "pprof", "", "opt-in HOST:PORT serving /debug/pprof and /debug/vars (profiling; keep it on loopback)")
 		})
 		if cfg == nil {
 			return code
 		}
 		if listen != "" {
 			cfg.Listen = listen
+		}
+		if pprofAddr != "" {
+			// net/http/pprof and expvar register on http.DefaultServeMux,
+			// which only this listener serves (vmcp's endpoint has its own mux).
+			go func() {
+				if err := http.ListenAndServe(pprofAddr, nil); err != nil {
+					fmt.Fprintln(stderr, "vmcp: pprof listener:", err)
+				}
+			}()
 		}
 		return serve(cfg, stderr)
 	}
@@ -99,6 +112,7 @@ func serve(cfg *config.Config, stderr io.Writer) int {
 	log := logr.FromSlogHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go tuneGC(ctx)
 	srv, err := vmcp.New(cfg, vmcp.Options{Logger: log})
 	if err != nil {
 		fmt.Fprintln(stderr, "vmcp:", err)

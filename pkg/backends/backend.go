@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -53,12 +54,16 @@ type Backend struct {
 
 	refresh chan struct{} // list_changed on the control connection (cap 1, coalescing)
 
+	subs      resourceSubs                              // upstream resource subscriptions (resources.go)
+	onUpdated atomic.Pointer[func(backend, uri string)] // resources/updated handler (Manager.OnResourceUpdated)
+
 	mu      sync.Mutex
 	state   State
 	lastErr error
 	control *mcp.ClientSession
 	init    *mcp.InitializeResult
 	tools   int
+	hints   map[string]CacheHint // list method -> cache hint of the last walk (cacheguard.go)
 }
 
 func newBackend(cfg config.Backend, log *slog.Logger, sink func(aggregator.Inventory, bool)) *Backend {
@@ -149,12 +154,18 @@ func (b *Backend) connect(ctx context.Context, opts SessionOptions, version stri
 	if opts.Tap != nil {
 		hc = tapHTTP(hc, opts.Tap)
 	}
+	if opts.CacheGuard {
+		hc = guardHTTP(hc)
+	}
 	t, err := newTransport(b.cfg, hc, retries)
 	if err != nil {
 		return nil, err
 	}
 	if _, isHTTP := t.(*mcp.StreamableClientTransport); opts.Tap != nil && !isHTTP {
 		t = &tapTransportConn{Transport: t, tap: opts.Tap}
+	}
+	if _, isHTTP := t.(*mcp.StreamableClientTransport); opts.CacheGuard && !isHTTP {
+		t = &guardTransportConn{Transport: t}
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.Timeout())
 	defer cancel()
@@ -192,13 +203,36 @@ func (b *Backend) requestRefresh() {
 	}
 }
 
+// controlOptions configure the control connection: no client
+// capabilities, no automatic MRTR, and the list_changed handlers only off
+// HTTP (they make the go-sdk open its unsupervised listen on a Modern
+// backend; over HTTP vmcp supervises its own, listen.go). Notifications
+// themselves are handled by controlNotifications.
 func (b *Backend) controlOptions() *mcp.ClientOptions {
-	notify := func() { b.requestRefresh() }
-	return &mcp.ClientOptions{
-		Capabilities:               &mcp.ClientCapabilities{},
-		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { notify() },
-		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { notify() },
-		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { notify() },
-		MultiRoundTrip:             &mcp.MultiRoundTripOptions{Disabled: true},
+	opts := &mcp.ClientOptions{
+		Capabilities:   &mcp.ClientCapabilities{},
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+	}
+	if !b.isHTTP() {
+		opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) {}
+		opts.PromptListChangedHandler = func(context.Context, *mcp.PromptListChangedRequest) {}
+		opts.ResourceListChangedHandler = func(context.Context, *mcp.ResourceListChangedRequest) {}
+	}
+	return opts
+}
+
+// controlNotifications is receiving middleware on the control connection:
+// list_changed requests a refresh, resources/updated goes to the manager.
+func (b *Backend) controlNotifications(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
+			b.requestRefresh()
+		case "notifications/resources/updated":
+			if p, ok := req.GetParams().(*mcp.ResourceUpdatedNotificationParams); ok && p != nil {
+				b.resourceUpdated(p.URI)
+			}
+		}
+		return next(ctx, method, req)
 	}
 }

@@ -22,6 +22,8 @@ func (b *Backend) list(ctx context.Context, cs *mcp.ClientSession) (aggregator.I
 	ctx, cancel := context.WithTimeout(ctx, 4*b.Timeout())
 	defer cancel()
 	inv := aggregator.Inventory{Backend: b.cfg.Name}
+	hints := map[string]CacheHint{}
+	defer b.setHints(hints)
 	caps := &mcp.ServerCapabilities{}
 	if r := cs.InitializeResult(); r != nil && r.Capabilities != nil {
 		caps = r.Capabilities
@@ -33,6 +35,7 @@ func (b *Backend) list(ctx context.Context, cs *mcp.ClientSession) (aggregator.I
 			if err != nil {
 				return nil, "", err
 			}
+			hints["tools/list"] = hints["tools/list"].Merge(HintOf(r.Cacheable, r.Meta))
 			return r.Tools, r.NextCursor, nil
 		})
 		if err != nil {
@@ -45,6 +48,7 @@ func (b *Backend) list(ctx context.Context, cs *mcp.ClientSession) (aggregator.I
 			if err != nil {
 				return nil, "", err
 			}
+			hints["resources/list"] = hints["resources/list"].Merge(HintOf(r.Cacheable, r.Meta))
 			return r.Resources, r.NextCursor, nil
 		})
 		if err != nil {
@@ -55,6 +59,7 @@ func (b *Backend) list(ctx context.Context, cs *mcp.ClientSession) (aggregator.I
 			if err != nil {
 				return nil, "", err
 			}
+			hints["resources/templates/list"] = hints["resources/templates/list"].Merge(HintOf(r.Cacheable, r.Meta))
 			return r.ResourceTemplates, r.NextCursor, nil
 		})
 		if err != nil {
@@ -67,6 +72,7 @@ func (b *Backend) list(ctx context.Context, cs *mcp.ClientSession) (aggregator.I
 			if err != nil {
 				return nil, "", err
 			}
+			hints["prompts/list"] = hints["prompts/list"].Merge(HintOf(r.Cacheable, r.Meta))
 			return r.Prompts, r.NextCursor, nil
 		})
 	}

@@ -36,6 +36,7 @@ func (b *Backend) supervise(ctx context.Context, firstDone func()) {
 		}
 		backoff = minBackoff
 		b.watch(ctx, cs)
+		b.stopEpoch()
 		b.mu.Lock()
 		b.control = nil
 		b.mu.Unlock()
@@ -50,12 +51,15 @@ func (b *Backend) supervise(ctx context.Context, firstDone func()) {
 
 // connectControl connects and lists the backend, publishing its inventory.
 func (b *Backend) connectControl(ctx context.Context) (*mcp.ClientSession, error) {
-	cs, err := b.connect(ctx, SessionOptions{Client: b.controlOptions()}, b.protocolVersion(), -1)
+	cs, err := b.connect(ctx, SessionOptions{Client: b.controlOptions(), CacheGuard: true,
+		Receiving: []mcp.Middleware{b.controlNotifications}}, b.protocolVersion(), -1)
 	if err != nil {
 		return nil, err
 	}
+	b.startEpoch(ctx, cs) // listens and resource subscriptions, before listing
 	inv, err := b.list(ctx, cs)
 	if err != nil {
+		b.stopEpoch()
 		_ = cs.Close()
 		return nil, err
 	}

@@ -26,6 +26,9 @@ type SessionOptions struct {
 	Receiving []mcp.Middleware   // client receiving middleware (e.g. roots/list)
 	Sending   []mcp.Middleware   // client sending middleware
 	Tap       Tap                // may be nil
+	// CacheGuard zeroes the ttlMs of results before the go-sdk client can
+	// cache them (cacheguard.go); for connections shared by many clients.
+	CacheGuard bool
 	// Init runs once on the new session before first use (e.g. to apply
 	// the client's log level); an error closes the session and fails Get.
 	Init func(context.Context, *mcp.ClientSession) error
@@ -59,7 +62,7 @@ func (t *tapTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		return resp, err
 	}
-	resp.Body = &tapBody{ctx: req.Context(), src: bufio.NewReader(resp.Body), body: resp.Body, tap: t.tap}
+	resp.Body = &tapBody{ctx: req.Context(), src: bufio.NewReaderSize(resp.Body, tapBufSize), body: resp.Body, tap: t.tap}
 	return resp, nil
 }
 
@@ -72,8 +75,13 @@ type tapBody struct {
 	tap     Tap
 	pending []byte // bytes of the current event not yet returned
 	event   []byte // reused buffer
+	data    []byte // reused buffer: the current event's data
 	err     error
 }
+
+// tapBufSize is the read buffer of a tapped stream: a typical event fits;
+// longer lines are gathered piecewise.
+const tapBufSize = 1024
 
 func (b *tapBody) Read(p []byte) (int, error) {
 	for len(b.pending) == 0 {
@@ -90,13 +98,18 @@ func (b *tapBody) Read(p []byte) (int, error) {
 // readEvent reads lines up to and including the blank line that ends an
 // SSE event, taps its data, and queues the raw bytes.
 func (b *tapBody) readEvent() {
-	b.event = b.event[:0]
-	var data []byte
+	b.event, b.data = b.event[:0], b.data[:0]
 	for {
-		line, err := b.src.ReadBytes('\n')
+		start := len(b.event)
+		line, err := b.src.ReadSlice('\n')
 		b.event = append(b.event, line...)
+		for err == bufio.ErrBufferFull { // a line longer than the buffer
+			line, err = b.src.ReadSlice('\n')
+			b.event = append(b.event, line...)
+		}
+		line = b.event[start:]
 		if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-			data = append(data, bytes.TrimSpace(d)...)
+			b.data = append(b.data, bytes.TrimSpace(d)...)
 		}
 		if err != nil {
 			b.err = err
@@ -106,8 +119,8 @@ func (b *tapBody) readEvent() {
 			break
 		}
 	}
-	if len(data) > 0 && hasMarker(data) {
-		if msg, err := jsonrpc.DecodeMessage(data); err == nil {
+	if data := b.data; len(data) > 0 && hasMarker(data) {
+		if msg, err := jsonrpc.DecodeMessage(bytes.Clone(data)); err == nil { // data is reused
 			if r, ok := msg.(*jsonrpc.Request); ok && tapped(r.Method) {
 				b.tap(b.ctx, r)
 			}

@@ -101,6 +101,9 @@ type Cluster struct {
 	NodeID              string `yaml:"node_id"`                // default: generated at start
 	AdvertiseURL        string `yaml:"advertise_url"`          // how other nodes reach this one
 	MaxEventsPerSession int    `yaml:"max_events_per_session"` // default 1000
+	// KeyPrefix starts every Redis key vmcp writes (default "vmcp:"), so
+	// several clusters or tests can share one Redis.
+	KeyPrefix string `yaml:"key_prefix"`
 }
 
 // Duration is a time.Duration written in YAML as a Go duration string ("30s").

@@ -19,6 +19,7 @@ const (
 	defaultShutdownTimeout     = 10 * time.Second
 	defaultParkTimeout         = 5 * time.Minute
 	defaultMaxEventsPerSession = 1000
+	defaultKeyPrefix           = "vmcp:"
 )
 
 // ApplyDefaults fills every zero-valued field that has a default (see the
@@ -52,6 +53,7 @@ func (c *Config) ApplyDefaults() {
 	setDuration(&c.HTTP.ShutdownTimeout, defaultShutdownTimeout)
 	setDuration(&c.MRTR.ParkTimeout, defaultParkTimeout)
 	setInt(&c.Cluster.MaxEventsPerSession, defaultMaxEventsPerSession)
+	setString(&c.Cluster.KeyPrefix, defaultKeyPrefix)
 }
 
 func setString(p *string, v string) {

@@ -71,7 +71,7 @@ func TestParseExample(t *testing.T) {
 		Sessions:   Sessions{IdleTimeout: Duration(30 * time.Minute), Max: 10000},
 		HTTP:       HTTP{MaxBodyBytes: 4 << 20, ShutdownTimeout: Duration(10 * time.Second)},
 		MRTR:       MRTR{ParkTimeout: Duration(5 * time.Minute)},
-		Cluster:    Cluster{MaxEventsPerSession: 1000},
+		Cluster:    Cluster{MaxEventsPerSession: 1000, KeyPrefix: "vmcp:"},
 	}
 	assert.Equal(t, want, got)
 }

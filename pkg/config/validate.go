@@ -21,6 +21,10 @@ const (
 
 var backendNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 
+// keyPrefixRE is what cluster.key_prefix may contain (braces allow a Redis
+// Cluster hash tag).
+var keyPrefixRE = regexp.MustCompile(`^[A-Za-z0-9_.:{}-]{1,64}$`)
+
 // checkExplicit checks the numeric settings the file sets explicitly. It runs
 // before ApplyDefaults, so an explicit 0 is reported rather than replaced.
 func checkExplicit(ps *problems, c *Config) {
@@ -64,6 +68,11 @@ func validate(ps *problems, c *Config) {
 	}
 	if u := c.Cluster.RedisURL; u != "" && !strings.HasPrefix(u, "redis://") && !strings.HasPrefix(u, "rediss://") {
 		ps.add("cluster.redis_url", "must start with redis:// or rediss://")
+	} else if u != "" && c.MRTR.StateKey == "" {
+		ps.add("cluster.redis_url", "requires mrtr.state_key: every node must verify the cursors and requestState the others mint")
+	}
+	if p := c.Cluster.KeyPrefix; !keyPrefixRE.MatchString(p) {
+		ps.add("cluster.key_prefix", fmt.Sprintf("invalid prefix %q: want 1 to 64 of A-Z a-z 0-9 _ . : { } -", p))
 	}
 	if u := c.Cluster.AdvertiseURL; u != "" && !isHTTPURL(u) {
 		ps.add("cluster.advertise_url", fmt.Sprintf("invalid URL %q: want an absolute http or https URL", u))

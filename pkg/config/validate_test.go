@@ -93,6 +93,8 @@ func TestValidationRules(t *testing.T) {
 		{"redis url scheme", okBackend + "cluster:\n  redis_url: http://r:6379\n", "cluster.redis_url", 5, "redis:// or rediss://"},
 		{"advertise url", okBackend + "cluster:\n  advertise_url: node1:8080\n", "cluster.advertise_url", 5, "http or https"},
 		{"max events zero", okBackend + "cluster:\n  max_events_per_session: 0\n", "cluster.max_events_per_session", 5, "at least 1"},
+		{"key prefix chars", okBackend + "cluster:\n  key_prefix: \"a b\"\n", "cluster.key_prefix", 5, "invalid prefix"},
+		{"cluster without state key", okBackend + "cluster:\n  redis_url: redis://r:6379\n", "cluster.redis_url", 5, "requires mrtr.state_key"},
 		{"listen without port", okBackend + "listen: localhost\n", "listen", 4, "HOST:PORT"},
 		{"path without slash", okBackend + "path: mcp\n", "path", 4, `must start with "/"`},
 	}
@@ -115,7 +117,7 @@ func TestValidConfigs(t *testing.T) {
 		"priority no list": okBackend + "aggregation:\n  conflict_resolution: priority\n",
 		"manual":           okBackend + "aggregation:\n  conflict_resolution: manual\n  overrides:\n    a:\n      prompts: {p: {description: d}}\n",
 		"null sections":    okBackend + "aggregation:\nsessions:\npagination:\n  page_size:\n",
-		"rediss cluster":   okBackend + "cluster:\n  redis_url: rediss://u:p@r:6380/0\n  advertise_url: http://10.0.0.1:8080\n",
+		"rediss cluster":   okBackend + "cluster:\n  redis_url: rediss://u:p@r:6380/0\n  advertise_url: http://10.0.0.1:8080\n  key_prefix: \"{prod}:vmcp:\"\nmrtr:\n  state_key: 0123456789abcdef0123456789abcdef\n",
 		"comment only top": "# vmcp\n\n" + okBackend,
 	}
 	for name, src := range tests {

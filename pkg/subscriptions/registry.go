@@ -1,123 +1,261 @@
-// Package subscriptions tracks the Modern (2026-07-28) subscriptions/listen
-// streams: which stream asked for which notifications (the honored set sent
-// in its acknowledgement) and how to reach it (a Sink). It never writes HTTP
-// itself; the dispatcher that owns a stream supplies its Sink.
+// Package subscriptions runs the Modern (2026-07-28) subscriptions/listen
+// streams: what each stream was granted (the honored set of its
+// acknowledgement), the notifications pending for it, and the upstream
+// resource subscriptions the streams hold, reference-counted per backend and
+// URI. It never writes HTTP: the dispatcher owning a stream passes a Sink to
+// Stream.Serve on the stream's own goroutine.
 package subscriptions
 
 import (
+	"context"
 	"encoding/json"
+	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/errgroup"
 )
 
-// Sink delivers JSON-RPC notifications on one listen stream, in call order.
-// Send returns an error once the stream is gone (the client closed it).
-type Sink interface {
-	Send(method string, params mcp.Params) error
+// Upstream subscribes vmcp itself to a resource on a backend, by the
+// backend's own mechanism (a listen stream on a Modern backend,
+// resources/subscribe on a Legacy one). The registry calls it at most once
+// at a time per (backend, uri), on the first and the last holder.
+type Upstream interface {
+	SubscribeResource(ctx context.Context, backend, uri string) error
+	UnsubscribeResource(ctx context.Context, backend, uri string) error
 }
 
-// Stream is one open subscriptions/listen stream. ID is the listen request's
-// raw JSON-RPC id, which is also its subscription id (2026-07-28
-// subscriptions: every message on the stream carries it in _meta).
-type Stream struct {
-	ID      json.RawMessage
-	Honored mcp.NotificationSubscriptions
-
-	sink Sink
-	mu   sync.Mutex    // serialises Send
-	done chan struct{} // closed by Registry.Close (graceful end)
+// Resource is one requested resource subscription and the backend serving it.
+type Resource struct {
+	URI     string
+	Backend string
 }
 
-// Send delivers one notification on the stream after setting
-// _meta[mcp.MetaKeySubscriptionID] on params to the stream's ID, so params
-// must not be shared with another stream. params may be nil.
-func (s *Stream) Send(method string, params mcp.Params) error {
-	if params != nil {
-		m := params.GetMeta()
-		if m == nil {
-			m = map[string]any{}
-		}
-		m[mcp.MetaKeySubscriptionID] = s.ID
-		params.SetMeta(m)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.sink.Send(method, params)
-}
+// upstreamTimeout bounds one Upstream call made by the registry.
+const upstreamTimeout = 30 * time.Second
 
-// Done is closed when the registry ends the stream gracefully (shutdown);
-// the owner then sends the listen result and releases the stream.
-func (s *Stream) Done() <-chan struct{} { return s.done }
-
-// Registry holds the open listen streams, keyed by subscription id. Two
-// clients may use the same JSON-RPC id, so an id can key several streams.
-// It is safe for concurrent use.
+// Registry holds the open listen streams and the upstream resource
+// subscriptions they share. It is safe for concurrent use.
 type Registry struct {
+	up  Upstream
+	log *slog.Logger
+
 	mu      sync.Mutex
-	streams map[string][]*Stream
+	streams map[*Stream]struct{}
+	byURI   map[string]map[*Stream]struct{}
+	refs    map[Resource]*ref
 	closed  bool
 }
 
-// NewRegistry returns an empty registry.
-func NewRegistry() *Registry {
-	return &Registry{streams: map[string][]*Stream{}}
+// ref counts the streams holding one upstream subscription. mu orders the
+// upstream calls of its key, so a subscribe and an unsubscribe racing for
+// the same URI reach the backend in the order their counts changed.
+type ref struct {
+	mu    sync.Mutex
+	count int  // streams holding it (under mu)
+	up    bool // subscribed upstream (under mu)
+	users int  // goroutines using this entry (under Registry.mu)
 }
 
-// Listen registers a stream with subscription id id, the honored set from
-// its acknowledgement, and the sink that reaches it. After Close, the
-// returned stream is already done.
-func (r *Registry) Listen(id json.RawMessage, honored mcp.NotificationSubscriptions, sink Sink) *Stream {
-	s := &Stream{ID: id, Honored: honored, sink: sink, done: make(chan struct{})}
+// NewRegistry returns an empty registry subscribing through up (nil: no
+// resource subscription is ever granted). A nil logger discards.
+func NewRegistry(up Upstream, log *slog.Logger) *Registry {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Registry{up: up, log: log, streams: map[*Stream]struct{}{},
+		byURI: map[string]map[*Stream]struct{}{}, refs: map[Resource]*ref{}}
+}
+
+// Open registers a listen stream with subscription id id (the listen
+// request's raw JSON-RPC id). lists carries the granted list_changed kinds
+// (its ResourceSubscriptions is ignored); each of resources is subscribed
+// upstream first, and Honored lists, in request order, the ones that
+// succeeded. After Close the stream is returned already done.
+func (r *Registry) Open(ctx context.Context, id json.RawMessage, lists mcp.NotificationSubscriptions, resources []Resource) *Stream {
+	s := newStream(r, id)
+	s.Honored = mcp.NotificationSubscriptions{ToolsListChanged: lists.ToolsListChanged,
+		PromptsListChanged: lists.PromptsListChanged, ResourcesListChanged: lists.ResourcesListChanged}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.closed {
-		close(s.done)
+		r.mu.Unlock()
+		s.end()
 		return s
 	}
-	r.streams[string(id)] = append(r.streams[string(id)], s)
+	r.streams[s] = struct{}{}
+	r.mu.Unlock()
+
+	ok := make([]bool, len(resources))
+	if r.up != nil {
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(8)
+		for i, res := range resources {
+			g.Go(func() error {
+				ok[i] = r.acquire(gctx, res)
+				return nil
+			})
+		}
+		_ = g.Wait()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, res := range resources {
+		if !ok[i] {
+			continue
+		}
+		s.held = append(s.held, res)
+		s.Honored.ResourceSubscriptions = append(s.Honored.ResourceSubscriptions, res.URI)
+		set := r.byURI[res.URI]
+		if set == nil {
+			set = map[*Stream]struct{}{}
+			r.byURI[res.URI] = set
+		}
+		set[s] = struct{}{}
+		s.uris[res] = true
+	}
 	return s
 }
 
-// Release forgets s (its client closed it or it ended); it is idempotent.
+// Release forgets s and drops its upstream subscriptions (the last holder
+// of a URI unsubscribes vmcp from the backend). It is idempotent.
 func (r *Registry) Release(s *Stream) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	key := string(s.ID)
-	list := r.streams[key]
-	for i, x := range list {
-		if x == s {
-			list = append(list[:i:i], list[i+1:]...)
-			break
+	if _, ok := r.streams[s]; !ok {
+		r.mu.Unlock()
+		return
+	}
+	delete(r.streams, s)
+	for res := range s.uris {
+		if set := r.byURI[res.URI]; set != nil {
+			delete(set, s)
+			if len(set) == 0 {
+				delete(r.byURI, res.URI)
+			}
 		}
 	}
-	if len(list) == 0 {
-		delete(r.streams, key)
-	} else {
-		r.streams[key] = list
+	held := s.held
+	s.held = nil
+	r.mu.Unlock()
+	for _, res := range held {
+		r.drop(res)
 	}
 }
 
-// Lookup returns the open streams with subscription id id.
-func (r *Registry) Lookup(id json.RawMessage) []*Stream {
+// acquire takes one reference on res, subscribing upstream on the first.
+func (r *Registry) acquire(ctx context.Context, res Resource) bool {
+	e := r.use(res)
+	defer r.unuse(res, e)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.up {
+		uctx, cancel := context.WithTimeout(ctx, upstreamTimeout)
+		err := r.up.SubscribeResource(uctx, res.Backend, res.URI)
+		cancel()
+		if err != nil {
+			r.log.Warn("upstream resource subscription failed; not honored", "backend", res.Backend, "uri", res.URI, "error", err)
+			return false
+		}
+		e.up = true
+	}
+	e.count++
+	return true
+}
+
+// drop releases one reference on res, unsubscribing upstream on the last.
+func (r *Registry) drop(res Resource) {
+	e := r.use(res)
+	defer r.unuse(res, e)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.count--
+	if e.count > 0 || !e.up {
+		return
+	}
+	e.up = false
+	ctx, cancel := context.WithTimeout(context.Background(), upstreamTimeout)
+	defer cancel()
+	if err := r.up.UnsubscribeResource(ctx, res.Backend, res.URI); err != nil {
+		r.log.Warn("upstream resource unsubscription failed", "backend", res.Backend, "uri", res.URI, "error", err)
+	}
+}
+
+func (r *Registry) use(res Resource) *ref {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]*Stream(nil), r.streams[string(id)]...)
+	e := r.refs[res]
+	if e == nil {
+		e = &ref{}
+		r.refs[res] = e
+	}
+	e.users++
+	return e
+}
+
+// unuse forgets the entry once nobody uses or holds it.
+func (r *Registry) unuse(res Resource, e *ref) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e.users--
+	if e.users > 0 {
+		return
+	}
+	e.mu.Lock()
+	idle := e.count == 0 && !e.up
+	e.mu.Unlock()
+	if idle {
+		delete(r.refs, res)
+	}
+}
+
+// Refs is the number of streams holding the upstream subscription of uri on
+// backend (0 when vmcp is not subscribed).
+func (r *Registry) Refs(backend, uri string) int {
+	r.mu.Lock()
+	e := r.refs[Resource{URI: uri, Backend: backend}]
+	r.mu.Unlock()
+	if e == nil {
+		return 0
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.count
+}
+
+// ListChanged queues one list_changed notification per given kind for
+// every stream granted it; a kind already pending for a stream is not
+// queued twice (coalesced).
+func (r *Registry) ListChanged(tools, prompts, resources bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for s := range r.streams {
+		s.queueLists(tools && s.Honored.ToolsListChanged, prompts && s.Honored.PromptsListChanged,
+			resources && s.Honored.ResourcesListChanged)
+	}
+}
+
+// ResourceUpdated queues notifications/resources/updated for uri, served by
+// backend, on every stream subscribed to it.
+func (r *Registry) ResourceUpdated(backend, uri string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for s := range r.byURI[uri] {
+		if s.uris[Resource{URI: uri, Backend: backend}] {
+			s.queueUpdate(uri)
+		}
+	}
 }
 
 // Len is the number of open streams.
 func (r *Registry) Len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n := 0
-	for _, l := range r.streams {
-		n += len(l)
-	}
-	return n
+	return len(r.streams)
 }
 
-// Close ends every open stream gracefully (their Done channels close) and
-// makes later Listen calls return streams that are already done.
+// Close ends every open stream gracefully (their Done channels close; their
+// owners send the listen result and release them) and makes later Open
+// calls return streams that are already done.
 func (r *Registry) Close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -125,9 +263,7 @@ func (r *Registry) Close() {
 		return
 	}
 	r.closed = true
-	for _, l := range r.streams {
-		for _, s := range l {
-			close(s.done)
-		}
+	for s := range r.streams {
+		s.end()
 	}
 }

@@ -44,7 +44,7 @@ func (s *Server) endpoint(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.legacy.ServeHTTP(w, r)
+	s.serveLegacy(w, r) // here, or forwarded to the session's owner node (cluster.go)
 }
 
 // checkOrigin refuses (403) any request, GET included, whose Origin header

@@ -17,9 +17,11 @@ import (
 	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/capabilities"
+	"github.com/vmcp/vmcp/pkg/cluster"
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/dispatch/legacy"
 	"github.com/vmcp/vmcp/pkg/dispatch/modern"
+	"github.com/vmcp/vmcp/pkg/mrtr"
 	"github.com/vmcp/vmcp/pkg/pagination"
 )
 
@@ -33,6 +35,9 @@ type Options struct {
 	// StartWait bounds how long New waits for the backends' first connection
 	// attempts before serving (default 10s); slow backends keep retrying.
 	StartWait time.Duration
+	// ClusterTiming overrides the cluster's heartbeat periods and TTLs
+	// (zero fields: cluster.DefaultTiming); tests shorten them.
+	ClusterTiming cluster.Timing
 }
 
 // Server is a running vmcp: its backends are connected and supervised until
@@ -44,6 +49,7 @@ type Server struct {
 	mgr      *backends.Manager
 	legacy   *legacy.Dispatcher
 	modern   *modern.Dispatcher
+	cluster  *cluster.Cluster
 	handler  http.Handler
 	stateKey []byte
 }
@@ -60,6 +66,9 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: log, stateKey: key}
+	if err := s.startCluster(opts.ClusterTiming); err != nil {
+		return nil, err
+	}
 	s.agg = aggregator.New(policy(cfg), log)
 	s.mgr = backends.NewManager(cfg.Backends, s.agg, log)
 	backends.Version = Version
@@ -78,6 +87,8 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		MaxBodyBytes:   cfg.HTTP.MaxBodyBytes,
 		Capabilities:   s.legacyCapabilities,
 		Logger:         log,
+		EventStore:     s.cluster.EventStore(),
+		OnSession:      s.onSession,
 	})
 	s.modern = modern.New(s.agg, s.mgr, modern.Options{
 		Implementation: impl,
@@ -87,6 +98,10 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		Codec:          pagination.NewCodec(s.stateKey),
 		Capabilities:   s.modernCapabilities,
 		Logger:         log,
+		State:          mrtr.NewCodec(s.stateKey),
+		ParkTimeout:    cfg.MRTR.ParkTimeout.D(),
+		NodeID:         s.cluster.Self().ID,
+		ResumeOn:       s.resumeOn,
 	})
 	s.handler = s.routes()
 	return s, nil
@@ -99,10 +114,10 @@ func (s *Server) legacyCapabilities() *mcp.ServerCapabilities {
 	return capabilities.Compute(s.mgr.Capabilities(), legacyDeliverable)
 }
 
-// modernDeliverable is what vmcp delivers to Modern clients: nothing yet,
-// since live subscriptions/listen delivery is not built (a listen is
-// acknowledged with an empty honored set and ends at once).
-var modernDeliverable = capabilities.Deliverable{}
+// modernDeliverable is what vmcp delivers to Modern clients on
+// subscriptions/listen streams: list changes of the catalogue and updates
+// of subscribed resources (no logging: 2026-07-28 has no logging/setLevel).
+var modernDeliverable = capabilities.Deliverable{ListChanged: true, ResourceUpdates: true}
 
 func (s *Server) modernCapabilities() *mcp.ServerCapabilities {
 	return capabilities.Compute(s.mgr.Capabilities(), modernDeliverable)
@@ -123,16 +138,18 @@ func (s *Server) SessionCount() int { return s.legacy.SessionCount() }
 func (s *Server) Close() error {
 	s.modern.Close()
 	s.legacy.Close()
+	_ = s.cluster.Close() // after the sessions ended: leave the cluster
 	s.mgr.Close()
 	return nil
 }
 
 func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
-	if !s.mgr.Ready() {
+	ready := s.mgr.Ready() && s.cluster.Check() == nil
+	if !ready {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
-	_ = json.NewEncoder(w).Encode(map[string]any{"ready": s.mgr.Ready(), "backends": s.mgr.Status()})
+	_ = json.NewEncoder(w).Encode(map[string]any{"ready": ready, "backends": s.mgr.Status(), "cluster": s.cluster.Status()})
 }
 
 func policy(cfg *config.Config) aggregator.Policy {

@@ -49,7 +49,7 @@ func TestModernDefaultClientNegotiatesModern(t *testing.T) {
 	require.NotNil(t, init.ServerInfo)
 	require.Equal(t, "vmcp", init.ServerInfo.Name)
 	require.NotNil(t, init.Capabilities.Tools)
-	require.False(t, init.Capabilities.Tools.ListChanged, "list changes are not delivered to Modern clients yet")
+	require.True(t, init.Capabilities.Tools.ListChanged, "list changes are delivered on subscriptions/listen")
 
 	res, err := cs.GetPrompt(modernCtx(t), &mcp.GetPromptParams{Name: "new_hi"})
 	require.NoError(t, err)

@@ -31,6 +31,10 @@ type Options struct {
 	// EventStore keeps each session's SSE events for Last-Event-ID resume
 	// (2025-11-25 transports, resumability); nil disables resumption.
 	EventStore mcp.EventStore
+	// OnSession, if set, is called when a client session starts (start
+	// true, during initialize: an error refuses the initialize with its
+	// message) and when it ends (start false; the error is ignored).
+	OnSession func(id string, start bool) error
 }
 
 // Dispatcher is the Legacy half of the vmcp endpoint.
@@ -78,7 +82,20 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 }
 
 // ServeHTTP serves initialize, session POSTs, the GET stream and DELETE.
-func (d *Dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) { d.handler.ServeHTTP(w, r) }
+func (d *Dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodDelete {
+		d.abortSession(r.Header.Get("Mcp-Session-Id"))
+	}
+	d.handler.ServeHTTP(w, r)
+}
+
+// HasSession reports whether the client session id lives here.
+func (d *Dispatcher) HasSession(id string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, ok := d.sessions[id]
+	return ok
+}
 
 // SessionCount is the number of live Legacy client sessions.
 func (d *Dispatcher) SessionCount() int {
@@ -125,23 +142,38 @@ func (d *Dispatcher) lifecycle(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// admit registers a new client session, or fails when sessions.max is reached.
+// admit registers a new client session, or fails when sessions.max is
+// reached or OnSession refuses it.
 func (d *Dispatcher) admit(ss *mcp.ServerSession) error {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if _, ok := d.sessions[ss.ID()]; ok {
+		d.mu.Unlock()
 		return nil
 	}
 	if d.closed {
+		d.mu.Unlock()
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "vmcp is shutting down"}
 	}
 	if len(d.sessions) >= d.opts.MaxSessions {
+		d.mu.Unlock()
 		d.log.Warn("session limit reached; initialize refused", "max", d.opts.MaxSessions)
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("too many client sessions (sessions.max is %d); retry later", d.opts.MaxSessions)}
 	}
 	s := newClientSession(d, ss)
 	d.sessions[ss.ID()] = s
 	d.wg.Add(1)
+	d.mu.Unlock()
+	if d.opts.OnSession != nil {
+		if err := d.opts.OnSession(s.id, true); err != nil { // outside d.mu: may do I/O
+			d.mu.Lock()
+			delete(d.sessions, s.id)
+			d.mu.Unlock()
+			s.close()
+			d.wg.Done()
+			d.log.Warn("client session refused", "session", s.id, "error", err)
+			return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+	}
 	go func() {
 		defer d.wg.Done()
 		_ = ss.Wait()
@@ -157,6 +189,9 @@ func (d *Dispatcher) release(s *clientSession) {
 		delete(d.sessions, s.id)
 	}
 	d.mu.Unlock()
+	if d.opts.OnSession != nil {
+		_ = d.opts.OnSession(s.id, false)
+	}
 	s.close()
 }
 

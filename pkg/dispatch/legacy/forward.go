@@ -159,12 +159,20 @@ func (d *Dispatcher) begin(ctx context.Context, ss *mcp.ServerSession, extra *mc
 	if err != nil {
 		return nil, nil, nil, nil, backends.WireError(backend, err)
 	}
+	ctx, unbind := s.bound(ctx) // a deleted session cancels its calls and their requests to the client
 	c, end := s.calls.start(ctx, backend, meta)
 	if extra != nil {
 		ctx = backends.WithClientHeader(ctx, extra.Header)
 	}
 	cctx, done := backends.CallContext(withCall(ctx, c), b.Timeout())
-	return s, cs, cctx, func() { end(); done() }, nil
+	return s, cs, cctx, func() {
+		if cctx.Err() != nil { // cancelled or timed out: the SDK is sending notifications/cancelled
+			s.noteCancelled()
+		}
+		end()
+		done()
+		unbind()
+	}, nil
 }
 
 // backendFor returns the caller's backend session for backend name; errors

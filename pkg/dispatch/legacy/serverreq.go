@@ -15,27 +15,84 @@ const maxInputRounds = 32
 
 // serverRequests is receiving middleware on a backend session: the
 // backend's elicitation/create, sampling/createMessage and roots/list go to
-// this client unchanged, on the originating call's stream. The SDK client's
-// own handlers (which validate and could answer for the client) are skipped.
+// this client unchanged, on the originating call's stream, and are cancelled
+// when the backend cancels them; one whose capability the client did not
+// declare is refused. The SDK client's own handlers (which validate and
+// could answer for the client) are skipped.
 func (s *clientSession) serverRequests(backend string) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch req.GetParams().(type) {
+			case *mcp.ElicitParams, *mcp.CreateMessageWithToolsParams, *mcp.ListRootsParams:
+			default:
+				return next(ctx, method, req)
+			}
+			// The originating call's context (its values put the request on
+			// that call's stream), also ended by the backend's cancellation.
+			octx, stop := joined(s.calls.origin(ctx, backend, method), ctx)
+			defer stop()
+			if err := s.undeclared(req.GetParams()); err != nil {
+				return nil, err
+			}
 			switch p := req.GetParams().(type) {
 			case *mcp.ElicitParams:
-				return s.front.Elicit(s.calls.origin(ctx, backend, method), p)
+				return s.front.Elicit(octx, p)
 			case *mcp.CreateMessageWithToolsParams:
-				return s.front.CreateMessageWithTools(s.calls.origin(ctx, backend, method), p)
+				return s.front.CreateMessageWithTools(octx, p)
 			case *mcp.ListRootsParams:
-				return s.front.ListRoots(s.calls.origin(ctx, backend, method), p)
+				return s.front.ListRoots(octx, p)
 			}
 			return next(ctx, method, req)
 		}
 	}
 }
 
+// joined returns origin (whose values route the forwarded request to the
+// originating call's stream), also cancelled when the backend's own request
+// ctx is (notifications/cancelled from the backend, or its session ends).
+func joined(origin, ctx context.Context) (context.Context, func()) {
+	origin, cancel := context.WithCancel(origin)
+	stop := context.AfterFunc(ctx, cancel)
+	return origin, func() { stop(); cancel() }
+}
+
+// undeclared fails a server-to-client request (params p) whose capability
+// the client did not declare: vmcp never sends one (a backend may try: the
+// go-sdk's CreateMessage and ListRoots do not check the client's
+// capabilities, unlike Elicit). It returns nil for any other message.
+func (s *clientSession) undeclared(p any) error {
+	c := &mcp.ClientCapabilities{}
+	if ip := s.front.InitializeParams(); ip != nil && ip.Capabilities != nil {
+		c = ip.Capabilities
+	}
+	var name string
+	switch p.(type) {
+	case *mcp.ElicitParams:
+		if c.Elicitation != nil {
+			return nil
+		}
+		name = "elicitation"
+	case *mcp.CreateMessageParams, *mcp.CreateMessageWithToolsParams:
+		if c.Sampling != nil {
+			return nil
+		}
+		name = "sampling"
+	case *mcp.ListRootsParams:
+		if c.RootsV2 != nil {
+			return nil
+		}
+		name = "roots"
+	default:
+		return nil
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "client does not support " + name + " (not declared in its capabilities)"}
+}
+
 // fulfil answers a Modern backend's inputRequests by asking this client
 // (elicitation, sampling, roots on its session), concurrently.
 func (s *clientSession) fulfil(ctx context.Context, reqs mcp.InputRequestMap) (mcp.InputResponseMap, error) {
+	ctx, unbind := s.bound(ctx) // a deleted session cancels its requests to the client
+	defer unbind()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)
 	out := make(mcp.InputResponseMap, len(reqs))
@@ -65,6 +122,9 @@ func (s *clientSession) fulfil(ctx context.Context, reqs mcp.InputRequestMap) (m
 }
 
 func (s *clientSession) ask(ctx context.Context, ir mcp.InputRequest) (mcp.InputResponse, error) {
+	if err := s.undeclared(ir); err != nil {
+		return nil, err
+	}
 	switch p := ir.(type) {
 	case *mcp.ElicitParams:
 		return s.front.Elicit(ctx, p)

@@ -3,6 +3,7 @@ package legacy
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,13 +19,33 @@ type clientSession struct {
 	d        *Dispatcher
 	backends *backends.SessionSet
 	calls    *calls
+	// ended is cancelled when the session is deleted or closed; it cancels
+	// the session's in-flight backend calls (the SDK's session Close waits
+	// for in-flight requests, so nothing else would end them).
+	ended context.Context
+	end   context.CancelFunc
 
-	mu       sync.Mutex
-	logLevel mcp.LoggingLevel // "" until logging/setLevel
+	mu         sync.Mutex
+	logLevel   mcp.LoggingLevel // "" until logging/setLevel
+	lastCancel time.Time        // when a backend call was last cancelled
+}
+
+// cancelFlush is how long a client session's backend sessions stay open
+// after one of its backend calls was cancelled. The go-sdk client sends
+// notifications/cancelled from a goroutine and refuses to once the session
+// is closing (mcp/transport.go, jsonrpc2 Connection.Notify); a lost notice
+// leaves a go-sdk backend's handler running, and its DELETE waits for it.
+const cancelFlush = 500 * time.Millisecond
+
+func (s *clientSession) noteCancelled() {
+	s.mu.Lock()
+	s.lastCancel = time.Now()
+	s.mu.Unlock()
 }
 
 func newClientSession(d *Dispatcher, ss *mcp.ServerSession) *clientSession {
 	s := &clientSession{id: ss.ID(), front: ss, d: d, calls: newCalls()}
+	s.ended, s.end = context.WithCancel(context.Background())
 	s.backends = d.mgr.NewSessionSet(s.sessionOptions)
 	return s
 }
@@ -39,7 +60,38 @@ func (s *clientSession) backend(ctx context.Context, name string) (*mcp.ClientSe
 	return cs, b, err
 }
 
+// bound returns ctx, also cancelled when the client session ends; stop
+// releases it.
+func (s *clientSession) bound(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(s.ended, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// abortSession cancels the in-flight calls of client session id, which a
+// DELETE is about to end: the SDK's session Close waits for in-flight
+// requests, so without this the DELETE (and the backend handler) would wait
+// for the backend call to finish or time out.
+func (d *Dispatcher) abortSession(id string) {
+	d.mu.Lock()
+	s := d.sessions[id]
+	d.mu.Unlock()
+	if s != nil {
+		s.end()
+	}
+}
+
 func (s *clientSession) close() {
+	s.end()
+	s.mu.Lock()
+	wait := time.Duration(0)
+	if !s.lastCancel.IsZero() {
+		wait = cancelFlush - time.Since(s.lastCancel)
+	}
+	s.mu.Unlock()
+	if wait > 0 { // let the cancellation notices go out first
+		time.Sleep(wait)
+	}
 	if err := s.backends.Close(); err != nil {
 		s.d.log.Warn("closing backend sessions", "session", s.id, "error", err)
 	}

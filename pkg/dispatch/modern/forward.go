@@ -1,96 +1,201 @@
 package modern
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/mrtr"
 )
 
-// callTool routes tools/call by the catalogue to the backend's shared
-// connection; an unknown tool is -32602 naming it.
+// mrtrCall is one tools/call, prompts/get or resources/read: the requests
+// that may answer input_required (2026-07-28 multi round-trip requests).
+type mrtrCall struct {
+	method    string               // tools/call, prompts/get or resources/read
+	name      string               // advertised tool or prompt name, or URI
+	backend   string               // routed backend ("" unknown)
+	target    string               // the backend's own name or URI
+	meta      mcp.Meta             // the client's _meta
+	responses mcp.InputResponseMap // the client's inputResponses
+	state     string               // the client's requestState
+	// send performs the call on cs with the given _meta, inputResponses and
+	// backend requestState and returns the SDK result.
+	send func(ctx context.Context, cs *mcp.ClientSession, meta mcp.Meta, in mcp.InputResponseMap, state string) (any, error)
+	// direct, if set, may serve the call without the SDK client on a Modern
+	// backend (direct.go) with the backend requestState inner.
+	direct func(rq *request, inner string) ([]byte, bool, error)
+}
+
+// callTool routes tools/call by the catalogue (or a retry's requestState);
+// an unknown tool is -32602 naming it.
 func (d *Dispatcher) callTool(rq *request, p *mcp.CallToolParamsRaw) ([]byte, error) {
-	_, route, ok := d.agg.Current().Tool(p.Name)
-	if !ok {
-		return nil, invalidParams("unknown tool %q", p.Name)
+	c := &mrtrCall{method: "tools/call", name: p.Name, meta: p.Meta, responses: p.InputResponses, state: p.RequestState}
+	tool, route, found := d.agg.Current().Tool(p.Name)
+	if found {
+		c.backend, c.target = route.Backend, route.Name
 	}
-	cs, ctx, done, err := d.backend(rq, route.Backend)
-	if err != nil {
-		return nil, err
+	c.send = func(ctx context.Context, cs *mcp.ClientSession, meta mcp.Meta, in mcp.InputResponseMap, state string) (any, error) {
+		params := &mcp.CallToolParams{Meta: meta, Name: c.target, InputResponses: in, RequestState: state}
+		if len(p.Arguments) > 0 {
+			params.Arguments = p.Arguments
+		}
+		return cs.CallTool(ctx, params)
 	}
-	defer done()
-	params := &mcp.CallToolParams{
-		Meta:           d.forwardMeta(rq, cs, p.Meta),
-		Name:           route.Name,
-		InputResponses: p.InputResponses,
-		RequestState:   p.RequestState,
+	c.direct = func(rq *request, inner string) ([]byte, bool, error) {
+		if !found || route.Backend != c.backend || route.Name != c.target {
+			return nil, false, nil // the retry is pinned elsewhere than the catalogue says
+		}
+		q := *p
+		q.RequestState = inner
+		return d.callToolDirect(rq, tool, aggregator.Route{Backend: c.backend, Name: c.target}, &q)
 	}
-	if len(p.Arguments) > 0 {
-		params.Arguments = p.Arguments
-	}
-	res, err := cs.CallTool(ctx, params)
-	if err != nil {
-		return nil, backends.WireError(route.Backend, err)
-	}
-	out := *res
-	out.Meta = d.resultMeta(res.Meta)
-	return marshalMRTR(&out, res.NeedsInput())
+	return d.serveMRTR(rq, c, func() error { return invalidParams("unknown tool %q", p.Name) })
 }
 
 // getPrompt routes prompts/get by advertised prompt name.
 func (d *Dispatcher) getPrompt(rq *request, p *mcp.GetPromptParams) ([]byte, error) {
-	_, route, ok := d.agg.Current().Prompt(p.Name)
-	if !ok {
-		return nil, invalidParams("unknown prompt %q", p.Name)
+	c := &mrtrCall{method: "prompts/get", name: p.Name, meta: p.Meta, responses: p.InputResponses, state: p.RequestState}
+	if _, route, ok := d.agg.Current().Prompt(p.Name); ok {
+		c.backend, c.target = route.Backend, route.Name
 	}
-	cs, ctx, done, err := d.backend(rq, route.Backend)
-	if err != nil {
-		return nil, err
+	c.send = func(ctx context.Context, cs *mcp.ClientSession, meta mcp.Meta, in mcp.InputResponseMap, state string) (any, error) {
+		return cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: meta, Name: c.target, Arguments: p.Arguments, InputResponses: in, RequestState: state})
 	}
-	defer done()
-	res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{
-		Meta:           d.forwardMeta(rq, cs, p.Meta),
-		Name:           route.Name,
-		Arguments:      p.Arguments,
-		InputResponses: p.InputResponses,
-		RequestState:   p.RequestState,
-	})
-	if err != nil {
-		return nil, backends.WireError(route.Backend, err)
-	}
-	out := *res
-	out.Meta = d.resultMeta(res.Meta)
-	return marshalMRTR(&out, res.NeedsInput())
+	return d.serveMRTR(rq, c, func() error { return invalidParams("unknown prompt %q", p.Name) })
 }
 
 // readResource routes resources/read by URI (exact resource, else
 // template); an unknown URI is the SDK's resource-not-found error (-32602).
 func (d *Dispatcher) readResource(rq *request, p *mcp.ReadResourceParams) ([]byte, error) {
-	route, ok := d.agg.Current().Resource(p.URI)
-	if !ok {
-		return nil, mcp.ResourceNotFoundError(p.URI)
+	c := &mrtrCall{method: "resources/read", name: p.URI, meta: p.Meta, responses: p.InputResponses, state: p.RequestState}
+	if route, ok := d.agg.Current().Resource(p.URI); ok {
+		c.backend, c.target = route.Backend, route.Name
 	}
-	cs, ctx, done, err := d.backend(rq, route.Backend)
+	c.send = func(ctx context.Context, cs *mcp.ClientSession, meta mcp.Meta, in mcp.InputResponseMap, state string) (any, error) {
+		return cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: meta, URI: c.target, InputResponses: in, RequestState: state})
+	}
+	return d.serveMRTR(rq, c, func() error { return mcp.ResourceNotFoundError(p.URI) })
+}
+
+// serveMRTR serves c. A requestState vmcp issued is verified first (-32602
+// if tampered, foreign or for another request): a parked call's is resumed,
+// a Modern backend's pins the retry to that backend with its own state. A
+// Legacy backend is called on a session with the client's capabilities
+// when the client declared any it could ask for (park.go), else on the
+// shared connection like a Modern backend.
+func (d *Dispatcher) serveMRTR(rq *request, c *mrtrCall, unknown func() error) ([]byte, error) {
+	retry := c.state != "" || c.responses != nil
+	inner := ""
+	if c.state != "" {
+		st, err := d.state.Open(c.state)
+		if err != nil {
+			return nil, invalidParams("%s: %v", c.method, err)
+		}
+		if !st.Belongs(c.method, c.name) {
+			return nil, invalidParams("%s: requestState was issued for another request", c.method)
+		}
+		if st.Parked {
+			return d.resume(rq, c, st)
+		}
+		c.backend, c.target, inner = st.Backend, st.Target, st.Inner
+	}
+	if c.backend == "" {
+		return nil, unknown()
+	}
+	b, cs, err := d.shared(c.backend)
 	if err != nil {
 		return nil, err
 	}
-	defer done()
-	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{
-		Meta:           d.forwardMeta(rq, cs, p.Meta),
-		URI:            route.Name,
-		InputResponses: p.InputResponses,
-		RequestState:   p.RequestState,
-	})
-	if err != nil {
-		return nil, backends.WireError(route.Backend, err)
+	if r := cs.InitializeResult(); r == nil || r.ProtocolVersion < FirstVersion {
+		declared, _ := rq.clientCaps.(map[string]any)
+		if caps, key, ok := parkCaps(declared); ok {
+			return d.park(rq, b, c, caps, key)
+		}
+		c.responses, inner = nil, "" // a Legacy backend knows no multi round-trip
+	} else if c.direct != nil {
+		if out, handled, err := c.direct(rq, inner); handled {
+			if err != nil {
+				return nil, err
+			}
+			return d.sealRaw(c, out)
+		}
 	}
-	out := *res // res may be the SDK client's cached value: never mutate it
-	out.Meta = d.resultMeta(res.Meta)
-	out.Cacheable.CacheScope = cacheScope(res.CacheScope)
-	return marshalMRTR(&out, res.NeedsInput())
+	ctx, done := backends.CallContext(backends.WithClientHeader(rq.r.Context(), rq.r.Header), b.Timeout())
+	defer done()
+	res, err := c.send(ctx, cs, d.forwardMeta(rq, cs, c.meta), c.responses, inner)
+	if err != nil {
+		return nil, backends.WireError(c.backend, err)
+	}
+	return d.finish(c, res, retry)
+}
+
+// seal returns the requestState vmcp gives the client for a Modern
+// backend's input_required result carrying the backend's state inner.
+func (d *Dispatcher) seal(c *mrtrCall, inner string) string {
+	return d.state.Seal(mrtr.State{Method: c.method, Name: c.name, Backend: c.backend, Target: c.target, Inner: inner})
+}
+
+// finish marshals a backend's result for the client: vmcp's _meta, the
+// backend's requestState sealed into vmcp's, and for resources/read the
+// backend's cache hint (never cacheable for a retry or an input_required).
+func (d *Dispatcher) finish(c *mrtrCall, res any, retry bool) ([]byte, error) {
+	switch r := res.(type) {
+	case *mcp.CallToolResult:
+		out := *r
+		out.Meta = d.resultMeta(r.Meta)
+		if r.NeedsInput() {
+			out.RequestState = d.seal(c, r.RequestState)
+		}
+		return marshalMRTR(&out, r.NeedsInput())
+	case *mcp.GetPromptResult:
+		out := *r
+		out.Meta = d.resultMeta(r.Meta)
+		if r.NeedsInput() {
+			out.RequestState = d.seal(c, r.RequestState)
+		}
+		return marshalMRTR(&out, r.NeedsInput())
+	case *mcp.ReadResourceResult:
+		out := *r // r may be an SDK client's cached value: never mutate it
+		out.Meta = d.resultMeta(r.Meta)
+		hint := backends.HintOf(r.Cacheable, r.Meta)
+		if retry || r.NeedsInput() {
+			hint.TTLMs = 0 // 2026-07-28 caching: MRTR retries are not cached
+		}
+		out.Cacheable = hint.Cacheable()
+		if r.NeedsInput() {
+			out.RequestState = d.seal(c, r.RequestState)
+		}
+		return marshalMRTR(&out, r.NeedsInput())
+	}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: unexpected result %T", c.method, res)}
+}
+
+// sealRaw seals the backend requestState of a raw input_required result
+// (the direct path); other results pass unchanged.
+func (d *Dispatcher) sealRaw(c *mrtrCall, out []byte) ([]byte, error) {
+	if !bytes.Contains(out, []byte(`"input_required"`)) {
+		return out, nil
+	}
+	var res map[string]json.RawMessage
+	if err := json.Unmarshal(out, &res); err != nil {
+		return nil, backends.WireError(c.backend, err)
+	}
+	var rt, inner string
+	if json.Unmarshal(res["resultType"], &rt) != nil || rt != "input_required" {
+		return out, nil
+	}
+	_ = json.Unmarshal(res["requestState"], &inner)
+	st, err := json.Marshal(d.seal(c, inner))
+	if err != nil {
+		return nil, err
+	}
+	res["requestState"] = st
+	return json.Marshal(res)
 }
 
 // complete routes completion/complete by its reference (prompt name or
@@ -100,10 +205,11 @@ func (d *Dispatcher) complete(rq *request, p *mcp.CompleteParams) ([]byte, error
 	if err != nil {
 		return nil, err
 	}
-	cs, ctx, done, err := d.backend(rq, backend)
+	b, cs, err := d.shared(backend)
 	if err != nil {
 		return nil, err
 	}
+	ctx, done := backends.CallContext(backends.WithClientHeader(rq.r.Context(), rq.r.Header), b.Timeout())
 	defer done()
 	params.Meta = d.forwardMeta(rq, cs, p.Meta)
 	res, err := cs.Complete(ctx, params)
@@ -116,20 +222,17 @@ func (d *Dispatcher) complete(rq *request, p *mcp.CompleteParams) ([]byte, error
 	return json.Marshal(&out)
 }
 
-// backend returns the shared connection of backend name and the context of
-// one call on it (bounded by the backend's timeout, cancelled with the
-// client's request); done must be called when the call returns.
-func (d *Dispatcher) backend(rq *request, name string) (*mcp.ClientSession, context.Context, func(), error) {
+// shared returns backend name and its shared control connection.
+func (d *Dispatcher) shared(name string) (*backends.Backend, *mcp.ClientSession, error) {
 	b, err := d.mgr.Backend(name)
 	if err != nil {
-		return nil, nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 	}
 	cs, err := b.Shared()
 	if err != nil {
-		return nil, nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 	}
-	ctx, done := backends.CallContext(backends.WithClientHeader(rq.r.Context(), rq.r.Header), b.Timeout())
-	return cs, ctx, done, nil
+	return b, cs, nil
 }
 
 // forwardMeta is the _meta sent to a backend: the client's keys without the
@@ -146,15 +249,6 @@ func (d *Dispatcher) forwardMeta(rq *request, cs *mcp.ClientSession, m mcp.Meta)
 	}
 	out[mcp.MetaKeyClientCapabilities] = rq.clientCaps
 	return out
-}
-
-// cacheScope is the cacheScope sent to clients: the backend's, "public"
-// when absent (its protocol default).
-func cacheScope(s string) string {
-	if s == "" {
-		return "public"
-	}
-	return s
 }
 
 func invalidParams(format string, args ...any) error {

@@ -3,39 +3,55 @@ package modern
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/capabilities"
+	"github.com/vmcp/vmcp/pkg/subscriptions"
 )
 
 const methodAcknowledged = "notifications/subscriptions/acknowledged"
 
-// listen answers subscriptions/listen on an SSE stream: first the
-// acknowledgement with the honored subset of the requested notifications,
-// then (once nothing is honored, or at shutdown) the listen result. Every
-// message carries _meta subscriptionId = the request's raw id. A missing
-// notifications param is -32602 (2026-07-28 subscriptions).
+// writeTimeout bounds one write on a listen stream; a client that does not
+// read for this long loses its stream (counted as undeliverable).
+const writeTimeout = 10 * time.Second
+
+// listen answers subscriptions/listen on an SSE stream. The honored set is
+// what the capabilities (pkg/capabilities, as in server/discover) allow,
+// narrowed to URIs some backend serves and can subscribe to, and to the
+// upstream subscriptions that succeeded. First comes the acknowledgement,
+// then the stream's notifications until the client closes it
+// (cancellation: everything it held is released, no result) or vmcp shuts
+// down (the listen result); with nothing honored the result follows the
+// acknowledgement at once. Every message carries _meta subscriptionId = the
+// request's raw id. A missing notifications param is -32602.
 func (d *Dispatcher) listen(rq *request, p *mcp.SubscriptionsListenParams) ([]byte, error) {
 	if p.Notifications == nil {
 		return nil, invalidParams(`subscriptions/listen: missing required "notifications" param`)
 	}
+	done, _ := d.enter()
+	defer done()
 	cat := d.agg.Current()
+	var resources []subscriptions.Resource
 	honored := capabilities.Honored(d.opts.Capabilities(), p.Notifications, func(uri string) bool {
-		_, ok := cat.Resource(uri)
+		route, ok := d.subscribable(cat, uri)
+		if ok && !slices.ContainsFunc(resources, func(r subscriptions.Resource) bool { return r.URI == uri }) {
+			resources = append(resources, subscriptions.Resource{URI: route.Name, Backend: route.Backend})
+		}
 		return ok
 	})
+	stream := d.subs.Open(rq.r.Context(), rq.id, honored, resources)
+	defer d.subs.Release(stream)
 	rq.written = true
 	sink := startSSE(rq.w)
-	stream := d.subs.Listen(rq.id, honored, sink)
-	defer d.subs.Release(stream)
-	if err := stream.Send(methodAcknowledged, &mcp.SubscriptionsAcknowledgedParams{Notifications: honored}); err != nil {
+	if err := stream.Send(sink, methodAcknowledged, &mcp.SubscriptionsAcknowledgedParams{Notifications: stream.Honored}); err != nil {
 		return nil, nil // the client is gone
 	}
-	if !empty(honored) {
-		select {
-		case <-rq.r.Context().Done():
-			return nil, nil // the client closed the stream: cancellation, no result
-		case <-stream.Done():
+	if !empty(stream.Honored) {
+		if graceful, _ := stream.Serve(rq.r.Context(), sink); !graceful {
+			return nil, nil // cancelled by the client, or its stream broke
 		}
 	}
 	res := &mcp.SubscriptionsListenResult{Meta: d.meta()}
@@ -46,6 +62,27 @@ func (d *Dispatcher) listen(rq *request, p *mcp.SubscriptionsListenParams) ([]by
 		_ = sink.response(rq.id, b)
 	}
 	return nil, nil
+}
+
+// subscribable routes uri to a backend that advertises resources.subscribe.
+func (d *Dispatcher) subscribable(cat *aggregator.Catalogue, uri string) (aggregator.Route, bool) {
+	route, ok := cat.Resource(uri)
+	if !ok {
+		return route, false
+	}
+	b, err := d.mgr.Backend(route.Backend)
+	if err != nil {
+		return route, false
+	}
+	c := b.Capabilities()
+	return route, c != nil && c.Resources != nil && c.Resources.Subscribe
+}
+
+// catalogueChanged queues one list_changed per changed kind on the listen
+// streams granted it (resource templates count as resources).
+func (d *Dispatcher) catalogueChanged(_, _ *aggregator.Catalogue, kinds []aggregator.Kind) {
+	d.subs.ListChanged(slices.Contains(kinds, aggregator.KindTools), slices.Contains(kinds, aggregator.KindPrompts),
+		slices.Contains(kinds, aggregator.KindResources) || slices.Contains(kinds, aggregator.KindTemplates))
 }
 
 func empty(n mcp.NotificationSubscriptions) bool {
@@ -98,11 +135,16 @@ func (s *sseSink) response(id json.RawMessage, result []byte) error {
 	return s.event(msg)
 }
 
-// event writes data as one SSE "message" event and flushes it.
+// event writes data as one SSE "message" event and flushes it, within
+// writeTimeout (where the ResponseWriter supports deadlines).
 func (s *sseSink) event(data []byte) error {
 	buf := make([]byte, 0, len(data)+24)
 	buf = append(buf, "event: message\ndata: "...)
 	buf = append(append(buf, data...), "\n\n"...)
+	dl := s.rc.SetWriteDeadline(time.Now().Add(writeTimeout)) == nil
+	if dl {
+		defer func() { _ = s.rc.SetWriteDeadline(time.Time{}) }()
+	}
 	if _, err := s.w.Write(buf); err != nil {
 		return err
 	}

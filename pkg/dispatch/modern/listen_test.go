@@ -45,14 +45,15 @@ func metaOf(m map[string]any, member string) map[string]any {
 	return meta
 }
 
-// Today nothing is deliverable to Modern clients: the listen is
-// acknowledged with an empty honored set and ends with its result; both
-// carry the request id (string or number) as subscriptionId.
+// A listen asking for nothing vmcp can deliver (a URI no backend serves;
+// the backends here cannot subscribe anyway) is acknowledged with an empty
+// honored set and ends with its result at once; both carry the request id
+// (string or number) as subscriptionId.
 func TestListenAckThenResult(t *testing.T) {
 	url := twoBackends(t, nil)
 	for _, id := range []string{`"L1"`, `42`} {
 		params := map[string]any{"notifications": map[string]any{
-			"toolsListChanged": true, "promptsListChanged": true, "resourceSubscriptions": []string{"alpha://readme"},
+			"resourceSubscriptions": []string{"alpha://readme", "nobody://serves-this"},
 		}}
 		resp, b := post(t, url, modernHeaders("subscriptions/listen", ""), body(id, "subscriptions/listen", params))
 		require.Equal(t, http.StatusOK, resp.StatusCode, "%s", b)

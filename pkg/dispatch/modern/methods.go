@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/pagination"
 )
 
@@ -84,7 +85,7 @@ func (d *Dispatcher) listTools(_ *request, p *listParams) ([]byte, error) {
 		return nil, err
 	}
 	res := &mcp.ListToolsResult{Tools: items, NextCursor: next}
-	res.ResultType, res.Meta, res.CacheScope = "complete", d.meta(), "public"
+	res.ResultType, res.Meta, res.Cacheable = "complete", d.meta(), d.listCache("tools/list")
 	return json.Marshal(res)
 }
 
@@ -94,7 +95,7 @@ func (d *Dispatcher) listResources(_ *request, p *listParams) ([]byte, error) {
 		return nil, err
 	}
 	res := &mcp.ListResourcesResult{Resources: items, NextCursor: next}
-	res.ResultType, res.Meta, res.CacheScope = "complete", d.meta(), "public"
+	res.ResultType, res.Meta, res.Cacheable = "complete", d.meta(), d.listCache("resources/list")
 	return json.Marshal(res)
 }
 
@@ -104,7 +105,7 @@ func (d *Dispatcher) listTemplates(_ *request, p *listParams) ([]byte, error) {
 		return nil, err
 	}
 	res := &mcp.ListResourceTemplatesResult{ResourceTemplates: items, NextCursor: next}
-	res.ResultType, res.Meta, res.CacheScope = "complete", d.meta(), "public"
+	res.ResultType, res.Meta, res.Cacheable = "complete", d.meta(), d.listCache("resources/templates/list")
 	return json.Marshal(res)
 }
 
@@ -114,7 +115,7 @@ func (d *Dispatcher) listPrompts(_ *request, p *listParams) ([]byte, error) {
 		return nil, err
 	}
 	res := &mcp.ListPromptsResult{Prompts: items, NextCursor: next}
-	res.ResultType, res.Meta, res.CacheScope = "complete", d.meta(), "public"
+	res.ResultType, res.Meta, res.Cacheable = "complete", d.meta(), d.listCache("prompts/list")
 	return json.Marshal(res)
 }
 
@@ -138,4 +139,17 @@ func page[T any](d *Dispatcher, items []T, key func(T) string, verb string, raw 
 		return nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: verb + ": " + err.Error()}
 	}
 	return nil, "", err
+}
+
+// listCache is the caching hint of a list result (2026-07-28 caching):
+// over the ready backends that contributed to the list, the smallest
+// non-zero ttlMs and private if any said private.
+func (d *Dispatcher) listCache(verb string) mcp.Cacheable {
+	var h backends.CacheHint
+	for _, b := range d.mgr.Backends() {
+		if bh, ok := b.ListCache(verb); ok {
+			h = h.Merge(bh)
+		}
+	}
+	return h.Cacheable()
 }

@@ -7,14 +7,20 @@
 package modern
 
 import (
+	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/mrtr"
 	"github.com/vmcp/vmcp/pkg/pagination"
 	"github.com/vmcp/vmcp/pkg/subscriptions"
 )
@@ -32,7 +38,27 @@ type Options struct {
 	Codec          *pagination.Codec              // mints and checks list cursors (required)
 	Capabilities   func() *mcp.ServerCapabilities // Modern capabilities (pkg/capabilities)
 	Logger         *slog.Logger                   // nil discards
+
+	// State seals the requestState of input_required results (nil: a codec
+	// under a random key, so states do not survive a restart).
+	State *mrtr.Codec
+	// ParkTimeout bounds how long a Legacy backend's call waits for the
+	// client's retry between rounds before it is cancelled (default 5m).
+	ParkTimeout time.Duration
+	// NodeID is this node's cluster ID, sealed into the requestState of
+	// parked calls ("" for a single node).
+	NodeID string
+	// Parked records parked calls (nil: mrtr.NewMemory()).
+	Parked mrtr.Directory
+	// ResumeOn, if set, serves a retry whose parked call lives on another
+	// node (r's body is restored): it forwards r to node and answers w. It
+	// returns an error only when nothing was written; the client then gets
+	// -32602. Unset, such a retry gets -32602.
+	ResumeOn func(w http.ResponseWriter, r *http.Request, node string) error
 }
+
+// errShutdown cancels parked calls when vmcp shuts down.
+var errShutdown = errors.New("vmcp is shutting down")
 
 // Dispatcher is the Modern half of the vmcp endpoint. It is an http.Handler
 // for POSTs carrying MCP-Protocol-Version >= FirstVersion.
@@ -45,6 +71,25 @@ type Dispatcher struct {
 	info     json.RawMessage // opts.Implementation as JSON
 	versions []string        // every version vmcp serves, both eras, newest first
 	modern   []string        // the Modern subset of versions
+	state    *mrtr.Codec
+	parked   mrtr.Directory
+	pool     *sessionPool   // backend sessions for calls that may park
+	mu       sync.Mutex     // orders enter against Close
+	wg       sync.WaitGroup // listen streams and parked calls (see enter)
+	closing  atomic.Bool    // Close was called: no new parked calls
+}
+
+// enter tracks one listen stream or parked call in d.wg until its done is
+// called; after Close it tracks nothing (and reports false), so wg.Add
+// never races Close's wg.Wait.
+func (d *Dispatcher) enter() (done func(), ok bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closing.Load() {
+		return func() {}, false
+	}
+	d.wg.Add(1)
+	return d.wg.Done, true
 }
 
 // New builds the dispatcher over the catalogue of agg and the backends of
@@ -66,25 +111,70 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 	if err != nil {
 		panic("modern: Implementation does not marshal: " + err.Error())
 	}
+	if opts.State == nil {
+		key := make([]byte, 32)
+		_, _ = rand.Read(key)
+		opts.State = mrtr.NewCodec(key)
+	}
+	if opts.ParkTimeout <= 0 {
+		opts.ParkTimeout = 5 * time.Minute
+	}
+	if opts.Parked == nil {
+		opts.Parked = mrtr.NewMemory()
+	}
 	versions := mcp.SupportedProtocolVersions()
-	return &Dispatcher{
+	d := &Dispatcher{
 		opts:     opts,
 		agg:      agg,
 		mgr:      mgr,
-		subs:     subscriptions.NewRegistry(),
+		subs:     subscriptions.NewRegistry(mgr, opts.Logger),
 		log:      opts.Logger,
 		info:     info,
 		versions: versions,
 		modern:   slices.DeleteFunc(slices.Clone(versions), func(v string) bool { return v < FirstVersion }),
+		state:    opts.State,
+		parked:   opts.Parked,
+		pool:     newSessionPool(opts.Logger),
 	}
+	mgr.OnResourceUpdated(d.subs.ResourceUpdated)
+	agg.OnChange(d.catalogueChanged)
+	return d
 }
 
 // Subscriptions returns the registry of open subscriptions/listen streams.
 func (d *Dispatcher) Subscriptions() *subscriptions.Registry { return d.subs }
 
-// Close ends every open listen stream gracefully: each receives its
-// SubscriptionsListenResult and its HTTP response ends.
-func (d *Dispatcher) Close() { d.subs.Close() }
+// Parked returns the directory of calls parked between input_required rounds.
+func (d *Dispatcher) Parked() mrtr.Directory { return d.parked }
+
+// closeWait bounds how long Close waits for listen streams and parked
+// calls to wind down.
+const closeWait = 10 * time.Second
+
+// Close ends every open listen stream gracefully (each receives its
+// SubscriptionsListenResult and its HTTP response ends), cancels parked
+// calls upstream and closes idle backend sessions, waiting (bounded) for
+// all of them.
+func (d *Dispatcher) Close() {
+	d.mu.Lock()
+	d.closing.Store(true)
+	d.mu.Unlock()
+	d.subs.Close()
+	d.parked.Range(func(c *mrtr.Call) bool {
+		c.Cancel(errShutdown)
+		return true
+	})
+	done := make(chan struct{})
+	go func() { d.wg.Wait(); close(done) }()
+	t := time.NewTimer(closeWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		d.log.Warn("modern dispatcher: listen streams or parked calls still winding down after close", "wait", closeWait)
+	}
+	d.pool.close()
+}
 
 // ServeHTTP answers one Modern POST: 405 for other methods, 415 unless
 // Content-Type is application/json, 413 beyond MaxBodyBytes, 202 for an

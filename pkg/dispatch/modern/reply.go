@@ -91,6 +91,7 @@ func (d *Dispatcher) resultMeta(m mcp.Meta) mcp.Meta {
 	if out == nil {
 		out = make(mcp.Meta, 1)
 	}
+	delete(out, backends.UpstreamTTLKey) // the cache guard's, not the backend's
 	out[mcp.MetaKeyServerInfo] = d.info
 	return out
 }

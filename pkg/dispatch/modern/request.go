@@ -44,8 +44,9 @@ type request struct {
 	params       json.RawMessage
 	version      string // MCP-Protocol-Version header
 	notification bool
-	clientCaps   any  // _meta clientCapabilities, forwarded to Modern backends
-	written      bool // the handler wrote the response itself (listen)
+	clientCaps   any    // _meta clientCapabilities, forwarded to Modern backends
+	written      bool   // the handler wrote the response itself (listen)
+	body         []byte // the raw body (handed over intact by Options.ResumeOn)
 }
 
 // parse checks the HTTP request and decodes the JSON-RPC envelope. On
@@ -72,7 +73,7 @@ func (d *Dispatcher) parse(w http.ResponseWriter, r *http.Request) (*request, bo
 	if !ok {
 		return nil, false
 	}
-	rq := &request{w: w, r: r, version: r.Header.Get(headerVersion)}
+	rq := &request{w: w, r: r, version: r.Header.Get(headerVersion), body: body}
 	if jerr := rq.decode(body); jerr != nil {
 		writeError(w, http.StatusBadRequest, rq.id, jerr)
 		return nil, false

@@ -41,7 +41,7 @@ func TestEveryResultHasResultTypeAndServerInfo(t *testing.T) {
 			assert.Contains(t, res["supportedVersions"], modernV)
 			assert.Contains(t, res["supportedVersions"], legacyV)
 			caps := res["capabilities"].(map[string]any)
-			assert.Equal(t, map[string]any{}, caps["tools"], "no listChanged: nothing is delivered to Modern clients yet")
+			assert.Equal(t, map[string]any{"listChanged": true}, caps["tools"], "list changes are delivered on subscriptions/listen")
 			assert.Contains(t, caps, "prompts")
 			assert.Contains(t, caps, "completions")
 		}},

@@ -1,0 +1,287 @@
+package backends
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/config"
+)
+
+// Direct calls: a request to a Modern (2026-07-28+) streamable HTTP backend
+// is self-contained (no session, no server-to-client requests: 2026-07-28
+// uses MRTR results instead), so vmcp can send it as one POST and take the
+// result's raw JSON, instead of going through the SDK client on the shared
+// control connection. The SDK client parses each request 3-4 times and the
+// response twice to typed values that vmcp then re-encodes; a direct call
+// builds the body once and returns the result bytes untouched.
+
+// modernRevision is the first revision whose requests carry their own
+// _meta and need no session.
+const modernRevision = "2026-07-28"
+
+// DirectRequest is one request sent by Backend.Direct.
+type DirectRequest struct {
+	Method string // JSON-RPC method, also sent as Mcp-Method
+	Name   string // Mcp-Name (params.name or params.uri); "" for none
+	// Params are the request's params. Their _meta must already hold what
+	// the backend may see of the client's (ForwardMeta) and the client's
+	// clientCapabilities; Direct adds protocolVersion and clientInfo as the
+	// SDK client does.
+	Params mcp.Params
+}
+
+// directIDs numbers direct requests (the backend sees each on its own POST,
+// so ids only have to be unique among this process's in-flight calls).
+var directIDs atomic.Int64
+
+// DirectVersion reports whether b's requests can be sent with Direct: the
+// control connection is up, over streamable HTTP, at a Modern revision.
+func (b *Backend) DirectVersion() (string, bool) {
+	if b.cfg.Transport != config.TransportStreamableHTTP && b.cfg.Transport != "" {
+		return "", false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state != StateReady || b.control == nil || b.init == nil || b.init.ProtocolVersion < modernRevision {
+		return "", false
+	}
+	return b.init.ProtocolVersion, true
+}
+
+// Direct sends req to b as one POST (b must report DirectVersion) and
+// returns the raw JSON of its result. A JSON-RPC error from the backend is
+// returned as a *jsonrpc.Error; a transport failure also asks the
+// supervisor to re-check the backend.
+func (b *Backend) Direct(ctx context.Context, version string, req DirectRequest) (json.RawMessage, error) {
+	meta := req.Params.GetMeta()
+	if meta == nil {
+		meta = make(map[string]any, 3)
+	}
+	if _, ok := meta[mcp.MetaKeyProtocolVersion]; !ok {
+		meta[mcp.MetaKeyProtocolVersion] = version
+	}
+	if _, ok := meta[mcp.MetaKeyClientInfo]; !ok {
+		meta[mcp.MetaKeyClientInfo] = clientInfo()
+	}
+	req.Params.SetMeta(meta)
+	params, err := json.Marshal(req.Params)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s params: %w", req.Method, err)
+	}
+	id := directIDs.Add(1)
+	body := make([]byte, 0, len(params)+len(req.Method)+64)
+	body = append(body, `{"jsonrpc":"2.0","id":`...)
+	body = strconv.AppendInt(body, id, 10)
+	body = append(body, `,"method":`...)
+	body = strconv.AppendQuote(body, req.Method)
+	body = append(body, `,"params":`...)
+	body = append(body, params...)
+	body = append(body, '}')
+
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, b.cfg.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	h := hr.Header
+	h["Content-Type"] = jsonContentType
+	h["Accept"] = acceptBoth
+	h["Mcp-Protocol-Version"] = []string{version}
+	h["Mcp-Method"] = []string{req.Method}
+	if req.Name != "" {
+		h["Mcp-Name"] = []string{headerValue(req.Name)}
+	}
+	resp, err := b.http.Do(hr)
+	if err != nil {
+		return nil, b.transportFailure(ctx, err)
+	}
+	res, err := readResponse(resp, id)
+	if err != nil {
+		var we *jsonrpc.Error
+		if !errors.As(err, &we) {
+			err = b.transportFailure(ctx, err)
+		}
+		return nil, err
+	}
+	return res, nil
+}
+
+var (
+	jsonContentType = []string{"application/json"}
+	acceptBoth      = []string{"application/json, text/event-stream"}
+)
+
+// clientInfo is vmcp's _meta clientInfo, as the SDK client sends it.
+func clientInfo() *mcp.Implementation {
+	return &mcp.Implementation{Name: "vmcp", Version: Version}
+}
+
+// transportFailure asks the supervisor to re-check the backend after a
+// call failed below JSON-RPC (the SDK client would have failed the control
+// connection), unless the caller gave up.
+func (b *Backend) transportFailure(ctx context.Context, err error) error {
+	if ctx.Err() == nil {
+		b.requestRefresh()
+	}
+	return err
+}
+
+// headerValue encodes an MCP header value as SEP-2243 asks: values with
+// non-printable or non-ASCII bytes, edge whitespace, or that look encoded
+// are sent as =?base64?…?=.
+func headerValue(s string) string {
+	enc := strings.HasPrefix(s, "=?base64?") && strings.HasSuffix(s, "?=")
+	if n := len(s); n > 0 && (s[0] == ' ' || s[0] == '\t' || s[n-1] == ' ' || s[n-1] == '\t') {
+		enc = true
+	}
+	for i := 0; i < len(s) && !enc; i++ {
+		enc = s[i] < 0x20 || s[i] > 0x7e
+	}
+	if !enc {
+		return s
+	}
+	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
+}
+
+// maxResponse bounds one response message (the SDK client's default
+// maximum SSE event size).
+const maxResponse = mcp.DefaultMaxEventSize
+
+// readResponse reads the response to request id from resp (a JSON body or
+// an SSE stream; other messages on the stream are skipped) and returns its
+// raw result. The body is always consumed to its end (in the background
+// once the response is found, so the HTTP connection is reused) and closed.
+func readResponse(resp *http.Response, id int64) (json.RawMessage, error) {
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		if ct == "application/json" {
+			if res, err := decodeResponse(b, id, true); err != nil {
+				var we *jsonrpc.Error
+				if errors.As(err, &we) {
+					return res, err
+				}
+			}
+		}
+		return nil, fmt.Errorf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+	}
+	switch ct {
+	case "application/json":
+		defer resp.Body.Close()
+		b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+		if err != nil {
+			return nil, err
+		}
+		if len(b) > maxResponse {
+			return nil, fmt.Errorf("response exceeds %d bytes", maxResponse)
+		}
+		return decodeResponse(b, id, false)
+	case "text/event-stream":
+		return readSSE(resp.Body, id)
+	}
+	resp.Body.Close()
+	return nil, fmt.Errorf("unsupported content type %q (HTTP %d)", ct, resp.StatusCode)
+}
+
+// envelope is a JSON-RPC message as far as a direct call reads it.
+type envelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Result json.RawMessage `json:"result"`
+	Error  *jsonrpc.Error  `json:"error"`
+}
+
+// errNotOurs marks a message on the stream that is not the awaited response.
+var errNotOurs = errors.New("not the awaited response")
+
+// decodeResponse decodes a JSON-RPC response to id. With anyID, an error
+// response without a matching id (as HTTP error bodies may be) counts.
+func decodeResponse(b []byte, id int64, anyID bool) (json.RawMessage, error) {
+	var env envelope
+	if err := json.Unmarshal(b, &env); err != nil {
+		return nil, fmt.Errorf("malformed JSON-RPC message: %w", err)
+	}
+	if env.Method != "" || (!anyID && string(env.ID) != strconv.FormatInt(id, 10)) {
+		return nil, errNotOurs
+	}
+	if env.Error != nil {
+		return nil, env.Error
+	}
+	if env.Result == nil {
+		if anyID {
+			return nil, errNotOurs
+		}
+		return nil, errors.New("JSON-RPC response has neither result nor error")
+	}
+	return env.Result, nil
+}
+
+// readSSE scans an SSE stream for the response to id. Notifications on it
+// (progress, log messages) are skipped: a Modern reply carries none.
+func readSSE(body io.ReadCloser, id int64) (json.RawMessage, error) {
+	r := bufio.NewReaderSize(body, 4096)
+	var data []byte
+	for {
+		line, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A long line: gather it whole.
+			buf := append([]byte(nil), line...)
+			for errors.Is(err, bufio.ErrBufferFull) && len(buf) <= maxResponse {
+				line, err = r.ReadSlice('\n')
+				buf = append(buf, line...)
+			}
+			line = buf
+		}
+		if len(data)+len(line) > maxResponse {
+			body.Close()
+			return nil, fmt.Errorf("SSE event exceeds %d bytes", maxResponse)
+		}
+		trimmed := bytes.TrimRight(line, "\r\n")
+		if len(trimmed) == 0 && len(line) > 0 { // blank line: end of event
+			if len(data) > 0 {
+				res, derr := decodeResponse(data, id, false)
+				if !errors.Is(derr, errNotOurs) {
+					go drain(body) // the stream ends after the response
+					return res, derr
+				}
+			}
+			data = data[:0]
+		} else if v, ok := bytes.CutPrefix(trimmed, []byte("data:")); ok {
+			if len(data) > 0 {
+				data = append(data, '\n')
+			}
+			data = append(data, bytes.TrimPrefix(v, []byte(" "))...)
+		}
+		if err != nil {
+			body.Close()
+			if errors.Is(err, io.EOF) {
+				if len(data) > 0 { // a last event without its blank line
+					if res, derr := decodeResponse(data, id, false); !errors.Is(derr, errNotOurs) {
+						return res, derr
+					}
+				}
+				return nil, errors.New("SSE stream ended without a response")
+			}
+			return nil, err
+		}
+	}
+}
+
+// drain reads the rest of a response body so its connection is reused.
+func drain(body io.ReadCloser) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, maxResponse))
+	body.Close()
+}

@@ -1,0 +1,267 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultKeyPrefix prefixes every Redis key when Options.KeyPrefix is empty.
+const DefaultKeyPrefix = "vmcp:"
+
+// Options configure a Cluster.
+type Options struct {
+	RedisURL            string       // redis:// or rediss://; empty: memory implementations (one node)
+	KeyPrefix           string       // prefix of every Redis key (default DefaultKeyPrefix)
+	NodeID              string       // this node's ID (default: random)
+	AdvertiseURL        string       // base URL other nodes forward to (required with RedisURL)
+	MaxEventsPerSession int          // messages kept per session in the event log (default 1000)
+	Timing              Timing       // periods and TTLs; zero fields take DefaultTiming
+	Logger              *slog.Logger // nil discards
+}
+
+// Cluster is this node's view of the cluster: session ownership, the
+// session event store, GET stream leases and forwarding. Its heartbeat
+// goroutine refreshes this node's records until Close.
+type Cluster struct {
+	self      NodeInfo
+	timing    Timing
+	log       *slog.Logger
+	dir       Directory
+	leases    Leases
+	events    mcp.EventStore
+	redis     *redisConn   // nil in memory mode
+	redisEvts *redisEvents // nil in memory mode
+	transport *http.Transport
+	owners    ownerCache // for ForwardSession
+
+	mu       sync.Mutex
+	sessions map[string]struct{} // owned by this node
+	holders  map[string]*holder  // live GET streams served here, by session
+	closed   bool
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// New builds this node's Cluster and starts its heartbeat. With RedisURL
+// empty everything is in memory; otherwise AdvertiseURL is required. New
+// does not need Redis to be reachable: until it is, Check fails.
+func New(opts Options) (*Cluster, error) {
+	c := &Cluster{
+		timing:   opts.Timing.withDefaults(),
+		log:      opts.Logger,
+		sessions: map[string]struct{}{},
+		holders:  map[string]*holder{},
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	c.self = NodeInfo{ID: opts.NodeID, URL: opts.AdvertiseURL}
+	if c.self.ID == "" {
+		c.self.ID = "node-" + rand.Text()[:10]
+	}
+	if opts.RedisURL == "" {
+		c.dir, c.leases, c.events = newMemoryDirectory(), newMemoryLeases(), mcp.NewMemoryEventStore(nil)
+	} else {
+		if opts.AdvertiseURL == "" {
+			return nil, errors.New("cluster: an advertise URL is required with a Redis URL (cluster.advertise_url)")
+		}
+		prefix := opts.KeyPrefix
+		if prefix == "" {
+			prefix = DefaultKeyPrefix
+		}
+		max := opts.MaxEventsPerSession
+		if max <= 0 {
+			max = 1000
+		}
+		rc, err := newRedisConn(opts.RedisURL, prefix, c.timing.OpTimeout, c.log)
+		if err != nil {
+			return nil, err
+		}
+		c.redis = rc
+		c.redisEvts = newRedisEvents(rc, max, c.timing.SessionTTL, c.log)
+		c.dir, c.leases, c.events = &redisDirectory{c: rc}, &redisLeases{c: rc}, c.redisEvts
+	}
+	c.transport = newTransport(c.timing.DialTimeout)
+	c.beat(context.Background()) // announce now if possible; failures are retried by the heartbeat
+	go c.run()
+	return c, nil
+}
+
+// Self is this node.
+func (c *Cluster) Self() NodeInfo { return c.self }
+
+// EventStore is the session event store to give the Legacy SDK handler:
+// Redis Streams in cluster mode, else the SDK's memory store.
+func (c *Cluster) EventStore() mcp.EventStore { return c.events }
+
+// Check returns nil when the cluster state store is usable, else an error
+// wrapping ErrUnavailable that names Redis and the cause. It does no I/O.
+func (c *Cluster) Check() error {
+	if c.redis == nil {
+		return nil
+	}
+	return c.redis.err()
+}
+
+// Status is the cluster part of /readyz.
+type Status struct {
+	Node  NodeInfo `json:"node"`
+	Store string   `json:"store"`           // "redis" or "memory"
+	Redis string   `json:"redis,omitempty"` // "ok" or why not (cluster mode only)
+	Owned int      `json:"sessions"`        // Legacy sessions owned by this node
+}
+
+// Status reports this node's cluster state (no I/O).
+func (c *Cluster) Status() Status {
+	c.mu.Lock()
+	st := Status{Node: c.self, Store: "memory", Owned: len(c.sessions)}
+	c.mu.Unlock()
+	if c.redis != nil {
+		st.Store, st.Redis = "redis", "ok"
+		if err := c.Check(); err != nil {
+			st.Redis = err.Error()
+		}
+	}
+	return st
+}
+
+// SessionStarted records this node as the owner of a new Legacy session;
+// it fails (ErrUnavailable, ErrConflict) when the record cannot be made,
+// and then the session must be refused.
+func (c *Cluster) SessionStarted(ctx context.Context, session string) error {
+	if err := c.dir.Claim(ctx, session, c.self.ID, c.timing.SessionTTL); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.sessions[session] = struct{}{}
+	c.mu.Unlock()
+	return nil
+}
+
+// SessionEnded removes the ownership record of an ended session (best
+// effort: a record left behind expires after Timing.SessionTTL). The SDK
+// handler deletes the session's events itself (EventStore.SessionClosed).
+func (c *Cluster) SessionEnded(session string) {
+	c.mu.Lock()
+	delete(c.sessions, session)
+	c.mu.Unlock()
+	if err := c.dir.Release(context.Background(), session, c.self.ID); err != nil {
+		c.log.Debug("cluster: session record not released; it will expire", "session", session, "error", err)
+	}
+}
+
+// Owner returns the live owner of a session: ErrNotFound if the session
+// has no record or its owner is dead (answer 404), ErrUnavailable if Redis
+// is unreachable, or has just come back and owners may not yet have
+// re-asserted records lost with its data (answer 503).
+func (c *Cluster) Owner(ctx context.Context, session string) (NodeInfo, error) {
+	n, err := c.dir.Lookup(ctx, session)
+	if up := c.upSince(); errors.Is(err, ErrNotFound) && !up.IsZero() && time.Since(up) < c.timing.Heartbeat+c.timing.Probe {
+		return n, fmt.Errorf("%w: Redis at %s is back after an outage; session owners are re-registering, retry", ErrUnavailable, c.redis.addr)
+	}
+	return n, err
+}
+
+func (c *Cluster) upSince() time.Time {
+	if c.redis == nil {
+		return time.Time{}
+	}
+	return c.redis.upSince()
+}
+
+// Node returns the live node with this ID (for example the owner named by
+// a requestState), or ErrNotFound / ErrUnavailable.
+func (c *Cluster) Node(ctx context.Context, id string) (NodeInfo, error) { return c.dir.Node(ctx, id) }
+
+// Nodes lists the live nodes.
+func (c *Cluster) Nodes(ctx context.Context) ([]NodeInfo, error) { return c.dir.Nodes(ctx) }
+
+// Close stops the heartbeat and leaves the cluster: this node's session
+// records and liveness record are removed (best effort: what cannot be
+// removed expires). Sessions should be ended before Close.
+func (c *Cluster) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	owned := c.owned()
+	c.mu.Unlock()
+	close(c.stop)
+	<-c.done
+	ctx := context.Background()
+	var errs []error
+	for _, id := range owned {
+		errs = append(errs, c.dir.Release(ctx, id, c.self.ID))
+	}
+	errs = append(errs, c.dir.Withdraw(ctx, c.self.ID))
+	c.transport.CloseIdleConnections()
+	if c.redis != nil {
+		c.redisEvts.close()
+		errs = append(errs, c.redis.close())
+	}
+	return errors.Join(errs...)
+}
+
+// owned lists this node's sessions. Requires c.mu.
+func (c *Cluster) owned() []string {
+	ids := make([]string, 0, len(c.sessions))
+	for id := range c.sessions {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// run is the heartbeat: every Timing.Heartbeat it re-announces this node
+// and re-asserts its sessions' records; while Redis is unreachable it
+// probes every Timing.Probe instead, and beats as soon as Redis is back.
+func (c *Cluster) run() {
+	defer close(c.done)
+	t := time.NewTimer(c.timing.Heartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+		}
+		next := c.timing.Heartbeat
+		if err := c.beat(context.Background()); err != nil {
+			next = c.timing.Probe
+		}
+		t.Reset(next)
+	}
+}
+
+// beat probes Redis if it is known to be down, then refreshes this node's
+// records. It logs reachability changes.
+func (c *Cluster) beat(ctx context.Context) error {
+	if c.redis != nil && c.redis.err() != nil {
+		if err := c.redis.probe(ctx); err != nil {
+			return err
+		}
+	}
+	c.mu.Lock()
+	owned := c.owned()
+	c.mu.Unlock()
+	err := c.dir.Announce(ctx, c.self, c.timing.NodeTTL)
+	if err == nil {
+		err = c.dir.Refresh(ctx, c.self.ID, owned, c.timing.SessionTTL)
+	}
+	if err == nil && c.redisEvts != nil {
+		err = c.redisEvts.touch(ctx, owned, c.timing.SessionTTL)
+	}
+	return err
+}

@@ -1,0 +1,93 @@
+package cluster
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/vmcp/vmcp/pkg/cluster/clustertest"
+)
+
+func TestClusterMemoryModeNeedsNothing(t *testing.T) {
+	c, err := New(Options{Timing: fast})
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.Check())
+	require.Equal(t, "memory", c.Status().Store)
+	require.NoError(t, c.SessionStarted(context.Background(), "S"))
+	require.Equal(t, 1, c.Status().Owned)
+	time.Sleep(3 * fast.SessionTTL)
+	owner, err := c.Owner(context.Background(), "S")
+	require.NoError(t, err, "the heartbeat keeps records alive")
+	require.Equal(t, c.Self(), owner)
+	c.SessionEnded("S")
+	_, err = c.Owner(context.Background(), "S")
+	require.ErrorIs(t, err, ErrNotFound)
+}
+
+func TestClusterModeRequiresAdvertiseURL(t *testing.T) {
+	_, err := New(Options{RedisURL: "redis://127.0.0.1:1/0"})
+	require.ErrorContains(t, err, "advertise")
+}
+
+// A node that dies (cut off Redis, no goodbye) leaves records that expire
+// within their TTL; until then its sessions' owner is named, after that not.
+func TestClusterDeadNodeRecordsExpire(t *testing.T) {
+	url := clustertest.URL(t)
+	prefix := clustertest.Prefix(t, url)
+	proxy := clustertest.NewProxy(t, url)
+	live := testCluster(t, url, prefix, "live", "http://127.0.0.1:1")
+	doomed := testCluster(t, proxy.URL(), prefix, "doomed", "http://127.0.0.1:2")
+	ctx := context.Background()
+	require.NoError(t, doomed.SessionStarted(ctx, "S"))
+	time.Sleep(3 * fast.SessionTTL)
+	owner, err := live.Owner(ctx, "S")
+	require.NoError(t, err, "refreshed by the heartbeat beyond its TTL")
+	require.Equal(t, "doomed", owner.ID)
+
+	proxy.Cut()
+	require.Eventually(t, func() bool {
+		_, err := live.Owner(ctx, "S")
+		return err != nil
+	}, 3*fast.SessionTTL, 10*time.Millisecond)
+	_, err = live.Owner(ctx, "S")
+	require.ErrorIs(t, err, ErrNotFound)
+	rdb := clustertest.Client(t, url)
+	keys, err := clustertest.Keys(ctx, rdb, prefix+"sess:")
+	require.NoError(t, err)
+	require.Empty(t, keys, "the dead node's session records expired")
+}
+
+// Redis stops: Check fails naming Redis, promptly. Redis comes back empty:
+// Check recovers, the node re-registers itself and its sessions, and in
+// between an unknown session is "retry" (ErrUnavailable), not "gone".
+func TestClusterRedisOutageAndRecovery(t *testing.T) {
+	srv := clustertest.Start(t)
+	c := testCluster(t, srv.URL(), "t:", "n1", "http://127.0.0.1:1")
+	ctx := context.Background()
+	require.NoError(t, c.Check())
+	require.NoError(t, c.SessionStarted(ctx, "S"))
+
+	srv.Stop()
+	require.Eventually(t, func() bool { return c.Check() != nil }, fast.Heartbeat+2*fast.OpTimeout, 10*time.Millisecond)
+	err := c.Check()
+	require.ErrorIs(t, err, ErrUnavailable)
+	require.True(t, strings.Contains(err.Error(), "Redis at "+srv.Addr), err.Error())
+	require.Contains(t, c.Status().Redis, "unavailable")
+	_, err = c.Owner(ctx, "S")
+	require.ErrorIs(t, err, ErrUnavailable)
+
+	srv.Restart()
+	require.Eventually(t, func() bool { return c.Check() == nil }, time.Second, 10*time.Millisecond)
+	_, err = c.Owner(ctx, "unknown")
+	require.ErrorIs(t, err, ErrUnavailable, "just after recovery, a missing record may be one not yet re-registered")
+	require.Eventually(t, func() bool {
+		owner, err := c.Owner(ctx, "S")
+		return err == nil && owner.ID == "n1"
+	}, fast.Heartbeat, 5*time.Millisecond, "the owner re-registers its session after Redis lost it")
+	time.Sleep(fast.Heartbeat + fast.Probe)
+	_, err = c.Owner(ctx, "unknown")
+	require.ErrorIs(t, err, ErrNotFound)
+}

@@ -1,0 +1,183 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"sync"
+	"time"
+)
+
+// ForwardedHeader marks a request forwarded by a cluster node; its value is
+// the forwarding node's ID. A node never forwards a request that carries
+// it (loop guard): the receiving owner serves it or answers 404.
+const ForwardedHeader = "Vmcp-Forwarded-By"
+
+// Forwarded reports whether r was forwarded to this node by another node.
+func Forwarded(r *http.Request) bool { return r.Header.Get(ForwardedHeader) != "" }
+
+// newTransport is the client for node-to-node forwarding. It never uses an
+// HTTP proxy from the environment: forwarded requests go straight to the
+// node, never outside the cluster.
+func newTransport(dial time.Duration) *http.Transport {
+	return &http.Transport{
+		Proxy:               nil,
+		DialContext:         (&net.Dialer{Timeout: dial, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        256,
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}
+}
+
+// Forward serves r by sending it to the live cluster node at nodeURL (its
+// base URL, as advertised; r's path is kept) and streaming the response
+// back: request and response bodies, SSE included, are copied as they come,
+// never buffered. r.Body must be unread (or replaced by what was read).
+//
+// On error nothing has been written to w and the caller answers: ErrLoop
+// (r was already forwarded, or nodeURL is this node), ErrNotNode (nodeURL
+// is not a live node: forwarding never leaves the cluster), ErrUnavailable
+// (Redis), ErrUnreachable (the node refused the connection: treat its state
+// as lost), or another error (the node failed before answering; 502). A
+// failure after the response started aborts the client connection, as the
+// node's own failure would.
+func (c *Cluster) Forward(w http.ResponseWriter, r *http.Request, nodeURL string) error {
+	if Forwarded(r) || nodeURL == c.self.URL {
+		return ErrLoop
+	}
+	nodes, err := c.dir.Nodes(r.Context())
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		if n.URL == nodeURL && n.ID != c.self.ID {
+			return c.forward(w, r, n)
+		}
+	}
+	return fmt.Errorf("%w: %q", ErrNotNode, nodeURL)
+}
+
+// ForwardSession serves r, a request of a Legacy session that does not live
+// on this node, by forwarding it to the session's owner (as Forward). On
+// error nothing has been written: ErrNotFound (no live owner) and
+// ErrUnreachable (the owner is dead) mean the session is gone (answer
+// 404); ErrLoop means r was already forwarded or this node is named owner
+// (answer from local state: 404); ErrUnavailable means Redis (503).
+//
+// Owners are cached for up to a second (ownerCacheTTL): safe, because the
+// owner re-checks that the session exists (404 otherwise) and a dead owner
+// refuses the connection (ErrUnreachable); the entry is dropped on any
+// forwarding error.
+func (c *Cluster) ForwardSession(w http.ResponseWriter, r *http.Request, session string) error {
+	if Forwarded(r) {
+		return ErrLoop
+	}
+	owner, ok := c.owners.get(session)
+	if !ok {
+		var err error
+		if owner, err = c.Owner(r.Context(), session); err != nil {
+			return err
+		}
+		if owner.ID == c.self.ID { // a record of ours for a session we no longer have
+			_ = c.dir.Release(r.Context(), session, c.self.ID)
+			return ErrLoop
+		}
+		c.owners.put(session, owner, min(c.timing.Heartbeat, ownerCacheTTL))
+	}
+	err := c.forward(w, r, owner)
+	if err != nil {
+		c.owners.drop(session)
+	}
+	return err
+}
+
+// ownerCacheTTL bounds how long ForwardSession reuses a looked-up owner.
+const ownerCacheTTL = time.Second
+
+// ownerCacheMax bounds the cache; it is emptied when full.
+const ownerCacheMax = 10000
+
+// ownerCache remembers recently looked-up session owners.
+type ownerCache struct {
+	mu sync.Mutex
+	m  map[string]cachedOwner
+}
+
+type cachedOwner struct {
+	n     NodeInfo
+	until time.Time
+}
+
+func (oc *ownerCache) get(session string) (NodeInfo, bool) {
+	oc.mu.Lock()
+	defer oc.mu.Unlock()
+	e, ok := oc.m[session]
+	if !ok || time.Now().After(e.until) {
+		return NodeInfo{}, false
+	}
+	return e.n, true
+}
+
+func (oc *ownerCache) put(session string, n NodeInfo, ttl time.Duration) {
+	oc.mu.Lock()
+	defer oc.mu.Unlock()
+	if oc.m == nil || len(oc.m) >= ownerCacheMax {
+		oc.m = map[string]cachedOwner{}
+	}
+	oc.m[session] = cachedOwner{n: n, until: time.Now().Add(ttl)}
+}
+
+func (oc *ownerCache) drop(session string) {
+	oc.mu.Lock()
+	defer oc.mu.Unlock()
+	delete(oc.m, session)
+}
+
+// forward sends r to node n (already known to be live), as Forward.
+func (c *Cluster) forward(w http.ResponseWriter, r *http.Request, n NodeInfo) error {
+	if Forwarded(r) || n.ID == c.self.ID {
+		return ErrLoop
+	}
+	target, err := url.Parse(n.URL)
+	if err != nil || target.Host == "" {
+		return fmt.Errorf("%w: node %s has a bad URL %q", ErrNotNode, n.ID, n.URL)
+	}
+	var failed error
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			pr.Out.Host = pr.In.Host // the owner sees the client's Host (origin checks)
+			if xff := pr.In.Header["X-Forwarded-For"]; len(xff) > 0 {
+				pr.Out.Header["X-Forwarded-For"] = xff // keep the chain from the balancer
+			}
+			pr.SetXForwarded()
+			pr.Out.Header.Set(ForwardedHeader, c.self.ID)
+		},
+		Transport:     c.transport,
+		FlushInterval: -1, // flush every write: SSE and streamed responses pass through as they come
+		ErrorLog:      log.New(io.Discard, "", 0),
+		ErrorHandler:  func(_ http.ResponseWriter, _ *http.Request, err error) { failed = err },
+	}
+	rp.ServeHTTP(w, r)
+	switch {
+	case failed == nil:
+		return nil
+	case isDialError(failed):
+		return fmt.Errorf("%w: node %s at %s: %v", ErrUnreachable, n.ID, n.URL, failed)
+	default:
+		return fmt.Errorf("cluster: forwarding to node %s at %s: %w", n.ID, n.URL, failed)
+	}
+}
+
+// isDialError reports whether err is a failure to connect (refused, no
+// route, dial timeout): nothing reached the node.
+func isDialError(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}

@@ -1,0 +1,155 @@
+package cluster
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+)
+
+// record is a value with an expiry time.
+type record struct {
+	val     string
+	expires time.Time
+}
+
+func (r record) live(now time.Time) bool { return now.Before(r.expires) }
+
+// memStore is a tiny in-process TTL key-value map shared by the memory
+// implementations (one node: nothing is shared with anyone else).
+type memStore struct {
+	mu  sync.Mutex
+	now func() time.Time
+	m   map[string]record
+}
+
+func newMemStore() *memStore { return &memStore{now: time.Now, m: map[string]record{}} }
+
+// get returns the live value of key. Requires s.mu.
+func (s *memStore) get(key string) (string, bool) {
+	r, ok := s.m[key]
+	if !ok {
+		return "", false
+	}
+	if !r.live(s.now()) {
+		delete(s.m, key)
+		return "", false
+	}
+	return r.val, true
+}
+
+// set stores key for ttl. Requires s.mu.
+func (s *memStore) set(key, val string, ttl time.Duration) {
+	s.m[key] = record{val: val, expires: s.now().Add(ttl)}
+}
+
+// memDirectory is the single-node Directory.
+type memDirectory struct{ s *memStore }
+
+// newMemoryDirectory returns an in-process Directory (single node).
+func newMemoryDirectory() Directory { return &memDirectory{s: newMemStore()} }
+
+func (d *memDirectory) Announce(_ context.Context, n NodeInfo, ttl time.Duration) error {
+	d.s.mu.Lock()
+	defer d.s.mu.Unlock()
+	d.s.set("node:"+n.ID, n.URL, ttl)
+	return nil
+}
+
+func (d *memDirectory) Withdraw(_ context.Context, id string) error {
+	d.s.mu.Lock()
+	defer d.s.mu.Unlock()
+	delete(d.s.m, "node:"+id)
+	return nil
+}
+
+func (d *memDirectory) Node(_ context.Context, id string) (NodeInfo, error) {
+	d.s.mu.Lock()
+	defer d.s.mu.Unlock()
+	u, ok := d.s.get("node:" + id)
+	if !ok {
+		return NodeInfo{}, ErrNotFound
+	}
+	return NodeInfo{ID: id, URL: u}, nil
+}
+
+func (d *memDirectory) Nodes(_ context.Context) ([]NodeInfo, error) {
+	d.s.mu.Lock()
+	defer d.s.mu.Unlock()
+	var out []NodeInfo
+	for k := range d.s.m {
+		if id, ok := strings.CutPrefix(k, "node:"); ok {
+			if u, live := d.s.get(k); live {
+				out = append(out, NodeInfo{ID: id, URL: u})
+			}
+		}
+	}
+	return out, nil
+}
+
+func (d *memDirectory) Claim(_ context.Context, session, node string, ttl time.Duration) error {
+	d.s.mu.Lock()
+	defer d.s.mu.Unlock()
+	if cur, ok := d.s.get("sess:" + session); ok && cur != node {
+		return ErrConflict
+	}
+	d.s.set("sess:"+session, node, ttl)
+	return nil
+}
+
+func (d *memDirectory) Refresh(_ context.Context, node string, sessions []string, ttl time.Duration) error {
+	d.s.mu.Lock()
+	defer d.s.mu.Unlock()
+	for _, id := range sessions {
+		d.s.set("sess:"+id, node, ttl)
+	}
+	return nil
+}
+
+func (d *memDirectory) Lookup(_ context.Context, session string) (NodeInfo, error) {
+	d.s.mu.Lock()
+	defer d.s.mu.Unlock()
+	id, ok := d.s.get("sess:" + session)
+	if !ok {
+		return NodeInfo{}, ErrNotFound
+	}
+	u, ok := d.s.get("node:" + id)
+	if !ok {
+		return NodeInfo{}, ErrNotFound
+	}
+	return NodeInfo{ID: id, URL: u}, nil
+}
+
+func (d *memDirectory) Release(_ context.Context, session, node string) error {
+	d.s.mu.Lock()
+	defer d.s.mu.Unlock()
+	if cur, ok := d.s.get("sess:" + session); ok && cur == node {
+		delete(d.s.m, "sess:"+session)
+	}
+	return nil
+}
+
+// memLeases is the single-node Leases.
+type memLeases struct{ s *memStore }
+
+// newMemoryLeases returns in-process Leases (single node).
+func newMemoryLeases() Leases { return &memLeases{s: newMemStore()} }
+
+func (l *memLeases) Hold(_ context.Context, key, holder string, ttl time.Duration) (bool, error) {
+	l.s.mu.Lock()
+	defer l.s.mu.Unlock()
+	if cur, ok := l.s.get(key); ok && cur != holder {
+		return false, nil
+	}
+	l.s.set(key, holder, ttl)
+	return true, nil
+}
+
+func (l *memLeases) Drop(_ context.Context, key, holder string) error {
+	l.s.mu.Lock()
+	defer l.s.mu.Unlock()
+	if cur, ok := l.s.get(key); ok && cur == holder {
+		delete(l.s.m, key)
+	}
+	return nil
+}

@@ -1,0 +1,224 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// StandaloneGET reports whether r opens or resumes a session's standalone
+// GET stream: a GET without Last-Event-ID, or with one of the standalone
+// stream ("_N"; the SDK's other streams have IDs "STREAM_N").
+func StandaloneGET(r *http.Request) bool {
+	if r.Method != http.MethodGet {
+		return false
+	}
+	id := r.Header.Get("Last-Event-ID")
+	return id == "" || strings.HasPrefix(id, "_")
+}
+
+// holder is a standalone GET stream served by this node.
+type holder struct {
+	token  string
+	cancel context.CancelFunc
+	probe  chan struct{} // ping the client now (cap 1)
+	done   chan struct{} // closed once the stream's handler has returned
+}
+
+func leaseKey(session string) string { return "get:" + session }
+
+// ServeStream serves a session's standalone GET stream with next (the SDK
+// handler), holding the session's stream lease so that at most one such
+// stream is live across the cluster. A GET that finds the lease held waits
+// up to Timing.StreamTTL for it: the holder is pinged at once, and a dead
+// connection (failed write) or a lease no longer renewed frees it. If it is
+// still held then, the answer is 409 Conflict; 503 if Redis is unreachable.
+//
+// While the stream lives, an SSE comment is written every StreamTTL/3 (a
+// liveness check: a failed or stuck write ends the stream) and the lease is
+// renewed; every write is bounded by Timing.WriteTimeout.
+func (c *Cluster) ServeStream(w http.ResponseWriter, r *http.Request, session string, next http.Handler) {
+	token := rand.Text()
+	ok, err := c.acquire(r.Context(), session, token)
+	switch {
+	case r.Context().Err() != nil:
+		return
+	case err != nil:
+		WriteUnavailable(w, err)
+		return
+	case !ok:
+		http.Error(w, "Conflict: another GET stream is live for this session", http.StatusConflict)
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	h := &holder{token: token, cancel: cancel, probe: make(chan struct{}, 1), done: make(chan struct{})}
+	c.mu.Lock()
+	prev := c.holders[session]
+	c.holders[session] = h
+	c.mu.Unlock()
+	if prev != nil { // its lease lapsed (not renewed): it is not the live stream any more
+		prev.cancel()
+		select {
+		case <-prev.done:
+		case <-time.After(c.timing.WriteTimeout):
+		}
+	}
+	sw := &streamWriter{w: w, rc: http.NewResponseController(w), timeout: c.timing.WriteTimeout}
+	var wg sync.WaitGroup
+	wg.Go(func() { c.keep(ctx, cancel, sw, session, h) })
+	defer func() { // also when next panics (http.ErrAbortHandler)
+		cancel()
+		wg.Wait()
+		sw.finish()
+		c.mu.Lock()
+		if c.holders[session] == h {
+			delete(c.holders, session)
+		}
+		c.mu.Unlock()
+		close(h.done)
+		dctx, dcancel := context.WithTimeout(context.Background(), c.timing.OpTimeout)
+		defer dcancel()
+		_ = c.leases.Drop(dctx, leaseKey(session), token)
+	}()
+	next.ServeHTTP(sw, r.WithContext(ctx))
+}
+
+// acquire takes the session's stream lease, waiting up to StreamTTL while
+// another holder has it (and asking a local holder to check its client).
+func (c *Cluster) acquire(ctx context.Context, session, token string) (bool, error) {
+	deadline := time.Now().Add(c.timing.StreamTTL)
+	poll := min(max(c.timing.StreamTTL/30, 20*time.Millisecond), 200*time.Millisecond)
+	for {
+		ok, err := c.leases.Hold(ctx, leaseKey(session), token, c.timing.StreamTTL)
+		if err != nil || ok {
+			return ok, err
+		}
+		c.mu.Lock()
+		if h := c.holders[session]; h != nil {
+			select {
+			case h.probe <- struct{}{}:
+			default:
+			}
+		}
+		c.mu.Unlock()
+		if time.Now().After(deadline) {
+			return false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(poll):
+		}
+	}
+}
+
+// keep pings the stream's client and renews its lease until ctx ends; it
+// ends the stream (cancel) when the client is gone or the lease was taken
+// by another stream. While Redis is unreachable the stream is kept.
+func (c *Cluster) keep(ctx context.Context, cancel context.CancelFunc, sw *streamWriter, session string, h *holder) {
+	t := time.NewTicker(c.timing.StreamTTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-h.probe:
+			if sw.ping() != nil {
+				cancel()
+				return
+			}
+		case <-t.C:
+			if sw.ping() != nil {
+				cancel()
+				return
+			}
+			ok, err := c.leases.Hold(ctx, leaseKey(session), h.token, c.timing.StreamTTL)
+			if err == nil && !ok {
+				c.log.Warn("cluster: GET stream lease taken by a newer stream; closing this one", "session", session)
+				cancel()
+				return
+			}
+		}
+	}
+}
+
+// streamWriter serialises the SDK's writes and the liveness pings on one
+// SSE response, and bounds each write with a deadline.
+type streamWriter struct {
+	mu      sync.Mutex
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	started bool // the SDK has written the header: pings may follow
+}
+
+func (s *streamWriter) Header() http.Header { return s.w.Header() }
+
+func (s *streamWriter) WriteHeader(code int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.started = true
+	s.w.WriteHeader(code)
+}
+
+func (s *streamWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.started = true
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
+	return s.w.Write(p)
+}
+
+// FlushError flushes (http.ResponseController uses it).
+func (s *streamWriter) FlushError() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
+	return s.rc.Flush()
+}
+
+func (s *streamWriter) Flush() { _ = s.FlushError() }
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (s *streamWriter) Unwrap() http.ResponseWriter { return s.w }
+
+// ping writes an SSE comment and flushes it; an error means the client is gone.
+func (s *streamWriter) ping() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.started {
+		return nil
+	}
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
+	if _, err := io.WriteString(s.w, ": ping\n\n"); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// finish clears the write deadline for the server's final writes.
+func (s *streamWriter) finish() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_ = s.rc.SetWriteDeadline(time.Time{})
+}
+
+// WriteUnavailable answers 503 Service Unavailable for err (which names
+// Redis), with Retry-After and a JSON-RPC error body so that MCP clients
+// surface the message.
+func WriteUnavailable(w http.ResponseWriter, err error) {
+	body, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      nil,
+		"error":   map[string]any{"code": -32603, "message": "Service Unavailable: " + err.Error()},
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", "1")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_, _ = w.Write(body)
+}

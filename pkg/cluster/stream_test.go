@@ -1,0 +1,137 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/vmcp/vmcp/pkg/cluster/clustertest"
+)
+
+// sdkLike stands for the SDK's standalone GET: headers, a priming comment,
+// then it hangs until the request ends.
+var sdkLike = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, ": ok\n\n")
+	http.NewResponseController(w).Flush()
+	<-r.Context().Done()
+})
+
+// streamServer serves ServeStream for session "S" with sdkLike.
+func streamServer(t *testing.T, c *Cluster) *httptest.Server {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.ServeStream(w, r, "S", sdkLike)
+	}))
+	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+	return hs
+}
+
+// openStream opens a GET; cancel closes its connection.
+func openStream(t *testing.T, url string) (*http.Response, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	t.Cleanup(func() { cancel(); resp.Body.Close() })
+	return resp, cancel
+}
+
+func TestClusterStandaloneGET(t *testing.T) {
+	get := func(id string) *http.Request {
+		r := httptest.NewRequest(http.MethodGet, "/mcp", nil)
+		if id != "" {
+			r.Header.Set("Last-Event-ID", id)
+		}
+		return r
+	}
+	require.True(t, StandaloneGET(get("")))
+	require.True(t, StandaloneGET(get("_12")))
+	require.False(t, StandaloneGET(get("abc_3")), "resuming a POST's stream")
+	require.False(t, StandaloneGET(httptest.NewRequest(http.MethodPost, "/mcp", nil)))
+}
+
+func TestClusterStreamLeaseOneLiveStreamPingsAnd409(t *testing.T) {
+	backendsCluster(t, func(t *testing.T, c *Cluster) {
+		hs := streamServer(t, c)
+		first, _ := openStream(t, hs.URL)
+		require.Equal(t, http.StatusOK, first.StatusCode)
+		br := bufio.NewReader(first.Body)
+		line, _ := br.ReadString('\n')
+		require.Equal(t, ": ok\n", line)
+
+		start := time.Now()
+		resp, err := http.Get(hs.URL)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusConflict, resp.StatusCode, "a live stream keeps its lease")
+		require.GreaterOrEqual(t, time.Since(start), fast.StreamTTL, "the second GET waited for the lease first")
+
+		_, _ = br.ReadString('\n') // blank line after ": ok"
+		line, err = br.ReadString('\n')
+		require.NoError(t, err)
+		require.Equal(t, ": ping\n", line, "the holder checks its client with SSE comments")
+	})
+}
+
+func TestClusterStreamReconnectAfterDeadConnectionSucceeds(t *testing.T) {
+	backendsCluster(t, func(t *testing.T, c *Cluster) {
+		hs := streamServer(t, c)
+		first, cancel := openStream(t, hs.URL)
+		require.Equal(t, http.StatusOK, first.StatusCode)
+		cancel() // the client's connection dies
+		start := time.Now()
+		second, _ := openStream(t, hs.URL)
+		require.Equal(t, http.StatusOK, second.StatusCode)
+		require.Less(t, time.Since(start), fast.StreamTTL)
+	})
+}
+
+// A lease left by a holder that died without dropping it (a crashed node)
+// blocks a new stream at most until it expires: no permanent 409.
+func TestClusterStreamStaleLeaseExpires(t *testing.T) {
+	url := clustertest.URL(t)
+	c := testCluster(t, url, clustertest.Prefix(t, url), "n", "http://127.0.0.1:1")
+	ok, err := c.leases.Hold(context.Background(), leaseKey("S"), "crashed", fast.StreamTTL)
+	require.NoError(t, err)
+	require.True(t, ok)
+	hs := streamServer(t, c)
+	start := time.Now()
+	resp, _ := openStream(t, hs.URL)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Less(t, time.Since(start), fast.StreamTTL+300*time.Millisecond)
+}
+
+func TestClusterStreamRedisDownIs503NamingRedis(t *testing.T) {
+	srv := clustertest.Start(t)
+	c := testCluster(t, srv.URL(), "t:", "n", "http://127.0.0.1:1")
+	hs := streamServer(t, c)
+	srv.Stop()
+	resp, err := http.Get(hs.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	var b strings.Builder
+	_, _ = bufio.NewReader(resp.Body).WriteTo(&b)
+	require.Contains(t, b.String(), "Redis at "+srv.Addr)
+}
+
+// backendsCluster runs f on a memory-mode and a Redis-mode Cluster.
+func backendsCluster(t *testing.T, f func(t *testing.T, c *Cluster)) {
+	t.Run("memory", func(t *testing.T) {
+		c, err := New(Options{Timing: fast, Logger: discard})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = c.Close() })
+		f(t, c)
+	})
+	t.Run("redis", func(t *testing.T) {
+		url := clustertest.URL(t)
+		f(t, testCluster(t, url, clustertest.Prefix(t, url), "n", "http://127.0.0.1:1"))
+	})
+}

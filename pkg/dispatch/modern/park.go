@@ -1,0 +1,119 @@
+package modern
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/mrtr"
+)
+
+// A Legacy backend asks its client with server-to-client requests during a
+// call; a Modern client can only be asked with input_required results. So
+// when a Modern client that declared elicitation, sampling or roots calls a
+// Legacy backend, the call runs on a backend session with exactly those
+// capabilities (pool.go) on its own goroutine (mrtr.Call). The backend's
+// request is parked there and returned to the client as an inputRequests
+// entry with a requestState naming the call; the client's retry delivers
+// the answer and waits for the next request or the result. A call not
+// resumed within Options.ParkTimeout is cancelled upstream.
+
+// inputRequired is the input_required result vmcp builds for a parked call.
+type inputRequired struct {
+	Meta          mcp.Meta            `json:"_meta"`
+	ResultType    string              `json:"resultType"`
+	InputRequests mcp.InputRequestMap `json:"inputRequests"`
+	RequestState  string              `json:"requestState"`
+}
+
+// park starts c on a parkSession of b for a client that declared caps.
+func (d *Dispatcher) park(rq *request, b *backends.Backend, c *mrtrCall, caps *mcp.ClientCapabilities, capsKey string) ([]byte, error) {
+	done, ok := d.enter()
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: errShutdown.Error()}
+	}
+	hctx := backends.WithClientHeader(rq.r.Context(), rq.r.Header)
+	ps, err := d.pool.get(hctx, b, caps, capsKey+"\x00"+b.Principal(rq.r.Header))
+	if err != nil {
+		done()
+		return nil, backends.WireError(b.Name(), err)
+	}
+	call := mrtr.NewCall(hctx, mrtr.NewID(), b.Name())
+	if err := d.parked.Add(call); err != nil {
+		d.pool.put(ps, true)
+		done()
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "recording the call: " + err.Error()}
+	}
+	ps.bind(call)
+	meta := backends.ForwardMeta(c.meta)
+	var broken bool // written by the call, read by its cleanup (same goroutine)
+	call.Start(func(ctx context.Context) (any, error) {
+		res, err := c.send(ctx, ps.cs, meta, nil, "")
+		var we *jsonrpc.Error
+		broken = err != nil && ctx.Err() == nil && !errors.As(err, &we)
+		return res, err
+	}, func(abandoned bool) {
+		ps.bind(nil)
+		d.pool.put(ps, !abandoned && !broken)
+		d.parked.Remove(call.ID)
+		done()
+	})
+	return d.drive(rq, b, c, call)
+}
+
+// resume serves a retry whose requestState names a parked call.
+func (d *Dispatcher) resume(rq *request, c *mrtrCall, st mrtr.State) ([]byte, error) {
+	if st.Node != d.opts.NodeID {
+		if d.opts.ResumeOn != nil {
+			rq.r.Body = io.NopCloser(bytes.NewReader(rq.body))
+			if err := d.opts.ResumeOn(rq.w, rq.r, st.Node); err == nil {
+				rq.written = true
+				return nil, nil
+			}
+		}
+		return nil, invalidParams("%s: the call this requestState names is parked on another node", c.method)
+	}
+	call, ok := d.parked.Lookup(st.Call)
+	if !ok || call.Backend != st.Backend {
+		return nil, invalidParams("%s: %v", c.method, mrtr.ErrNotParked)
+	}
+	if err := call.Resume(st.Round, c.responses); err != nil {
+		return nil, invalidParams("%s: %v", c.method, err)
+	}
+	b, err := d.mgr.Backend(st.Backend)
+	if err != nil {
+		call.Cancel(err)
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	c.backend = st.Backend
+	return d.drive(rq, b, c, call)
+}
+
+// drive waits for the call's next outcome on behalf of rq: the result, or
+// the backend's requests as an input_required result (the call parks).
+func (d *Dispatcher) drive(rq *request, b *backends.Backend, c *mrtrCall, call *mrtr.Call) ([]byte, error) {
+	out, err := call.Next(rq.r.Context(), b.Timeout())
+	switch {
+	case errors.Is(err, mrtr.ErrBackendIdle):
+		return nil, backends.WireError(b.Name(), context.DeadlineExceeded)
+	case err != nil:
+		return nil, err // the client is gone; nothing can be written
+	case out.Asks == nil && out.Err != nil:
+		return nil, backends.WireError(b.Name(), out.Err)
+	case out.Asks == nil:
+		return d.finish(c, out.Result, true)
+	}
+	round := call.Park(d.opts.ParkTimeout)
+	return json.Marshal(&inputRequired{
+		Meta:          d.meta(),
+		ResultType:    "input_required",
+		InputRequests: out.Asks,
+		RequestState: d.state.Seal(mrtr.State{Method: c.method, Name: c.name, Backend: b.Name(),
+			Parked: true, Node: d.opts.NodeID, Call: call.ID, Round: round}),
+	})
+}

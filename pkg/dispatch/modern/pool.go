@@ -1,0 +1,197 @@
+package modern
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/mrtr"
+)
+
+// Pool limits for the backend sessions of calls that may park.
+const (
+	maxIdlePerKey = 16               // idle sessions kept per (backend, capabilities, principal)
+	maxIdleAge    = 30 * time.Second // an idle session older than this is closed, not reused
+)
+
+// parkSession is a Legacy backend session opened with one Modern client's
+// declared capabilities (elicitation, sampling, roots) for calls that may
+// park. It serves one call at a time (cur), so each server-to-client
+// request it receives belongs to exactly that call.
+type parkSession struct {
+	cs    *mcp.ClientSession
+	key   string
+	caps  *mcp.ClientCapabilities
+	cur   atomic.Pointer[mrtr.Call]
+	dead  atomic.Bool // the session ended (its Wait returned)
+	since time.Time   // idle since (under sessionPool.mu)
+}
+
+// bind makes c the call this session's server-to-client requests go to
+// (nil: none; such requests fail).
+func (ps *parkSession) bind(c *mrtr.Call) { ps.cur.Store(c) }
+
+// serverRequests is receiving middleware on a parkSession: the backend's
+// elicitation/create, sampling/createMessage and roots/list go to the
+// current call's client as input requests, and their answers back to the
+// backend. A request for a capability the client did not declare fails.
+func (ps *parkSession) serverRequests(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		var ir mcp.InputRequest
+		var declared bool
+		switch p := req.GetParams().(type) {
+		case *mcp.ElicitParams:
+			ir, declared = p, ps.caps.Elicitation != nil
+		case *mcp.CreateMessageWithToolsParams:
+			ir, declared = p, ps.caps.Sampling != nil
+		case *mcp.CreateMessageParams:
+			ir, declared = p, ps.caps.Sampling != nil
+		case *mcp.ListRootsParams:
+			ir, declared = p, ps.caps.RootsV2 != nil
+		default:
+			return next(ctx, method, req)
+		}
+		if !declared {
+			return nil, fmt.Errorf("%s: the client did not declare this capability", method)
+		}
+		call := ps.cur.Load()
+		if call == nil {
+			return nil, fmt.Errorf("%s: no client request is waiting on this session", method)
+		}
+		resp, err := call.Ask(ctx, ir)
+		if err != nil {
+			return nil, err
+		}
+		res, ok := resp.(mcp.Result)
+		if !ok {
+			return nil, fmt.Errorf("%s: unusable answer %T", method, resp)
+		}
+		return res, nil
+	}
+}
+
+// sessionPool keeps idle parkSessions per key for reuse. Sessions are
+// only shared between calls with the same backend, the same declared
+// capabilities and the same principal (backends.Backend.Principal).
+type sessionPool struct {
+	log    *slog.Logger
+	mu     sync.Mutex
+	idle   map[string][]*parkSession
+	closed bool
+}
+
+func newSessionPool(log *slog.Logger) *sessionPool {
+	return &sessionPool{log: log, idle: map[string][]*parkSession{}}
+}
+
+// get returns an idle session for key, or opens one on b with caps. ctx
+// carries the client's headers (forwarded on the backend's initialize).
+func (p *sessionPool) get(ctx context.Context, b *backends.Backend, caps *mcp.ClientCapabilities, key string) (*parkSession, error) {
+	key = b.Name() + "\x00" + key
+	p.mu.Lock()
+	var stale []*parkSession
+	var got *parkSession
+	for list := p.idle[key]; len(list) > 0 && got == nil; list = p.idle[key] {
+		ps := list[len(list)-1]
+		p.idle[key] = list[:len(list)-1]
+		if ps.dead.Load() || time.Since(ps.since) > maxIdleAge {
+			stale = append(stale, ps)
+			continue
+		}
+		got = ps
+	}
+	if len(p.idle[key]) == 0 {
+		delete(p.idle, key)
+	}
+	p.mu.Unlock()
+	for _, ps := range stale {
+		go ps.cs.Close()
+	}
+	if got != nil {
+		return got, nil
+	}
+	ps := &parkSession{key: key, caps: caps}
+	cs, err := b.Open(context.WithoutCancel(ctx), backends.SessionOptions{
+		Client:    &mcp.ClientOptions{Capabilities: caps, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}},
+		Receiving: []mcp.Middleware{ps.serverRequests},
+	})
+	if err != nil {
+		return nil, err
+	}
+	ps.cs = cs
+	go func() { // ends when the session closes (put, close or the backend)
+		_ = cs.Wait()
+		ps.dead.Store(true)
+	}()
+	return ps, nil
+}
+
+// put returns ps to the pool, or closes it when it must not be reused, the
+// pool is full for its key or closed.
+func (p *sessionPool) put(ps *parkSession, reuse bool) {
+	p.mu.Lock()
+	if !reuse || p.closed || ps.dead.Load() || len(p.idle[ps.key]) >= maxIdlePerKey {
+		p.mu.Unlock()
+		go ps.cs.Close()
+		return
+	}
+	ps.since = time.Now()
+	p.idle[ps.key] = append(p.idle[ps.key], ps)
+	p.mu.Unlock()
+}
+
+// close closes every idle session; sessions in use are closed when put.
+func (p *sessionPool) close() {
+	p.mu.Lock()
+	p.closed = true
+	idle := p.idle
+	p.idle = map[string][]*parkSession{}
+	p.mu.Unlock()
+	for _, list := range idle {
+		for _, ps := range list {
+			if err := ps.cs.Close(); err != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
+				p.log.Debug("closing idle backend session", "error", err)
+			}
+		}
+	}
+}
+
+// parkCaps returns the client's declared elicitation, sampling and roots
+// capabilities (nothing else: a backend never sees more than the client
+// declared) as the capabilities of a backend session, with a key naming
+// them; false when the client declared none of them, so the backend cannot
+// ask and the shared connection serves the call. Roots are offered without
+// listChanged: a Modern client sends no roots/list_changed to relay.
+func parkCaps(declared map[string]any) (*mcp.ClientCapabilities, string, bool) {
+	sub := map[string]any{}
+	for _, k := range []string{"elicitation", "sampling", "roots"} {
+		if v, ok := declared[k]; ok && v != nil {
+			sub[k] = v
+		}
+	}
+	if len(sub) == 0 {
+		return nil, "", false
+	}
+	if _, ok := sub["roots"]; ok {
+		sub["roots"] = map[string]any{}
+	}
+	b, err := json.Marshal(sub) // map keys sort: one key per capability set
+	if err != nil {
+		return nil, "", false
+	}
+	caps := &mcp.ClientCapabilities{}
+	if err := json.Unmarshal(b, caps); err != nil {
+		return nil, "", false
+	}
+	if _, ok := sub["roots"]; ok {
+		caps.RootsV2 = &mcp.RootCapabilities{}
+	}
+	return caps, string(b), true
+}

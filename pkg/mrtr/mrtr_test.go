@@ -1,0 +1,125 @@
+package mrtr
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestStateSealOpen(t *testing.T) {
+	c := NewCodec(bytes.Repeat([]byte("k"), 32))
+	st := State{Method: "tools/call", Name: "a_t", Backend: "a", Target: "t", Inner: "backend-state"}
+	tok := c.Seal(st)
+	got, err := c.Open(tok)
+	require.NoError(t, err)
+	assert.Equal(t, st, got)
+	assert.True(t, got.Belongs("tools/call", "a_t"))
+	assert.False(t, got.Belongs("prompts/get", "a_t"))
+
+	for name, bad := range map[string]string{
+		"tampered":   tok[:len(tok)-2] + "AA",
+		"suffixed":   tok + "-TAMPERED",
+		"no tag":     strings.Split(tok, ".")[0],
+		"empty":      "",
+		"other key":  NewCodec(bytes.Repeat([]byte("x"), 32)).Seal(st),
+		"not base64": "!!.!!",
+	} {
+		_, err := c.Open(bad)
+		assert.ErrorIs(t, err, ErrInvalidState, name)
+	}
+	assert.Panics(t, func() { NewCodec([]byte("short")) })
+}
+
+// askAsync runs one backend request on its own goroutine and returns its answer.
+func askAsync(c *Call, p mcp.InputRequest) chan answer {
+	out := make(chan answer, 1)
+	go func() {
+		r, err := c.Ask(context.Background(), p)
+		out <- answer{r, err}
+	}()
+	return out
+}
+
+func TestCallRoundsThenResult(t *testing.T) {
+	dir := NewMemory()
+	c := NewCall(context.Background(), NewID(), "legacy")
+	require.NoError(t, dir.Add(c))
+	proceed := make(chan mcp.InputResponse)
+	cleaned := make(chan bool, 1)
+	c.Start(func(ctx context.Context) (any, error) {
+		r := <-proceed
+		return r, nil
+	}, func(abandoned bool) { dir.Remove(c.ID); cleaned <- abandoned })
+
+	a1 := askAsync(c, &mcp.ElicitParams{Message: "name?"})
+	out, err := c.Next(t.Context(), time.Second)
+	require.NoError(t, err)
+	require.Len(t, out.Asks, 1)
+	id := ""
+	for k := range out.Asks {
+		id = k
+	}
+	assert.True(t, strings.HasPrefix(id, "elicit-"))
+	round := c.Park(time.Minute)
+
+	assert.ErrorIs(t, c.Resume(round, mcp.InputResponseMap{id: &mcp.ListRootsResult{}}), ErrMismatch)
+	assert.ErrorIs(t, c.Resume(round+1, nil), ErrStaleRound)
+	require.NoError(t, c.Resume(round, mcp.InputResponseMap{id: &mcp.ElicitResult{Action: "accept"}}))
+	assert.ErrorIs(t, c.Resume(round, nil), ErrStaleRound, "a state is used once")
+	got := <-a1
+	require.NoError(t, got.err)
+	assert.Equal(t, "accept", got.resp.(*mcp.ElicitResult).Action)
+
+	go func() { proceed <- got.resp }()
+	out, err = c.Next(t.Context(), time.Second)
+	require.NoError(t, err)
+	assert.Nil(t, out.Asks)
+	assert.Equal(t, got.resp, out.Result)
+	assert.False(t, <-cleaned)
+	assert.Zero(t, dir.Len())
+}
+
+func TestParkTimeoutCancelsTheCall(t *testing.T) {
+	c := NewCall(context.Background(), NewID(), "legacy")
+	cleaned := make(chan bool, 1)
+	c.Start(func(ctx context.Context) (any, error) {
+		_, err := c.Ask(ctx, &mcp.ListRootsParams{})
+		<-ctx.Done()
+		return nil, errors.Join(err, context.Cause(ctx))
+	}, func(abandoned bool) { cleaned <- abandoned })
+	out, err := c.Next(t.Context(), time.Second)
+	require.NoError(t, err)
+	require.Len(t, out.Asks, 1)
+	round := c.Park(20 * time.Millisecond)
+	assert.True(t, <-cleaned, "the call is abandoned")
+	assert.ErrorIs(t, c.err, ErrParkTimeout)
+	assert.ErrorIs(t, c.Resume(round, nil), ErrNotParked)
+}
+
+func TestClientGoneCancelsTheCall(t *testing.T) {
+	c := NewCall(context.Background(), NewID(), "legacy")
+	cleaned := make(chan bool, 1)
+	c.Start(func(ctx context.Context) (any, error) {
+		<-ctx.Done()
+		return nil, context.Cause(ctx)
+	}, func(abandoned bool) { cleaned <- abandoned })
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := c.Next(ctx, time.Second)
+	assert.ErrorIs(t, err, ErrClientGone)
+	assert.True(t, <-cleaned)
+	assert.ErrorIs(t, c.err, ErrClientGone)
+
+	idle := NewCall(context.Background(), NewID(), "legacy")
+	idle.Start(func(ctx context.Context) (any, error) { <-ctx.Done(); return nil, ctx.Err() }, func(bool) { cleaned <- true })
+	_, err = idle.Next(t.Context(), 10*time.Millisecond)
+	assert.ErrorIs(t, err, ErrBackendIdle)
+	<-cleaned
+}

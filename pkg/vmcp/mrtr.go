@@ -1,0 +1,18 @@
+package vmcp
+
+import (
+	"net/http"
+)
+
+// resumeOn is the Modern dispatcher's hook for a retry whose parked call
+// lives on another cluster node (the owner sealed in its requestState): the
+// request is forwarded to that node, which resumes the call. An error means
+// nothing was written (the node is gone or unreachable) and the client gets
+// -32602, as for any call that is no longer parked.
+func (s *Server) resumeOn(w http.ResponseWriter, r *http.Request, node string) error {
+	n, err := s.cluster.Node(r.Context(), node)
+	if err != nil {
+		return err
+	}
+	return s.cluster.Forward(w, r, n.URL)
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# make bench: vmcp's performance against the backend it fronts.
+#
+#  1. test/bench: an echo backend (test/bench/echoserver), vmcp (bin/vmcp)
+#     and go-sdk clients, each its own process. For a Legacy client on a
+#     stateful backend and a Modern client on a stateless one, directly and
+#     through vmcp (interleaved, medians of 3 rounds): c=1 p50 latency and
+#     req/s, c=32 req/s, a full tools/list walk, and vmcp's CPU time and
+#     allocations per proxied call, with ratios vmcp/direct and PASS/MISS
+#     against the targets. About 90 s. Extra arguments go to it
+#     (e.g. -rounds 5, -rows modern, -profile DIR for vmcp pprof profiles).
+#  2. go test benchmarks, in process, with allocations per call; the
+#     ViaVMCP ones report vmcp's own share as vmcp-allocs/op and vmcp-B/op.
+#     BENCHTIME (default 2000x) sets -benchtime; BENCH_GO=0 skips them.
+#
+# Needs bin/vmcp (make build). The machine should be otherwise idle: the
+# client, vmcp and the backend share its CPUs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+out=.cache/bench
+mkdir -p "$out"
+[ -x bin/vmcp ] || $GO build -o bin/vmcp ./cmd/vmcp
+$GO build -o "$out/bench" ./test/bench
+$GO build -o "$out/echoserver" ./test/bench/echoserver
+
+echo "== vmcp vs direct, separate processes (test/bench)"
+"$out/bench" -vmcp bin/vmcp -echoserver "$out/echoserver" "$@"
+
+if [ "${BENCH_GO:-1}" != "0" ]; then
+  benchtime=${BENCHTIME:-2000x}
+  echo
+  echo "== go test benchmarks (in process; allocs/op count client, vmcp and backend together)"
+  $GO test -run '^$' -bench 'Benchmark(Legacy|Modern)Call(Direct|ViaVMCP)$' -benchtime "$benchtime" ./test/integration/
+  $GO test -run '^$' -bench 'BenchmarkToolsListWalk' -benchtime 100x ./test/integration/
+  $GO test -run '^$' -bench 'BenchmarkModernCall$' -benchtime "$benchtime" ./pkg/dispatch/modern/
+fi

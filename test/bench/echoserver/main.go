@@ -1,0 +1,76 @@
+// Command echoserver is the backend of the vmcp benchmark (test/bench): a
+// minimal go-sdk MCP server with one tool, echo, returning its text
+// argument, plus -tools extra tools for the tools/list walk. It serves
+// streamable HTTP at /mcp, stateful by default (Legacy sessions) or
+// stateless with -stateless (Modern-capable). Once listening it prints
+// "listening http://ADDR/mcp" on stdout.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:0", "listen address")
+	stateless := flag.Bool("stateless", false, "serve statelessly (Modern-capable) instead of with Legacy sessions")
+	tools := flag.Int("tools", 200, "extra tools besides echo (for the tools/list walk)")
+	pageSize := flag.Int("page-size", 50, "tools/list page size")
+	flag.Parse()
+
+	srv := mcp.NewServer(&mcp.Implementation{Name: "echoserver", Version: "bench"}, &mcp.ServerOptions{
+		PageSize: *pageSize,
+		Logger:   slog.New(slog.DiscardHandler),
+	})
+	srv.AddTool(&mcp.Tool{Name: "echo", Description: "returns its text argument", InputSchema: textSchema("text to echo")}, echo)
+	for i := range *tools {
+		name := fmt.Sprintf("tool%04d", i)
+		srv.AddTool(&mcp.Tool{
+			Name:        name,
+			Description: fmt.Sprintf("benchmark filler tool number %d; it returns its own name", i),
+			InputSchema: textSchema("ignored"),
+		}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name}}}, nil
+		})
+	}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		Stateless: *stateless,
+		Logger:    slog.New(slog.DiscardHandler),
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Fprintf(os.Stdout, "listening http://%s/mcp\n", ln.Addr())
+	log.Fatal(http.Serve(ln, mux))
+}
+
+func textSchema(desc string) map[string]any {
+	return map[string]any{
+		"type":       "object",
+		"properties": map[string]any{"text": map[string]any{"type": "string", "description": desc}},
+	}
+}
+
+func echo(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var args struct {
+		Text string `json:"text"`
+	}
+	if len(req.Params.Arguments) > 0 {
+		if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+			return nil, err
+		}
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: args.Text}}}, nil
+}

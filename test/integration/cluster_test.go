@@ -1,0 +1,484 @@
+package integration
+
+// Cluster tests: three vmcp nodes on loopback ports, coordinated through
+// Redis (clustertest: the shared one, or a private redis-server), behind a
+// round-robin load balancer that knows nothing about MCP sessions, so
+// consecutive requests of one session land on different nodes.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+	"github.com/vmcp/vmcp/pkg/cluster"
+	"github.com/vmcp/vmcp/pkg/cluster/clustertest"
+	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/vmcp"
+	"github.com/vmcp/vmcp/test/integration/harness"
+)
+
+// clTiming shortens the cluster's periods so expiry shows within seconds.
+var clTiming = cluster.Timing{
+	Heartbeat:    200 * time.Millisecond,
+	NodeTTL:      1500 * time.Millisecond,
+	SessionTTL:   1500 * time.Millisecond,
+	StreamTTL:    time.Second,
+	OpTimeout:    500 * time.Millisecond,
+	Probe:        100 * time.Millisecond,
+	DialTimeout:  500 * time.Millisecond,
+	WriteTimeout: 2 * time.Second,
+}
+
+// clLegacy is the Legacy revision the cluster tests pin.
+const clLegacy = "2025-11-25"
+
+// clStateKey is the mrtr.state_key every node of a test cluster shares.
+const clStateKey = "cluster-test-state-key-0123456789abcdef"
+
+// clNode is one vmcp node on a loopback port.
+type clNode struct {
+	name  string
+	base  string // http://127.0.0.1:PORT
+	url   string // the MCP endpoint
+	srv   *vmcp.Server
+	hs    *http.Server
+	proxy *clustertest.Proxy // its Redis connection, when it may be killed
+	once  sync.Once
+
+	forwarded atomic.Int64 // requests another node forwarded here
+}
+
+// clStartNode starts node name on Redis at redisURL under prefix; with
+// killable its Redis connection goes through a proxy (see kill).
+func clStartNode(t testing.TB, name, redisURL, prefix string, killable bool, backends ...config.Backend) *clNode {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	n := &clNode{name: name, base: "http://" + ln.Addr().String()}
+	if killable {
+		n.proxy = clustertest.NewProxy(t, redisURL)
+		redisURL = n.proxy.URL()
+	}
+	cfg := &config.Config{Listen: ln.Addr().String(), Backends: backends}
+	cfg.Cluster = config.Cluster{RedisURL: redisURL, NodeID: name, AdvertiseURL: n.base, KeyPrefix: prefix}
+	cfg.MRTR.StateKey = clStateKey
+	cfg.ApplyDefaults()
+	n.url = n.base + cfg.Path
+	n.srv, err = vmcp.New(cfg, vmcp.Options{ClusterTiming: clTiming, StartWait: 5 * time.Second})
+	require.NoError(t, err)
+	h := n.srv.Handler()
+	count := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if cluster.Forwarded(r) {
+			n.forwarded.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	})
+	n.hs = &http.Server{Handler: count, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	go func() { _ = n.hs.Serve(ln) }()
+	t.Cleanup(n.stop)
+	deadline := time.Now().Add(10 * time.Second)
+	for !n.srv.Ready() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.True(t, n.srv.Ready(), "node %s has no backend", name)
+	return n
+}
+
+// stop shuts the node down: connections are cut, sessions end and the
+// node leaves the cluster (its Redis records are removed).
+func (n *clNode) stop() {
+	n.once.Do(func() {
+		_ = n.hs.Close()
+		_ = n.srv.Close()
+	})
+}
+
+// kill makes the node die without a goodbye: it is cut off Redis first
+// (so nothing is cleaned up there), then its connections are cut.
+func (n *clNode) kill() {
+	n.proxy.Cut()
+	n.stop()
+}
+
+// clHop is one request as the balancer routed it.
+type clHop struct {
+	method, session, lastEventID, node string
+}
+
+// clBalancer is a round-robin HTTP load balancer over the nodes that
+// knows nothing about MCP: a few lines of httputil.ReverseProxy. A GET
+// with Last-Event-ID is sent to another node than that session's previous
+// GET, and cutStreams drops every open GET (a network blip).
+type clBalancer struct {
+	URL string
+
+	mu      sync.Mutex
+	nodes   []*clNode
+	down    map[string]bool
+	next    int
+	hops    []clHop
+	lastGET map[string]string
+	streams map[int]context.CancelFunc
+	seq     int
+}
+
+func clStartBalancer(t testing.TB, nodes ...*clNode) *clBalancer {
+	b := &clBalancer{nodes: nodes, down: map[string]bool{}, lastGET: map[string]string{}, streams: map[int]context.CancelFunc{}}
+	hs := httptest.NewUnstartedServer(b)
+	hs.Config.ErrorLog = log.New(io.Discard, "", 0)
+	hs.Start()
+	b.URL = hs.URL + "/mcp"
+	t.Cleanup(func() {
+		b.cutStreams()
+		hs.CloseClientConnections()
+		hs.Close()
+	})
+	return b
+}
+
+func (b *clBalancer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hop := clHop{method: r.Method, session: r.Header.Get("Mcp-Session-Id"), lastEventID: r.Header.Get("Last-Event-ID")}
+	ctx := r.Context()
+	b.mu.Lock()
+	var n *clNode
+	for range 2 * len(b.nodes) {
+		c := b.nodes[b.next%len(b.nodes)]
+		b.next++
+		if !b.down[c.name] && !(hop.lastEventID != "" && b.lastGET[hop.session] == c.name) {
+			n = c
+			break
+		}
+	}
+	hop.node = n.name
+	b.hops = append(b.hops, hop)
+	if r.Method == http.MethodGet {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		id := b.seq
+		b.seq++
+		b.streams[id] = cancel
+		b.lastGET[hop.session] = n.name
+		defer func() { b.mu.Lock(); delete(b.streams, id); b.mu.Unlock(); cancel() }()
+	}
+	b.mu.Unlock()
+	target, _ := url.Parse(n.base)
+	rp := &httputil.ReverseProxy{
+		Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(target); pr.Out.Host = pr.In.Host },
+		FlushInterval: -1,
+		ErrorLog:      log.New(io.Discard, "", 0),
+	}
+	rp.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// cutStreams drops every open GET stream at the balancer.
+func (b *clBalancer) cutStreams() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, cancel := range b.streams {
+		cancel()
+	}
+}
+
+// markDown stops routing to node name (a health-checking balancer would).
+func (b *clBalancer) markDown(name string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.down[name] = true
+}
+
+// hopsOf lists the requests of one session, in order.
+func (b *clBalancer) hopsOf(session string) []clHop {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []clHop
+	for _, h := range b.hops {
+		if h.session == session {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// clEnv is a test cluster: one backend, nodes, the balancer and Redis.
+type clEnv struct {
+	backend *harness.Backend
+	nodes   []*clNode
+	lb      *clBalancer
+	rdb     *redis.Client
+	prefix  string
+}
+
+// clNewEnv starts n nodes (the last one killable when killable) on the
+// shared test Redis under a fresh prefix, and a balancer over them.
+func clNewEnv(t testing.TB, n int, killable bool) *clEnv {
+	t.Helper()
+	redisURL := clustertest.URL(t)
+	return clNewEnvOn(t, redisURL, clustertest.Prefix(t, redisURL), n, killable)
+}
+
+func clNewEnvOn(t testing.TB, redisURL, prefix string, n int, killable bool) *clEnv {
+	t.Helper()
+	e := &clEnv{backend: clBackend(t), rdb: clustertest.Client(t, redisURL), prefix: prefix}
+	for i := range n {
+		e.nodes = append(e.nodes, clStartNode(t, fmt.Sprintf("n%d", i+1), redisURL, prefix, killable && i == n-1, e.backend.Config()))
+	}
+	e.lb = clStartBalancer(t, e.nodes...)
+	return e
+}
+
+// owner is the node named in Redis as the owner of session ("" if none).
+func (e *clEnv) owner(t testing.TB, session string) string {
+	v, err := e.rdb.Get(context.Background(), e.prefix+"sess:"+session).Result()
+	if err == redis.Nil {
+		return ""
+	}
+	require.NoError(t, err)
+	return v
+}
+
+// keyExists reports whether a Redis key of the cluster exists.
+func (e *clEnv) keyExists(t testing.TB, key string) bool {
+	n, err := e.rdb.Exists(context.Background(), e.prefix+key).Result()
+	require.NoError(t, err)
+	return n == 1
+}
+
+// clBackend is a Legacy backend with echo, a progress tool and an
+// elicitation tool; tools added later trigger list_changed.
+func clBackend(t testing.TB) *harness.Backend {
+	return harness.StartBackend(t, "alpha", harness.Stateful, func(s *mcp.Server) {
+		harness.AddEcho(s, "echo")
+		s.AddTool(&mcp.Tool{Name: "steps", InputSchema: map[string]any{"type": "object"}},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				for i := 1; i <= 3; i++ {
+					p := &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i), Total: 3}
+					if err := req.Session.NotifyProgress(ctx, p); err != nil {
+						return nil, err
+					}
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "stepped"}}}, nil
+			})
+		s.AddTool(&mcp.Tool{Name: "ask", InputSchema: map[string]any{"type": "object"}},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "name?", RequestedSchema: map[string]any{
+					"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}},
+				}})
+				if err != nil {
+					return nil, err
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("hello %v", res.Content["name"])}}}, nil
+			})
+	})
+}
+
+// clAddTool adds a tool to the backend at run time (list_changed).
+func clAddTool(e *clEnv, name string) {
+	harness.AddEcho(e.backend.Server, name)
+}
+
+// clClient is a go-sdk client session whose notifications are counted.
+type clClient struct {
+	cs          *mcp.ClientSession
+	listChanged chan struct{}
+	progress    chan float64
+}
+
+// clConnect connects a client to endpoint. version "" is the SDK default
+// (Modern first); withGET false disables the standalone GET stream. hc
+// may be nil.
+func clConnect(t testing.TB, endpoint, version string, withGET bool, hc *http.Client) *clClient {
+	t.Helper()
+	c := &clClient{listChanged: make(chan struct{}, 100), progress: make(chan float64, 100)}
+	client := mcp.NewClient(&mcp.Implementation{Name: "cluster-client", Version: "test"}, &mcp.ClientOptions{
+		Capabilities:                &mcp.ClientCapabilities{},
+		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { c.listChanged <- struct{}{} },
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { c.progress <- r.Params.Progress },
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "ada"}}, nil
+		},
+	})
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, DisableStandaloneSSE: !withGET},
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	c.cs = cs
+	return c
+}
+
+// echo calls alpha_echo and returns its text.
+func (c *clClient) echo(t testing.TB, text string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha_echo", Arguments: map[string]any{"text": text}})
+	if err != nil {
+		return "", err
+	}
+	return harness.Text(t, res), nil
+}
+
+// awaitListChanged waits for n more tools/list_changed notifications.
+func (c *clClient) awaitListChanged(t testing.TB, n int, within time.Duration) {
+	t.Helper()
+	deadline := time.After(within)
+	for i := range n {
+		select {
+		case <-c.listChanged:
+		case <-deadline:
+			t.Fatalf("got %d of %d tools/list_changed within %s", i, n, within)
+		}
+	}
+}
+
+// noMore fails if a list_changed notification arrives within d.
+func (c *clClient) noMore(t testing.TB, d time.Duration) {
+	t.Helper()
+	select {
+	case <-c.listChanged:
+		t.Fatalf("an unexpected extra tools/list_changed")
+	case <-time.After(d):
+	}
+}
+
+func TestClusterLegacyFullFlowThroughBalancer(t *testing.T) {
+	e := clNewEnv(t, 3, false)
+	c := clConnect(t, e.lb.URL, clLegacy, true, nil)
+	id := c.cs.ID()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	names := harness.ToolNames(t, c.cs)
+	require.Subset(t, names, []string{"alpha_echo", "alpha_steps", "alpha_ask"})
+	got, err := c.echo(t, "hi")
+	require.NoError(t, err)
+	require.Equal(t, "echo:hi", got)
+
+	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha_steps", Meta: mcp.Meta{"progressToken": "tok"}})
+	require.NoError(t, err)
+	require.Equal(t, "stepped", harness.Text(t, res))
+	for want := 1.0; want <= 3; want++ {
+		select {
+		case p := <-c.progress:
+			require.Equal(t, want, p)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("progress %v missing", want)
+		}
+	}
+
+	res, err = c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha_ask"})
+	require.NoError(t, err)
+	require.Equal(t, "hello ada", harness.Text(t, res), "elicitation answered through another node")
+
+	// list_changed on the GET stream (opened through some node, served by the owner).
+	clAddTool(e, "late")
+	c.awaitListChanged(t, 1, 10*time.Second)
+
+	// The GET stream drops; while the client is away another list_changed
+	// is sent; the client resumes with Last-Event-ID on another node and
+	// gets exactly that one.
+	e.lb.cutStreams()
+	clAddTool(e, "later")
+	c.awaitListChanged(t, 1, 15*time.Second)
+	c.noMore(t, 500*time.Millisecond)
+
+	owner := e.owner(t, id)
+	hops := e.lb.hopsOf(id)
+	nodes := map[string]bool{}
+	forwarded, resumed := 0, false
+	var prevGET string
+	for _, h := range hops {
+		nodes[h.node] = true
+		if h.node != owner {
+			forwarded++
+		}
+		if h.method == http.MethodGet {
+			if h.lastEventID != "" && prevGET != "" && h.node != prevGET {
+				resumed = true
+			}
+			prevGET = h.node
+		}
+	}
+	require.Len(t, nodes, 3, "the session's requests landed on every node: %+v", hops)
+	require.NotZero(t, forwarded, "some requests were sent to other nodes than the owner %s", owner)
+	require.NotZero(t, e.forwardedTotal(), "and forwarded by them to the owner")
+	require.True(t, resumed, "the GET stream resumed with Last-Event-ID on another node: %+v", hops)
+
+	// DELETE (through the balancer): the owner ends the session and its
+	// records and event log are removed.
+	require.NoError(t, c.cs.Close())
+	require.Eventually(t, func() bool {
+		return !e.keyExists(t, "sess:"+id) && !e.keyExists(t, "ev:"+id)
+	}, 5*time.Second, 20*time.Millisecond)
+	require.True(t, slices.ContainsFunc(e.lb.hopsOf(id), func(h clHop) bool { return h.method == http.MethodDelete }))
+	for _, n := range e.nodes {
+		require.Zero(t, n.srv.SessionCount(), "node %s", n.name)
+	}
+}
+
+func TestClusterModernClientThroughBalancer(t *testing.T) {
+	e := clNewEnv(t, 3, false)
+	c := clConnect(t, e.lb.URL, "", false, nil)
+	t.Logf("default client negotiated %s", c.cs.InitializeResult().ProtocolVersion)
+	require.Subset(t, harness.ToolNames(t, c.cs), []string{"alpha_echo", "alpha_steps", "alpha_ask"})
+	for i := range 6 { // round robin: every node serves some
+		got, err := c.echo(t, fmt.Sprint(i))
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprintf("echo:%d", i), got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha_steps", Meta: mcp.Meta{"progressToken": "tok"}})
+	require.NoError(t, err)
+	require.Equal(t, "stepped", harness.Text(t, res)) // (the Modern dispatcher does not relay progress yet)
+
+	// Elicitation is a multi round-trip call: the retry lands on another
+	// node, which forwards it to the node where the call is parked.
+	before := e.forwardedTotal()
+	res, err = c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha_ask"})
+	require.NoError(t, err)
+	require.Equal(t, "hello ada", harness.Text(t, res))
+	require.Greater(t, e.forwardedTotal(), before, "the retry was forwarded to the parking node")
+}
+
+// forwardedTotal counts the requests nodes received forwarded by others.
+func (e *clEnv) forwardedTotal() int64 {
+	var n int64
+	for _, node := range e.nodes {
+		n += node.forwarded.Load()
+	}
+	return n
+}
+
+// Every node refreshes its own catalogue and notifies its own sessions:
+// list_changed reaches clients whose sessions live on each node.
+func TestClusterListChangedReachesClientsOnEveryNode(t *testing.T) {
+	e := clNewEnv(t, 3, false)
+	var clients []*clClient
+	for _, n := range e.nodes {
+		c := clConnect(t, n.url, clLegacy, true, nil)
+		require.Equal(t, n.name, e.owner(t, c.cs.ID()))
+		clients = append(clients, c)
+	}
+	clAddTool(e, "fresh")
+	for _, c := range clients {
+		c.awaitListChanged(t, 1, 10*time.Second)
+	}
+}
