@@ -11,7 +11,7 @@
 #     (e.g. -rounds 5, -rows modern, -profile DIR for vmcp pprof profiles).
 #  2. go test benchmarks, in process, with allocations per call; the
 #     ViaVMCP ones report vmcp's own share as vmcp-allocs/op and vmcp-B/op.
-#     BENCHTIME (default 2000x) sets -benchtime; BENCH_GO=0 skips them.
+#     BENCHTIME (default 1000x) sets -benchtime; BENCH_GO=0 skips them.
 #
 # Needs bin/vmcp (make build). The machine should be otherwise idle: the
 # client, vmcp and the backend share its CPUs.
@@ -28,7 +28,7 @@ echo "== vmcp vs direct, separate processes (test/bench)"
 "$out/bench" -vmcp bin/vmcp -echoserver "$out/echoserver" "$@"
 
 if [ "${BENCH_GO:-1}" != "0" ]; then
-  benchtime=${BENCHTIME:-2000x}
+  benchtime=${BENCHTIME:-1000x}
   echo
   echo "== go test benchmarks (in process; allocs/op count client, vmcp and backend together)"
   $GO test -run '^$' -bench 'Benchmark(Legacy|Modern)Call(Direct|ViaVMCP)$' -benchtime "$benchtime" ./test/integration/

@@ -22,8 +22,7 @@ import (
 // still aggregate and pass on the backend's hint. cacheScope is untouched.
 
 // UpstreamTTLKey is the result _meta key holding a backend's original
-// ttlMs after the cache guard zeroed it. Strip it before results leave vmcp
-// (StripHint).
+// ttlMs after the cache guard zeroed it; strip it before results leave vmcp.
 const UpstreamTTLKey = "vmcp.dev/upstreamTtlMs"
 
 var ttlMarker = []byte(`"ttlMs"`)
@@ -238,21 +237,6 @@ func (h CacheHint) Cacheable() mcp.Cacheable {
 		c.CacheScope = "private"
 	}
 	return c
-}
-
-// StripHint returns meta without the cache guard's key (meta itself when
-// it has none; never mutated).
-func StripHint(meta mcp.Meta) mcp.Meta {
-	if _, ok := meta[UpstreamTTLKey]; !ok {
-		return meta
-	}
-	out := make(mcp.Meta, len(meta))
-	for k, v := range meta {
-		if k != UpstreamTTLKey {
-			out[k] = v
-		}
-	}
-	return out
 }
 
 // ListCache returns the hint b's last complete list walk saw for method

@@ -80,16 +80,16 @@ func New(opts Options) (*Cluster, error) {
 		if prefix == "" {
 			prefix = DefaultKeyPrefix
 		}
-		max := opts.MaxEventsPerSession
-		if max <= 0 {
-			max = 1000
+		maxEvents := opts.MaxEventsPerSession
+		if maxEvents <= 0 {
+			maxEvents = 1000
 		}
 		rc, err := newRedisConn(opts.RedisURL, prefix, c.timing.OpTimeout, c.log)
 		if err != nil {
 			return nil, err
 		}
 		c.redis = rc
-		c.redisEvts = newRedisEvents(rc, max, c.timing.SessionTTL, c.log)
+		c.redisEvts = newRedisEvents(rc, maxEvents, c.timing.SessionTTL, c.log)
 		c.dir, c.leases, c.events = &redisDirectory{c: rc}, &redisLeases{c: rc}, c.redisEvts
 	}
 	c.transport = newTransport(c.timing.DialTimeout)
@@ -168,10 +168,14 @@ func (c *Cluster) SessionEnded(session string) {
 func (c *Cluster) Owner(ctx context.Context, session string) (NodeInfo, error) {
 	n, err := c.dir.Lookup(ctx, session)
 	if up := c.upSince(); errors.Is(err, ErrNotFound) && !up.IsZero() && time.Since(up) < c.timing.Heartbeat+c.timing.Probe {
-		return n, fmt.Errorf("%w: Redis at %s is back after an outage; session owners are re-registering, retry", ErrUnavailable, c.redis.addr)
+		return n, fmt.Errorf("%w: %w (Redis at %s)", ErrUnavailable, errRecovering, c.redis.addr)
 	}
 	return n, err
 }
+
+// errRecovering: Redis is back after an outage and owners may not yet have
+// re-registered the records it lost.
+var errRecovering = errors.New("session owners are re-registering after a Redis outage")
 
 func (c *Cluster) upSince() time.Time {
 	if c.redis == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -208,14 +209,19 @@ func (s *streamWriter) finish() {
 	_ = s.rc.SetWriteDeadline(time.Time{})
 }
 
-// WriteUnavailable answers 503 Service Unavailable for err (which names
-// Redis), with Retry-After and a JSON-RPC error body so that MCP clients
-// surface the message.
+// WriteUnavailable answers 503 Service Unavailable because of err (an
+// ErrUnavailable), with Retry-After and a JSON-RPC error body. The message
+// names Redis but not its address or the cause: those are in the logs and
+// on /readyz (Status), not for clients.
 func WriteUnavailable(w http.ResponseWriter, err error) {
+	msg := "Service Unavailable: " + ErrUnavailable.Error() + "; retry later"
+	if errors.Is(err, errRecovering) {
+		msg = "Service Unavailable: " + errRecovering.Error() + "; retry"
+	}
 	body, _ := json.Marshal(map[string]any{
 		"jsonrpc": "2.0",
 		"id":      nil,
-		"error":   map[string]any{"code": -32603, "message": "Service Unavailable: " + err.Error()},
+		"error":   map[string]any{"code": -32603, "message": msg},
 	})
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Retry-After", "1")

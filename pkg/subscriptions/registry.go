@@ -72,7 +72,8 @@ func NewRegistry(up Upstream, log *slog.Logger) *Registry {
 // request's raw JSON-RPC id). lists carries the granted list_changed kinds
 // (its ResourceSubscriptions is ignored); each of resources is subscribed
 // upstream first, and Honored lists, in request order, the ones that
-// succeeded. After Close the stream is returned already done.
+// succeeded. After Close the stream is returned already done, honoring
+// nothing.
 func (r *Registry) Open(ctx context.Context, id json.RawMessage, lists mcp.NotificationSubscriptions, resources []Resource) *Stream {
 	s := newStream(r, id)
 	s.Honored = mcp.NotificationSubscriptions{ToolsListChanged: lists.ToolsListChanged,
@@ -80,10 +81,14 @@ func (r *Registry) Open(ctx context.Context, id json.RawMessage, lists mcp.Notif
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
+		s.Honored = mcp.NotificationSubscriptions{} // nothing will be delivered
 		s.end()
 		return s
 	}
 	r.streams[s] = struct{}{}
+	for _, res := range resources { // routed before the upstream subscription: no update is missed
+		r.index(s, res, true)
+	}
 	r.mu.Unlock()
 
 	ok := make([]bool, len(resources))
@@ -102,19 +107,38 @@ func (r *Registry) Open(ctx context.Context, id json.RawMessage, lists mcp.Notif
 	defer r.mu.Unlock()
 	for i, res := range resources {
 		if !ok[i] {
+			r.index(s, res, false)
+			s.unqueue(res.URI)
 			continue
 		}
 		s.held = append(s.held, res)
 		s.Honored.ResourceSubscriptions = append(s.Honored.ResourceSubscriptions, res.URI)
-		set := r.byURI[res.URI]
+	}
+	return s
+}
+
+// index adds (or removes) s as a stream subscribed to res. r.mu is held.
+func (r *Registry) index(s *Stream, res Resource, add bool) {
+	set := r.byURI[res.URI]
+	if add {
 		if set == nil {
 			set = map[*Stream]struct{}{}
 			r.byURI[res.URI] = set
 		}
 		set[s] = struct{}{}
 		s.uris[res] = true
+		return
 	}
-	return s
+	delete(s.uris, res)
+	for other := range s.uris {
+		if other.URI == res.URI {
+			return // the same URI through another backend
+		}
+	}
+	delete(set, s)
+	if len(set) == 0 {
+		delete(r.byURI, res.URI)
+	}
 }
 
 // Release forgets s and drops its upstream subscriptions (the last holder
@@ -127,12 +151,7 @@ func (r *Registry) Release(s *Stream) {
 	}
 	delete(r.streams, s)
 	for res := range s.uris {
-		if set := r.byURI[res.URI]; set != nil {
-			delete(set, s)
-			if len(set) == 0 {
-				delete(r.byURI, res.URI)
-			}
-		}
+		r.index(s, res, false)
 	}
 	held := s.held
 	s.held = nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -129,6 +130,18 @@ func (s *Stream) take() []note {
 	s.updates = s.updates[:0]
 	clear(s.queued)
 	return out
+}
+
+// unqueue drops a pending update of uri (its subscription failed before
+// the stream was served).
+func (s *Stream) unqueue(uri string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.queued[uri] {
+		return
+	}
+	delete(s.queued, uri)
+	s.updates = slices.DeleteFunc(s.updates, func(u string) bool { return u == uri })
 }
 
 func (s *Stream) queueLists(tools, prompts, res bool) {

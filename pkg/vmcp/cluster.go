@@ -100,7 +100,7 @@ func (s *Server) forwardLegacy(w http.ResponseWriter, r *http.Request, id string
 		cluster.WriteUnavailable(w, err)
 	default:
 		s.log.Warn("forwarding to session owner failed", "session", id, "error", err)
-		http.Error(w, "Bad Gateway: "+err.Error(), http.StatusBadGateway)
+		http.Error(w, "Bad Gateway: the node that owns this session did not answer", http.StatusBadGateway)
 	}
 }
 

@@ -16,3 +16,10 @@ func (s *Server) resumeOn(w http.ResponseWriter, r *http.Request, node string) e
 	}
 	return s.cluster.Forward(w, r, n.URL)
 }
+
+// ModernListens is the number of open Modern subscriptions/listen streams.
+func (s *Server) ModernListens() int { return s.modern.Subscriptions().Len() }
+
+// ParkedCalls is the number of Legacy backend calls parked between
+// input_required rounds for Modern clients.
+func (s *Server) ParkedCalls() int { return s.modern.Parked().Len() }

@@ -204,6 +204,11 @@ func runRow(tmp string, r row) (direct, via result, q ratios, err error) {
 		return direct, via, q, fmt.Errorf("vmcp: %w", err)
 	}
 	defer vm.stop()
+	defer func() {
+		if err != nil { // show why, if a child failed
+			fmt.Fprintf(os.Stderr, "--- vmcp stderr (tail):\n%s\n--- echoserver stderr (tail):\n%s\n", vm.stderr, be.stderr)
+		}
+	}()
 
 	targets := []*target{
 		{name: "direct", url: beURL},

@@ -109,7 +109,7 @@ func TestClusterRedisDownIs503AndRecovers(t *testing.T) {
 	for range 2 { // both nodes
 		code, body := clInitialize(t, e.lb.URL)
 		require.Equal(t, http.StatusServiceUnavailable, code)
-		require.Contains(t, body, "Redis at "+srv.Addr, "the message names Redis")
+		require.Contains(t, body, "cluster state store (Redis) unavailable", "the message names Redis")
 	}
 	_, err = c.echo(t, "down")
 	require.ErrorContains(t, err, "Service Unavailable", "a transient failure: the session stays usable")

@@ -95,6 +95,9 @@ func TestIsolationConcurrentSessionsGetOnlyTheirOwnMessages(t *testing.T) {
 	for _, s := range sessions {
 		wg.Go(func() { // progress: tokens "p<i>" (Stateful) and <i> (Stateless), the same in both sessions
 			for i := range isoIters {
+				if t.Failed() {
+					return
+				}
 				checkProgressCall(t, s.flowClient, "sf_progress", fmt.Sprintf("p%d", i), 5)
 				checkProgressCall(t, s.flowClient, "sl_progress", i, 5)
 			}

@@ -219,7 +219,8 @@ func TestModernListenToolListChanged(t *testing.T) {
 			cs := v.Connect(t, "", &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{},
 				ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
 			require.Equal(t, []string{"be_echo"}, harness.ToolNames(t, cs))
-			time.Sleep(200 * time.Millisecond) // the client's own listen is open
+			require.Eventually(t, func() bool { return v.Server.ModernListens() == 2 }, stateWait, 5*time.Millisecond,
+				"the client's own listen is open")
 
 			harness.AddEcho(be.Server, "added")
 			m := ls.next(t)

@@ -191,6 +191,7 @@ func TestModernMRTRParkTimeoutCancelsUpstream(t *testing.T) {
 	case <-time.After(stateWait):
 		t.Fatal("the parked call was not cancelled upstream")
 	}
+	require.Eventually(t, func() bool { return v.Server.ParkedCalls() == 0 }, stateWait, 5*time.Millisecond, "the parked call is gone")
 	for id := range res["inputRequests"].(map[string]any) {
 		st, msg = modernRPC(t, v, `2`, "tools/call", "lb_quiz", map[string]any{"name": "lb_quiz", "requestState": res["requestState"],
 			"inputResponses": map[string]any{id: map[string]any{"action": "accept", "content": map[string]any{"v": "late"}}}})

@@ -82,13 +82,51 @@ func (ps *parkSession) serverRequests(next mcp.MethodHandler) mcp.MethodHandler 
 // capabilities and the same principal (backends.Backend.Principal).
 type sessionPool struct {
 	log    *slog.Logger
+	stop   chan struct{} // closed by close: ends the janitor
 	mu     sync.Mutex
 	idle   map[string][]*parkSession
 	closed bool
 }
 
+// newSessionPool returns an empty pool and starts its janitor, which
+// closes sessions idle beyond maxIdleAge until close.
 func newSessionPool(log *slog.Logger) *sessionPool {
-	return &sessionPool{log: log, idle: map[string][]*parkSession{}}
+	p := &sessionPool{log: log, stop: make(chan struct{}), idle: map[string][]*parkSession{}}
+	go p.janitor()
+	return p
+}
+
+func (p *sessionPool) janitor() {
+	t := time.NewTicker(maxIdleAge)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			p.mu.Lock()
+			var stale []*parkSession
+			for key, list := range p.idle {
+				keep := list[:0]
+				for _, ps := range list {
+					if ps.dead.Load() || time.Since(ps.since) > maxIdleAge {
+						stale = append(stale, ps)
+					} else {
+						keep = append(keep, ps)
+					}
+				}
+				if len(keep) == 0 {
+					delete(p.idle, key)
+				} else {
+					p.idle[key] = keep
+				}
+			}
+			p.mu.Unlock()
+			for _, ps := range stale {
+				_ = ps.cs.Close()
+			}
+		}
+	}
 }
 
 // get returns an idle session for key, or opens one on b with caps. ctx
@@ -150,6 +188,9 @@ func (p *sessionPool) put(ps *parkSession, reuse bool) {
 // close closes every idle session; sessions in use are closed when put.
 func (p *sessionPool) close() {
 	p.mu.Lock()
+	if !p.closed {
+		close(p.stop)
+	}
 	p.closed = true
 	idle := p.idle
 	p.idle = map[string][]*parkSession{}
