@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	_ "net/http/pprof" // /debug/pprof on the --pprof listener
 	"os"
@@ -113,12 +114,18 @@ func serve(cfg *config.Config, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go tuneGC(ctx)
-	srv, err := vmcp.New(cfg, vmcp.Options{Logger: log})
+	lis, err := net.Listen("tcp", cfg.Listen) // before New: a busy port fails before backends start
 	if err != nil {
 		fmt.Fprintln(stderr, "vmcp:", err)
 		return 1
 	}
-	if err := srv.ListenAndServe(ctx, cfg.Listen, cfg.HTTP.ShutdownTimeout.D()); err != nil {
+	srv, err := vmcp.New(cfg, vmcp.Options{Logger: log})
+	if err != nil {
+		lis.Close()
+		fmt.Fprintln(stderr, "vmcp:", err)
+		return 1
+	}
+	if err := srv.Serve(ctx, lis, cfg.HTTP.ShutdownTimeout.D()); err != nil {
 		fmt.Fprintln(stderr, "vmcp:", err)
 		return 1
 	}

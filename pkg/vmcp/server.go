@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -182,16 +183,28 @@ func stateKey(configured string) ([]byte, error) {
 // stop accepting, let in-flight requests finish within grace, close
 // sessions and backends.
 func (s *Server) ListenAndServe(ctx context.Context, addr string, grace time.Duration) error {
-	srv := &http.Server{Addr: addr, Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		_ = s.Close()
+		return err
+	}
+	return s.Serve(ctx, lis, grace)
+}
+
+// Serve is ListenAndServe on an open listener (bind before New, so a busy
+// port fails before any backend process starts).
+func (s *Server) Serve(ctx context.Context, lis net.Listener, grace time.Duration) error {
+	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	s.log.Info("vmcp serving", "addr", addr, "path", s.cfg.Path)
+	go func() { errc <- srv.Serve(lis) }()
+	s.log.Info("vmcp serving", "addr", lis.Addr().String(), "path", s.cfg.Path)
 	select {
 	case err := <-errc:
 		_ = s.Close()
 		return err
 	case <-ctx.Done():
 	}
+	s.log.Info("vmcp shutting down", "grace", grace)
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	go func() { <-sctx.Done(); s.legacy.Close() }() // long-lived streams never go idle
