@@ -10,23 +10,31 @@ import (
 )
 
 // GC tuning. vmcp's live heap is small (the catalogue and per-session
-// state, a few MiB) while every proxied call allocates short-lived garbage
-// (the go-sdk's JSON decoding alone allocates a 32 KiB buffer per message it
-// parses). With the default GOGC=100 the heap target is twice the live
-// heap, so the collector ran dozens of times a second under load and took
-// about a third of vmcp's CPU. The tuner lets the heap grow by gcHeadroom
-// over the live heap before collecting (but never by less than GOGC=100
-// would), bounding the extra memory to the headroom while making
-// collections rare. VMCP_GC_HEADROOM_MB sets the headroom (default 64);
-// setting GOGC in the environment disables the tuner. GOMEMLIMIT still
-// applies (the runtime collects earlier near the limit).
+// state, a few MiB), and some paths allocate a lot of short-lived garbage:
+// a Legacy client's call goes through the go-sdk server and client, whose
+// JSON decoding allocates a 32 KiB buffer per message parsed (~350 KB per
+// proxied call). With the default GOGC=100 the heap target is twice the
+// live heap, so under load the collector ran 30+ times a second and took
+// about a third of vmcp's CPU. A bigger heap is not free either: garbage
+// then cycles through more memory than the CPU caches hold, which costs
+// more than it saves on a path that allocates little (a Modern client's
+// call through the direct path allocates ~20 KB, and measured ~10-30% more
+// CPU per call with 16-64 MiB of headroom).
+//
+// So the tuner raises GOGC only as far as needed to bring collections
+// down to about gcTargetRate per second at the current allocation rate,
+// never by more than the headroom over the live heap (default 64 MiB,
+// VMCP_GC_HEADROOM_MB; 0 turns the tuner off) and never below GOGC=100.
+// Setting GOGC in the environment turns it off; GOMEMLIMIT still applies.
 const (
-	gcHeadroom     = 64 << 20 // default bytes of garbage allowed between collections
+	gcHeadroom     = 64 << 20 // default cap on garbage between collections
+	gcTargetRate   = 4        // collections per second worth paying for
 	gcTuneInterval = 500 * time.Millisecond
-	gcMaxPercent   = 10000 // with a tiny live heap
+	gcMaxPercent   = 10000
 )
 
-// tuneGC adjusts the GC percentage to the live heap until ctx ends.
+// tuneGC adjusts the GC percentage to the allocation rate and live heap
+// until ctx ends.
 func tuneGC(ctx context.Context) {
 	if _, set := os.LookupEnv("GOGC"); set {
 		return
@@ -38,36 +46,40 @@ func tuneGC(ctx context.Context) {
 		}
 		headroom = v << 20
 	}
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	current := 100
-	apply := func() {
-		metrics.Read(sample)
-		if sample[0].Value.Kind() != metrics.KindUint64 {
-			return
-		}
-		if p := gcPercent(sample[0].Value.Uint64(), headroom); p != current && (p > current*11/10 || p < current*9/10) {
-			debug.SetGCPercent(p)
-			current = p
-		}
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 || sample[1].Value.Kind() != metrics.KindUint64 {
+		return
 	}
-	apply()
+	current := 100
+	lastAllocs, last := sample[1].Value.Uint64(), time.Now()
+	var rate float64 // bytes allocated per second, smoothed
 	t := time.NewTicker(gcTuneInterval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
-			apply()
+		case now := <-t.C:
+			metrics.Read(sample)
+			allocs := sample[1].Value.Uint64()
+			r := float64(allocs-lastAllocs) / now.Sub(last).Seconds()
+			lastAllocs, last = allocs, now
+			rate = 0.5*rate + 0.5*r
+			p := gcPercent(sample[0].Value.Uint64(), uint64(rate), headroom)
+			if p != current && (p > current*11/10 || p < current*9/10 || p == 100) {
+				debug.SetGCPercent(p)
+				current = p
+			}
 		}
 	}
 }
 
-// gcPercent is the GOGC that puts the heap target headroom above live,
-// within [100, gcMaxPercent].
-func gcPercent(live, headroom uint64) int {
-	if live < 1<<20 {
-		live = 1 << 20
-	}
-	return int(min(max(headroom*100/live, 100), gcMaxPercent))
+// gcPercent is the GOGC at which a live heap collected at an allocation
+// rate of rate bytes/s sees about gcTargetRate collections per second,
+// within [100, headroom over live] (live counts at least 1 MiB).
+func gcPercent(live, rate, headroom uint64) int {
+	live = max(live, 1<<20)
+	growth := min(rate/gcTargetRate, headroom) // bytes allocated between collections
+	return int(min(max(growth*100/live, 100), gcMaxPercent))
 }

@@ -3,22 +3,29 @@ package main
 import "testing"
 
 func TestGCPercent(t *testing.T) {
+	const MiB = 1 << 20
 	for _, c := range []struct {
-		live uint64
-		want int
+		live, rate uint64
+		want       int
 	}{
-		{0, 6400},         // before the first GC: treated as 1 MiB live
-		{512 << 10, 6400}, // tiny heaps count as 1 MiB
-		{4 << 20, 1600},   // the heap may grow by 64 MiB over 4 MiB live
-		{32 << 20, 200},
-		{64 << 20, 100}, // never below the default
-		{1 << 30, 100},
+		{8 * MiB, 0, 100},               // idle: the default
+		{8 * MiB, 20 * MiB, 100},        // little garbage: 2.5 collections/s at the default
+		{8 * MiB, 128 * MiB, 400},       // 32 MiB between collections
+		{8 * MiB, 400 * MiB, 800},       // capped at 64 MiB over the live heap
+		{0, 400 * MiB, 6400},            // a tiny live heap counts as 1 MiB
+		{128 * MiB, 400 * MiB, 100},     // big live heaps keep the default
+		{1 * MiB, 100000 * MiB, 6400},   // the cap is the headroom
+		{512 * 1024, 40 * MiB, 1000},    // 10 MiB between collections over 1 MiB
+		{16 * MiB, 4 * 64 * MiB, 400},   // exactly the headroom
+		{16 * MiB, 4 * 8 * MiB, 100},    // half the live heap: never below 100
+		{64 * MiB, 4 * 128 * MiB, 100},  // headroom equals live: 100
+		{32 * MiB, 4 * 1024 * MiB, 200}, // capped: 64 MiB over 32 MiB live
 	} {
-		if got := gcPercent(c.live, gcHeadroom); got != c.want {
-			t.Errorf("gcPercent(%d) = %d, want %d", c.live, got, c.want)
+		if got := gcPercent(c.live, c.rate, gcHeadroom); got != c.want {
+			t.Errorf("gcPercent(live %d, rate %d) = %d, want %d", c.live, c.rate, got, c.want)
 		}
 	}
-	if got := gcPercent(1<<20, 256<<20); got != gcMaxPercent {
-		t.Errorf("gcPercent(1 MiB, 256 MiB) = %d, want the cap %d", got, gcMaxPercent)
+	if got := gcPercent(MiB, 1<<40, 256*MiB); got != gcMaxPercent {
+		t.Errorf("gcPercent with a 256 MiB headroom over 1 MiB = %d, want the cap %d", got, gcMaxPercent)
 	}
 }

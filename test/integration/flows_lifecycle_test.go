@@ -165,43 +165,51 @@ func TestKilledClientMidCallEndsBackendSessionAndCancelsHandler(t *testing.T) {
 		awaitEnded(t, b, v, baseline)
 	}
 
+	// Each kill is repeated: the lost-cancellation race (cancelFlush) shows
+	// only in some runs.
 	t.Run("raw client cut, then DELETE", func(t *testing.T) {
 		bl, b, v, baseline := start(t)
-		sid := rawInitialize(t, v.URL)
-		callCtx, cut := context.WithCancel(context.Background())
-		defer cut()
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			resp, err := rawPost(callCtx, v.URL, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b_block","arguments":{"marker":"raw"}}}`)
-			if err == nil {
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
-		}()
-		expect(t, bl.started, "raw", "backend call started")
-		require.Equal(t, baseline+1, backendSessions(b), "the client's own backend session")
-		cut() // the client is gone: its connection is closed
-		<-done
-		kill(t, bl, b, v, baseline, sid, "raw")
+		for i := range 5 {
+			marker := fmt.Sprintf("raw-%d", i)
+			sid := rawInitialize(t, v.URL)
+			callCtx, cut := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				body := fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b_block","arguments":{"marker":%q}}}`, marker)
+				resp, err := rawPost(callCtx, v.URL, sid, body)
+				if err == nil {
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			}()
+			expect(t, bl.started, marker, "backend call started")
+			require.Equal(t, baseline+1, backendSessions(b), "the client's own backend session")
+			cut() // the client is gone: its connection is closed
+			<-done
+			kill(t, bl, b, v, baseline, sid, marker)
+		}
 	})
 
 	t.Run("go-sdk client session deleted mid-call", func(t *testing.T) {
 		bl, b, v, baseline := start(t)
-		c := connectFlow(t, v, "A", nil)
-		errc := make(chan error, 1)
-		go func() {
-			_, err := c.call(flowCtx(t), "b_block", map[string]any{"marker": "sdk"}, nil)
-			errc <- err
-		}()
-		expect(t, bl.started, "sdk", "backend call started")
-		require.Equal(t, baseline+1, backendSessions(b), "the client's own backend session")
-		kill(t, bl, b, v, baseline, c.cs.ID(), "sdk")
-		select {
-		case err := <-errc:
-			require.Error(t, err, "the call of a deleted session")
-		case <-flowTimeout():
-			t.Fatal("CallTool did not return after its session was deleted")
+		for i := range 3 {
+			marker := fmt.Sprintf("sdk-%d", i)
+			c := connectFlow(t, v, marker, nil)
+			errc := make(chan error, 1)
+			go func() {
+				_, err := c.call(flowCtx(t), "b_block", map[string]any{"marker": marker}, nil)
+				errc <- err
+			}()
+			expect(t, bl.started, marker, "backend call started")
+			require.Equal(t, baseline+1, backendSessions(b), "the client's own backend session")
+			kill(t, bl, b, v, baseline, c.cs.ID(), marker)
+			select {
+			case err := <-errc:
+				require.Error(t, err, "the call of a deleted session")
+			case <-flowTimeout():
+				t.Fatal("CallTool did not return after its session was deleted")
+			}
 		}
 	})
 }
@@ -247,10 +255,10 @@ func awaitEnded(t *testing.T, b *harness.Backend, v *harness.VMCP, baseline int)
 
 // TestKilledClientWithPendingElicitationEndsSession pins a session delete
 // that waited for the client: a DELETE while the client has not answered
-// an elicitation vmcp forwarded (Stateful: the backend's own request;
-// Stateless: an MRTR input request vmcp asks itself) must not wait for
-// that answer: the DELETE returns, the backend call ends and every session
-// is gone.
+// an elicitation vmcp forwarded (Stateful: the backend's own request, sent
+// with a context the call's cancellation does not reach; Stateless: an
+// MRTR input request vmcp asks itself) must not wait for that answer: the
+// DELETE returns, the backend call ends and every session is gone.
 func TestKilledClientWithPendingElicitationEndsSession(t *testing.T) {
 	for _, mode := range []harness.Mode{harness.Stateful, harness.Stateless} {
 		t.Run(mode.String(), func(t *testing.T) {
@@ -261,7 +269,8 @@ func TestKilledClientWithPendingElicitationEndsSession(t *testing.T) {
 					return
 				}
 				s.AddTool(&mcp.Tool{Name: "ask", InputSchema: flowSchema}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-					_, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "pending", RequestedSchema: answerSchema})
+					// Not cancelled with the call: only vmcp can end this request.
+					_, err := req.Session.Elicit(context.WithoutCancel(ctx), &mcp.ElicitParams{Message: "pending", RequestedSchema: answerSchema})
 					ended <- "pending"
 					return flowFailure("elicit: %v", err), nil
 				})
@@ -345,4 +354,3 @@ func rawInitialize(t *testing.T, url string) string {
 	require.Equal(t, http.StatusAccepted, resp.StatusCode, "notifications/initialized")
 	return sid
 }
-

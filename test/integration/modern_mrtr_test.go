@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/vmcp/vmcp/pkg/cluster/clustertest"
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/test/integration/harness"
 )
@@ -92,6 +93,12 @@ func textResultOf(s string) *mcp.CallToolResult {
 // elicitations by their message, samples "Paris" and exposes one root.
 func connectAnswering(t *testing.T, v *harness.VMCP, version string) *mcp.ClientSession {
 	t.Helper()
+	return connectAnsweringTo(t, v.URL, version)
+}
+
+// connectAnsweringTo is connectAnswering for any MCP endpoint.
+func connectAnsweringTo(t *testing.T, endpoint, version string) *mcp.ClientSession {
+	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "answering", Version: "test"}, &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{}},
 		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -104,7 +111,7 @@ func connectAnswering(t *testing.T, v *harness.VMCP, version string) *mcp.Client
 		},
 	})
 	client.AddRoots(&mcp.Root{URI: "file:///work"})
-	cs, err := client.Connect(ctx(t), &mcp.StreamableClientTransport{Endpoint: v.URL}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	cs, err := client.Connect(ctx(t), &mcp.StreamableClientTransport{Endpoint: endpoint}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cs.Close() })
 	return cs
@@ -113,10 +120,19 @@ func connectAnswering(t *testing.T, v *harness.VMCP, version string) *mcp.Client
 // A multi-round MRTR tool completes through vmcp from a Modern and a
 // Legacy client, whether the backend is Modern (input_required passes
 // through, its requestState sealed in vmcp's) or Legacy (vmcp parks the
-// call between elicitation, sampling and roots requests).
+// call between elicitation, sampling and roots requests; prompts/get too).
 func TestModernMRTRMultiRoundAllEras(t *testing.T) {
 	modernBE := harness.StartBackend(t, "mb", harness.Stateless, addWizard)
-	legacyBE := harness.StartBackend(t, "lb", harness.Stateful, func(s *mcp.Server) { addQuiz(s, nil) })
+	legacyBE := harness.StartBackend(t, "lb", harness.Stateful, func(s *mcp.Server) {
+		addQuiz(s, nil)
+		s.AddPrompt(&mcp.Prompt{Name: "greet"}, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			er, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "name?", RequestedSchema: nameSchema})
+			if err != nil {
+				return nil, err
+			}
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: fmt.Sprint("hello ", er.Content["v"])}}}}, nil
+		})
+	})
 	v := harness.StartVMCP(t, nil, modernBE.Config(), legacyBE.Config())
 	for _, version := range []string{"", legacy} {
 		t.Run("client "+map[string]string{"": "modern", legacy: "legacy"}[version], func(t *testing.T) {
@@ -127,6 +143,9 @@ func TestModernMRTRMultiRoundAllEras(t *testing.T) {
 			res, err = cs.CallTool(ctx(t), &mcp.CallToolParams{Name: "lb_quiz"})
 			require.NoError(t, err)
 			require.Equal(t, "ada likes blue; Paris; 1 root(s)", harness.Text(t, res))
+			pr, err := cs.GetPrompt(ctx(t), &mcp.GetPromptParams{Name: "lb_greet"})
+			require.NoError(t, err)
+			require.Equal(t, "hello ada", pr.Messages[0].Content.(*mcp.TextContent).Text)
 		})
 	}
 }
@@ -168,6 +187,24 @@ func TestModernMRTRRequestStateIntegrity(t *testing.T) {
 			require.Equal(t, float64(jsonrpc.CodeInvalidParams), msg["error"].(map[string]any)["code"], "%v", msg)
 		})
 	}
+}
+
+// With two cluster nodes behind a round-robin balancer, a parked call's
+// rounds reach both nodes: the node that does not own the call forwards
+// the retry to the owner sealed in its requestState, and the call
+// completes.
+func TestModernMRTRParkedCallResumesAcrossNodes(t *testing.T) {
+	redisURL := clustertest.URL(t)
+	prefix := clustertest.Prefix(t, redisURL)
+	be := harness.StartBackend(t, "lb", harness.Stateful, func(s *mcp.Server) { addQuiz(s, nil) })
+	n1 := clStartNode(t, "n1", redisURL, prefix, false, be.Config())
+	n2 := clStartNode(t, "n2", redisURL, prefix, false, be.Config())
+	lb := clStartBalancer(t, n1, n2)
+	cs := connectAnsweringTo(t, lb.URL, "")
+	res, err := cs.CallTool(ctx(t), &mcp.CallToolParams{Name: "lb_quiz"})
+	require.NoError(t, err)
+	require.Equal(t, "ada likes blue; Paris; 1 root(s)", harness.Text(t, res))
+	require.Positive(t, n1.forwarded.Load()+n2.forwarded.Load(), "some round reached the other node")
 }
 
 // A parked Legacy call that is never resumed is cancelled upstream after

@@ -159,11 +159,11 @@ func (d *Dispatcher) begin(ctx context.Context, ss *mcp.ServerSession, extra *mc
 	if err != nil {
 		return nil, nil, nil, nil, backends.WireError(backend, err)
 	}
-	ctx, unbind := s.bound(ctx) // a deleted session cancels its calls and their requests to the client
 	c, end := s.calls.start(ctx, backend, meta)
 	if extra != nil {
 		ctx = backends.WithClientHeader(ctx, extra.Header)
 	}
+	ctx, unbind := s.bound(ctx) // a deleted session cancels its backend calls
 	cctx, done := backends.CallContext(withCall(ctx, c), b.Timeout())
 	return s, cs, cctx, func() {
 		if cctx.Err() != nil { // cancelled or timed out: the SDK is sending notifications/cancelled

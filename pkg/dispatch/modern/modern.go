@@ -3,7 +3,10 @@
 // capabilities in _meta, is parsed once, validated (headers, _meta, size,
 // media type), routed through the aggregator's catalogue to the backend's
 // shared control connection, and answered with one JSON reply, or an SSE
-// stream for subscriptions/listen. No per-request mcp.ServerSession exists.
+// stream for subscriptions/listen (listen.go). No per-request
+// mcp.ServerSession exists. Multi round-trip requests pass through Modern
+// backends with sealed requestState and are parked for Legacy ones
+// (forward.go, park.go, pool.go).
 package modern
 
 import (
@@ -93,7 +96,8 @@ func (d *Dispatcher) enter() (done func(), ok bool) {
 }
 
 // New builds the dispatcher over the catalogue of agg and the backends of
-// mgr. opts.Codec must be set.
+// mgr, and follows both for listen streams (catalogue changes, backends'
+// resource updates). opts.Codec must be set.
 func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispatcher {
 	if opts.Codec == nil {
 		panic("modern: Options.Codec is required")

@@ -54,3 +54,21 @@ func TestSealRaw(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, mrtr.State{Method: "tools/call", Name: "m_ask", Backend: "m", Target: "ask", Inner: "be-1"}, st)
 }
+
+// A backend result carrying only requestState stays input_required (the
+// SDK server would recompute it as complete), with vmcp's sealed state.
+func TestFinishKeepsStateOnlyInputRequired(t *testing.T) {
+	d := &Dispatcher{state: mrtr.NewCodec(bytes.Repeat([]byte("k"), 32)), info: json.RawMessage(`{"name":"vmcp"}`)}
+	c := &mrtrCall{method: "tools/call", name: "m_t", backend: "m", target: "t"}
+	var res mcp.CallToolResult
+	require.NoError(t, json.Unmarshal([]byte(`{"resultType":"input_required","requestState":"later"}`), &res))
+	out, err := d.finish(c, &res, false)
+	require.NoError(t, err)
+	var got map[string]any
+	require.NoError(t, json.Unmarshal(out, &got))
+	assert.Equal(t, "input_required", got["resultType"])
+	assert.NotContains(t, got, "inputRequests")
+	st, err := d.state.Open(got["requestState"].(string))
+	require.NoError(t, err)
+	assert.Equal(t, "later", st.Inner)
+}

@@ -19,6 +19,7 @@ import (
 const (
 	maxIdlePerKey = 16               // idle sessions kept per (backend, capabilities, principal)
 	maxIdleAge    = 30 * time.Second // an idle session older than this is closed, not reused
+	closeGrace    = 2 * time.Second  // a session of an abandoned call is closed this much later
 )
 
 // parkSession is a Legacy backend session opened with one Modern client's
@@ -175,7 +176,16 @@ func (p *sessionPool) get(ctx context.Context, b *backends.Backend, caps *mcp.Cl
 // pool is full for its key or closed.
 func (p *sessionPool) put(ps *parkSession, reuse bool) {
 	p.mu.Lock()
-	if !reuse || p.closed || ps.dead.Load() || len(p.idle[ps.key]) >= maxIdlePerKey {
+	if !reuse {
+		p.mu.Unlock()
+		// Not at once: the SDK client sends notifications/cancelled and
+		// the error answers to the backend's pending requests on their own
+		// goroutines; closing first could lose them, leaving the backend's
+		// handler waiting.
+		time.AfterFunc(closeGrace, func() { _ = ps.cs.Close() })
+		return
+	}
+	if p.closed || ps.dead.Load() || len(p.idle[ps.key]) >= maxIdlePerKey {
 		p.mu.Unlock()
 		go ps.cs.Close()
 		return
