@@ -56,12 +56,20 @@ func ForwardMeta(m mcp.Meta) mcp.Meta {
 // client receives: a backend's own JSON-RPC error keeps its code and data,
 // anything else becomes -32603; the message always names the backend.
 func WireError(backend string, err error) error {
+	prefix := fmt.Sprintf("backend %q: ", backend)
 	var we *jsonrpc.Error
 	if errors.As(err, &we) {
-		return &jsonrpc.Error{Code: we.Code, Message: fmt.Sprintf("backend %q: %s", backend, we.Message), Data: we.Data}
+		if strings.HasPrefix(we.Message, prefix) {
+			return we // already names the backend
+		}
+		return &jsonrpc.Error{Code: we.Code, Message: prefix + we.Message, Data: we.Data}
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("backend %q: timed out", backend)}
 	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("backend %q: %v", backend, err)}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, prefix) {
+		msg = prefix + msg
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
 }

@@ -16,26 +16,15 @@ func (d *Dispatcher) callTool(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Params.Name)}
 	}
-	s, cs, cctx, done, err := d.begin(ctx, req.Session, req.Extra, route.Backend, req.Params.Meta)
+	res, err := forward(ctx, d, req.Session, req.Extra, route.Backend, req.Params.Meta,
+		func(cctx context.Context, cs *mcp.ClientSession, meta mcp.Meta, in mcp.InputResponseMap, state string) (*mcp.CallToolResult, error) {
+			return cs.CallTool(cctx, &mcp.CallToolParams{Meta: meta, Name: route.Name, Arguments: req.Params.Arguments, InputResponses: in, RequestState: state})
+		},
+		func(r *mcp.CallToolResult) (mcp.InputRequestMap, string) { return r.InputRequests, r.RequestState })
 	if err != nil {
 		return nil, err
 	}
-	defer done()
-	params := &mcp.CallToolParams{Meta: s.outMeta(cs, req.Params.Meta), Name: route.Name, Arguments: req.Params.Arguments}
-	res, err := cs.CallTool(cctx, params)
-	if err == nil && res.NeedsInput() {
-		res, err = rounds(ctx, s, route.Backend, res,
-			func(r *mcp.CallToolResult) (mcp.InputRequestMap, string) { return r.InputRequests, r.RequestState },
-			func(in mcp.InputResponseMap, state string) (*mcp.CallToolResult, error) {
-				p := *params
-				p.InputResponses, p.RequestState = in, state
-				return cs.CallTool(cctx, &p)
-			})
-	}
-	if err != nil {
-		return nil, backends.WireError(route.Backend, err)
-	}
-	return res, nil
+	return &mcp.CallToolResult{Meta: backends.ForwardMeta(res.Meta), Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError}, nil
 }
 
 // readResource routes resources/read by URI (exact resource, else template).
@@ -44,26 +33,15 @@ func (d *Dispatcher) readResource(ctx context.Context, req *mcp.ReadResourceRequ
 	if !ok {
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}
-	s, cs, cctx, done, err := d.begin(ctx, req.Session, req.Extra, route.Backend, req.Params.Meta)
+	res, err := forward(ctx, d, req.Session, req.Extra, route.Backend, req.Params.Meta,
+		func(cctx context.Context, cs *mcp.ClientSession, meta mcp.Meta, in mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, error) {
+			return cs.ReadResource(cctx, &mcp.ReadResourceParams{Meta: meta, URI: route.Name, InputResponses: in, RequestState: state})
+		},
+		func(r *mcp.ReadResourceResult) (mcp.InputRequestMap, string) { return r.InputRequests, r.RequestState })
 	if err != nil {
 		return nil, err
 	}
-	defer done()
-	params := &mcp.ReadResourceParams{Meta: s.outMeta(cs, req.Params.Meta), URI: route.Name}
-	res, err := cs.ReadResource(cctx, params)
-	if err == nil && res.NeedsInput() {
-		res, err = rounds(ctx, s, route.Backend, res,
-			func(r *mcp.ReadResourceResult) (mcp.InputRequestMap, string) { return r.InputRequests, r.RequestState },
-			func(in mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, error) {
-				p := *params
-				p.InputResponses, p.RequestState = in, state
-				return cs.ReadResource(cctx, &p)
-			})
-	}
-	if err != nil {
-		return nil, backends.WireError(route.Backend, err)
-	}
-	return res, nil
+	return &mcp.ReadResourceResult{Meta: backends.ForwardMeta(res.Meta), Contents: res.Contents}, nil
 }
 
 // getPrompt routes prompts/get by advertised prompt name.
@@ -72,24 +50,40 @@ func (d *Dispatcher) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Params.Name)}
 	}
-	s, cs, cctx, done, err := d.begin(ctx, req.Session, req.Extra, route.Backend, req.Params.Meta)
+	res, err := forward(ctx, d, req.Session, req.Extra, route.Backend, req.Params.Meta,
+		func(cctx context.Context, cs *mcp.ClientSession, meta mcp.Meta, in mcp.InputResponseMap, state string) (*mcp.GetPromptResult, error) {
+			return cs.GetPrompt(cctx, &mcp.GetPromptParams{Meta: meta, Name: route.Name, Arguments: req.Params.Arguments, InputResponses: in, RequestState: state})
+		},
+		func(r *mcp.GetPromptResult) (mcp.InputRequestMap, string) { return r.InputRequests, r.RequestState })
 	if err != nil {
 		return nil, err
 	}
+	return &mcp.GetPromptResult{Meta: backends.ForwardMeta(res.Meta), Description: res.Description, Messages: res.Messages}, nil
+}
+
+// forward sends one tools/call, resources/read or prompts/get over the
+// caller's own backend session, drives multi round-trip rounds while the
+// backend answers input_required, and names the backend in any error. The
+// caller rebuilds the result for a Legacy client: no resultType, ttlMs or
+// cacheScope (2026-07-28 only) and no reserved _meta keys of the backend.
+func forward[R interface{ NeedsInput() bool }](ctx context.Context, d *Dispatcher, ss *mcp.ServerSession, extra *mcp.RequestExtra, backend string, meta mcp.Meta,
+	send func(context.Context, *mcp.ClientSession, mcp.Meta, mcp.InputResponseMap, string) (R, error),
+	inputs func(R) (mcp.InputRequestMap, string)) (R, error) {
+	var zero R
+	s, cs, cctx, done, err := d.begin(ctx, ss, extra, backend, meta)
+	if err != nil {
+		return zero, err
+	}
 	defer done()
-	params := &mcp.GetPromptParams{Meta: s.outMeta(cs, req.Params.Meta), Name: route.Name, Arguments: req.Params.Arguments}
-	res, err := cs.GetPrompt(cctx, params)
+	out := s.outMeta(cs, meta)
+	res, err := send(cctx, cs, out, nil, "")
 	if err == nil && res.NeedsInput() {
-		res, err = rounds(ctx, s, route.Backend, res,
-			func(r *mcp.GetPromptResult) (mcp.InputRequestMap, string) { return r.InputRequests, r.RequestState },
-			func(in mcp.InputResponseMap, state string) (*mcp.GetPromptResult, error) {
-				p := *params
-				p.InputResponses, p.RequestState = in, state
-				return cs.GetPrompt(cctx, &p)
-			})
+		res, err = rounds(ctx, s, backend, res, inputs, func(in mcp.InputResponseMap, state string) (R, error) {
+			return send(cctx, cs, out, in, state)
+		})
 	}
 	if err != nil {
-		return nil, backends.WireError(route.Backend, err)
+		return zero, backends.WireError(backend, err)
 	}
 	return res, nil
 }
