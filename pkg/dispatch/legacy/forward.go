@@ -111,31 +111,29 @@ func (d *Dispatcher) complete(ctx context.Context, req *mcp.CompleteRequest) (*m
 // subscribe forwards resources/subscribe over the caller's own backend
 // session to the backend that serves the URI.
 func (d *Dispatcher) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	route, ok := d.agg.Current().Resource(req.Params.URI)
-	if !ok {
-		return mcp.ResourceNotFoundError(req.Params.URI)
-	}
-	cs, _, err := d.backendFor(ctx, req.Session, route.Backend)
-	if err != nil {
-		return err
-	}
-	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: route.Name}); err != nil {
-		return backends.WireError(route.Backend, err)
-	}
-	return nil
+	return d.subscription(ctx, req.Session, req.Params.URI, true)
 }
 
 // unsubscribe forwards resources/unsubscribe like subscribe.
 func (d *Dispatcher) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-	route, ok := d.agg.Current().Resource(req.Params.URI)
+	return d.subscription(ctx, req.Session, req.Params.URI, false)
+}
+
+func (d *Dispatcher) subscription(ctx context.Context, ss *mcp.ServerSession, uri string, on bool) error {
+	route, ok := d.agg.Current().Resource(uri)
 	if !ok {
-		return mcp.ResourceNotFoundError(req.Params.URI)
+		return mcp.ResourceNotFoundError(uri)
 	}
-	cs, _, err := d.backendFor(ctx, req.Session, route.Backend)
+	cs, _, err := d.backendFor(ctx, ss, route.Backend)
 	if err != nil {
 		return err
 	}
-	if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: route.Name}); err != nil {
+	if on {
+		err = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: route.Name})
+	} else {
+		err = cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: route.Name})
+	}
+	if err != nil {
 		return backends.WireError(route.Backend, err)
 	}
 	return nil
