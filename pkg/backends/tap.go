@@ -75,7 +75,6 @@ type tapBody struct {
 	tap     Tap
 	pending []byte // bytes of the current event not yet returned
 	event   []byte // reused buffer
-	data    []byte // reused buffer: the current event's data
 	err     error
 }
 
@@ -98,7 +97,7 @@ func (b *tapBody) Read(p []byte) (int, error) {
 // readEvent reads lines up to and including the blank line that ends an
 // SSE event, taps its data, and queues the raw bytes.
 func (b *tapBody) readEvent() {
-	b.event, b.data = b.event[:0], b.data[:0]
+	b.event = b.event[:0]
 	for {
 		start := len(b.event)
 		line, err := b.src.ReadSlice('\n')
@@ -107,26 +106,38 @@ func (b *tapBody) readEvent() {
 			line, err = b.src.ReadSlice('\n')
 			b.event = append(b.event, line...)
 		}
-		line = b.event[start:]
-		if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-			b.data = append(b.data, bytes.TrimSpace(d)...)
-		}
 		if err != nil {
 			b.err = err
 			break
 		}
-		if len(bytes.TrimSpace(line)) == 0 {
+		if len(bytes.TrimSpace(b.event[start:])) == 0 {
 			break
 		}
 	}
-	if data := b.data; len(data) > 0 && hasMarker(data) {
-		if msg, err := jsonrpc.DecodeMessage(bytes.Clone(data)); err == nil { // data is reused
+	// Only events that mention a tapped method (rare) have their data
+	// gathered and decoded; the rest pass through untouched.
+	if hasMarker(b.event) {
+		if msg, err := jsonrpc.DecodeMessage(eventData(b.event)); err == nil {
 			if r, ok := msg.(*jsonrpc.Request); ok && tapped(r.Method) {
 				b.tap(b.ctx, r)
 			}
 		}
 	}
 	b.pending = b.event
+}
+
+// eventData returns the concatenated data fields of one raw SSE event
+// (a new slice: the decoded message may keep it).
+func eventData(event []byte) []byte {
+	var data []byte
+	for len(event) > 0 {
+		line, rest, _ := bytes.Cut(event, []byte("\n"))
+		event = rest
+		if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			data = append(data, bytes.TrimSpace(d)...)
+		}
+	}
+	return data
 }
 
 func hasMarker(data []byte) bool {

@@ -207,9 +207,14 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener, grace time.Duratio
 	s.log.Info("vmcp shutting down", "grace", grace)
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	go func() { <-sctx.Done(); s.legacy.Close() }() // long-lived streams never go idle
-	s.modern.Close()                                // ends listen streams with their result
-	err := srv.Shutdown(sctx)
+	s.modern.EndStreams() // listen streams end with their result; calls go on
+	stop := context.AfterFunc(sctx, s.legacy.Abort)
+	defer stop()
+	err := srv.Shutdown(sctx) // GET streams never go idle: this waits for grace
+	if err != nil {
+		s.legacy.Abort() // grace elapsed: cut in-flight backend calls
+		_ = srv.Close()
+	}
 	_ = s.Close()
 	if err == context.DeadlineExceeded {
 		s.log.Warn("shutdown grace elapsed; remaining requests cut", "grace", grace)

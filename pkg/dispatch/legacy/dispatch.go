@@ -106,17 +106,30 @@ func (d *Dispatcher) SessionCount() int {
 
 // Close ends every client session and its backend sessions.
 func (d *Dispatcher) Close() {
+	for _, s := range d.live(true) {
+		_ = s.front.Close()
+	}
+	d.wg.Wait()
+}
+
+// Abort cancels every session's in-flight backend calls (shutdown after the
+// grace period): the SDK's session Close would otherwise wait for them.
+func (d *Dispatcher) Abort() {
+	for _, s := range d.live(false) {
+		s.end()
+	}
+}
+
+// live lists the registered sessions; closing refuses new ones from now on.
+func (d *Dispatcher) live(closing bool) []*clientSession {
 	d.mu.Lock()
-	d.closed = true
+	defer d.mu.Unlock()
+	d.closed = d.closed || closing
 	all := make([]*clientSession, 0, len(d.sessions))
 	for _, s := range d.sessions {
 		all = append(all, s)
 	}
-	d.mu.Unlock()
-	for _, s := range all {
-		_ = s.front.Close()
-	}
-	d.wg.Wait()
+	return all
 }
 
 // lifecycle is receiving middleware: it enforces sessions.max and

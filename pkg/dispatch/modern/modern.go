@@ -155,6 +155,10 @@ func (d *Dispatcher) Parked() mrtr.Directory { return d.parked }
 // calls to wind down.
 const closeWait = 10 * time.Second
 
+// EndStreams ends every subscriptions/listen stream with its result (the
+// first step of a graceful shutdown); calls in flight are left to finish.
+func (d *Dispatcher) EndStreams() { d.subs.Close() }
+
 // Close ends every open listen stream gracefully (each receives its
 // SubscriptionsListenResult and its HTTP response ends), cancels parked
 // calls upstream and closes idle backend sessions, waiting (bounded) for
