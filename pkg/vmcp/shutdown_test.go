@@ -81,7 +81,10 @@ func TestShutdownLetsModernCallsWithRootsFinish(t *testing.T) {
 		err error
 	}
 	called := make(chan out, 1)
-	go func() { r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow"}); called <- out{r, err} }()
+	go func() {
+		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow"})
+		called <- out{r, err}
+	}()
 	<-started
 	stop()
 	// Shutdown has begun once the listener refuses new connections; the call
