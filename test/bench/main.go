@@ -25,6 +25,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -173,6 +174,11 @@ func verdict(ok bool, format string, args ...any) string {
 func fmtRatio(r float64) string {
 	if r == 0 {
 		return ""
+	}
+	for _, t := range []float64{targetThroughput, targetLatency} {
+		if math.Abs(r-t) < 0.005 { // would round onto the target: show the side
+			return fmt.Sprintf("%.3f×", r)
+		}
 	}
 	return fmt.Sprintf("%.2f×", r)
 }
