@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -107,6 +108,22 @@ func (m *Manager) Ready() bool {
 		}
 	}
 	return false
+}
+
+// Unavailable names the backends that are not ready, in config order, as
+// ", unavailable backends: a, b" (empty when all are ready): appended to an
+// unknown-name error so a client can tell an outage from a typo.
+func (m *Manager) Unavailable() string {
+	var down []string
+	for _, b := range m.list {
+		if b.Status().State != StateReady {
+			down = append(down, b.Name())
+		}
+	}
+	if len(down) == 0 {
+		return ""
+	}
+	return "; unavailable backends: " + strings.Join(down, ", ")
 }
 
 // Capabilities returns the capabilities of every ready backend, in config

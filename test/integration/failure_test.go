@@ -37,9 +37,10 @@ func TestOneBackendDownOthersStillServe(t *testing.T) {
 		require.Nil(t, res, label)
 		we := rpcError(t, err)
 		// The down backend's tools leave the catalogue, so the error is
-		// "unknown tool", naming the prefixed tool (and so the backend).
+		// "unknown tool", naming the tool and the backends that are down.
 		require.Equal(t, int64(jsonrpc.CodeInvalidParams), we.Code, label)
 		require.Contains(t, we.Message, `"beta_lookup"`, label)
+		require.Contains(t, we.Message, "unavailable backends: beta", label)
 	}
 }
 

@@ -2,6 +2,7 @@ package legacy
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,11 +18,19 @@ var listMethods = map[string]bool{
 
 // availability is receiving middleware: while no backend is ready, a list
 // request fails with -32603 instead of succeeding with an empty list, which
-// a client would take for "this server has nothing".
+// a client would take for "this server has nothing"; an unknown tool's
+// -32602 names the backends that are down.
 func (d *Dispatcher) availability(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if listMethods[method] && !d.mgr.Ready() {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no backend is available"}
+		}
+		if method == "tools/call" {
+			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
+				if _, _, known := d.agg.Current().Tool(p.Name); !known {
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q%s", p.Name, d.mgr.Unavailable())}
+				}
+			}
 		}
 		return next(ctx, method, req)
 	}

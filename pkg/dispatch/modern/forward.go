@@ -54,7 +54,7 @@ func (d *Dispatcher) callTool(rq *request, p *mcp.CallToolParamsRaw) ([]byte, er
 		q.RequestState = inner
 		return d.callToolDirect(rq, tool, aggregator.Route{Backend: c.backend, Name: c.target}, &q)
 	}
-	return d.serveMRTR(rq, c, func() error { return invalidParams("unknown tool %q", p.Name) })
+	return d.serveMRTR(rq, c, func() error { return invalidParams("unknown tool %q%s", p.Name, d.mgr.Unavailable()) })
 }
 
 // getPrompt routes prompts/get by advertised prompt name.
