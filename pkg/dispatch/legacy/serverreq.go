@@ -22,8 +22,10 @@ const maxInputRounds = 32
 func (s *clientSession) serverRequests(backend string) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			switch req.GetParams().(type) {
+			var ir mcp.InputRequest
+			switch p := req.GetParams().(type) {
 			case *mcp.ElicitParams, *mcp.CreateMessageWithToolsParams, *mcp.ListRootsParams:
+				ir = p.(mcp.InputRequest)
 			default:
 				return next(ctx, method, req)
 			}
@@ -31,18 +33,11 @@ func (s *clientSession) serverRequests(backend string) mcp.Middleware {
 			// that call's stream), also ended by the backend's cancellation.
 			octx, stop := joined(s.calls.origin(ctx, backend, method), ctx)
 			defer stop()
-			if err := s.undeclared(req.GetParams()); err != nil {
+			resp, err := s.ask(octx, ir)
+			if err != nil {
 				return nil, err
 			}
-			switch p := req.GetParams().(type) {
-			case *mcp.ElicitParams:
-				return s.front.Elicit(octx, p)
-			case *mcp.CreateMessageWithToolsParams:
-				return s.front.CreateMessageWithTools(octx, p)
-			case *mcp.ListRootsParams:
-				return s.front.ListRoots(octx, p)
-			}
-			return next(ctx, method, req)
+			return resp.(mcp.Result), nil
 		}
 	}
 }
