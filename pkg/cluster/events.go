@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/redis/go-redis/v9"
+	"github.com/vmcp/vmcp/pkg/telemetry"
 )
 
 // redisEvents is the mcp.EventStore on Redis Streams: one Redis stream per
@@ -204,7 +205,8 @@ func (e *redisEvents) write() {
 		}
 		err := e.flush(batch)
 		if err != nil {
-			e.log.Debug("cluster: session events not stored", "count", len(batch), "error", err)
+			telemetry.EventsNotStored.Add(float64(len(batch)))
+			e.log.Warn("cluster: session events not stored; a Last-Event-ID resume across them will fail", "count", len(batch), "error", err)
 		}
 		e.complete(batch)
 		for _, op := range batch {

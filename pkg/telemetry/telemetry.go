@@ -25,8 +25,16 @@ var BackendErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Help: "Failed backend calls, by backend and method.",
 }, []string{"backend", "method"})
 
+// EventsNotStored counts session events (server-to-client messages) that
+// could not be written to the cluster event store, so a Last-Event-ID
+// resume cannot replay them (the live stream still carried them).
+var EventsNotStored = prometheus.NewCounter(prometheus.CounterOpts{
+	Name: "vmcp_session_events_not_stored_total",
+	Help: "Session events that could not be written to the cluster event store.",
+})
+
 func init() {
-	Registry.MustRegister(Undeliverable, BackendErrors,
+	Registry.MustRegister(Undeliverable, BackendErrors, EventsNotStored,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 }
 
