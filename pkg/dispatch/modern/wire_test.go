@@ -117,7 +117,7 @@ func TestRejections(t *testing.T) {
 		}
 		return map[string]any{"_meta": m}
 	}
-	cases := []struct {
+	type wireCase struct {
 		name   string
 		method string
 		params map[string]any
@@ -125,7 +125,8 @@ func TestRejections(t *testing.T) {
 		status int
 		code   int64
 		msg    string
-	}{
+	}
+	cases := []wireCase{
 		{"Mcp-Method missing", "tools/list", nil, func(h http.Header) { h.Del("Mcp-Method") }, 400, mcp.CodeHeaderMismatch, "Mcp-Method"},
 		{"Mcp-Method differs", "tools/list", nil, func(h http.Header) { h.Set("Mcp-Method", "prompts/list") }, 400, mcp.CodeHeaderMismatch, "Mcp-Method"},
 		{"Mcp-Name missing", "tools/call", callParams(), func(h http.Header) { h.Del("Mcp-Name") }, 400, mcp.CodeHeaderMismatch, "Mcp-Name"},
@@ -148,15 +149,7 @@ func TestRejections(t *testing.T) {
 		{"listen without notifications", "subscriptions/listen", nil, nil, 400, jsonrpc.CodeInvalidParams, "notifications"},
 	}
 	for _, m := range []string{"ping", "initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"} {
-		cases = append(cases, struct {
-			name   string
-			method string
-			params map[string]any
-			hdr    func(http.Header)
-			status int
-			code   int64
-			msg    string
-		}{"removed " + m, m, nil, nil, 404, jsonrpc.CodeMethodNotFound, m})
+		cases = append(cases, wireCase{"removed " + m, m, nil, nil, 404, jsonrpc.CodeMethodNotFound, m})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
