@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # make bench: vmcp's performance against the backend it fronts.
 #
-#  1. test/bench: an echo backend (test/bench/echoserver), vmcp (bin/vmcp)
+#  1. test/bench: an echo backend (test/bench/echoserver), vmcp (bin/vmcp),
+#     a plain reverse proxy (test/bench/plainproxy, the floor of any proxy)
 #     and go-sdk clients, each its own process. For a Legacy client on a
-#     stateful backend and a Modern client on a stateless one, directly and
-#     through vmcp (interleaved, medians of 3 rounds): c=1 p50 latency and
+#     stateful backend and a Modern client on a stateless one, directly,
+#     through vmcp and through the plain proxy (interleaved, medians of 3
+#     rounds): c=1 p50 latency and
 #     req/s, c=32 req/s, a full tools/list walk, and vmcp's CPU time and
 #     allocations per proxied call, with ratios vmcp/direct and PASS/MISS
-#     against the targets. About 90 s. Extra arguments go to it
+#     against the targets. About 2 min. Extra arguments go to it
 #     (e.g. -rounds 5, -rows modern, -profile DIR for vmcp pprof profiles).
 #  2. go test benchmarks, in process, with allocations per call; the
 #     ViaVMCP ones report vmcp's own share as vmcp-allocs/op and vmcp-B/op.
@@ -23,9 +25,10 @@ mkdir -p "$out"
 [ -x bin/vmcp ] || $GO build -o bin/vmcp ./cmd/vmcp
 $GO build -o "$out/bench" ./test/bench
 $GO build -o "$out/echoserver" ./test/bench/echoserver
+$GO build -o "$out/plainproxy" ./test/bench/plainproxy
 
 echo "== vmcp vs direct, separate processes (test/bench)"
-"$out/bench" -vmcp bin/vmcp -echoserver "$out/echoserver" "$@"
+"$out/bench" -vmcp bin/vmcp -echoserver "$out/echoserver" -plainproxy "$out/plainproxy" "$@"
 
 if [ "${BENCH_GO:-1}" != "0" ]; then
   benchtime=${BENCHTIME:-1000x}

@@ -1,7 +1,9 @@
 package backends
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -48,6 +50,31 @@ func ForwardMeta(m mcp.Meta) mcp.Meta {
 	}
 	if len(out) == 0 {
 		return nil
+	}
+	return out
+}
+
+// ForwardMetaRaw is ForwardMeta on raw _meta JSON: m unchanged when it has
+// no reserved key (or is not an object), nil when nothing is left.
+func ForwardMetaRaw(m json.RawMessage) json.RawMessage {
+	if !bytes.Contains(m, []byte(reservedMetaPrefix)) {
+		return m
+	}
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(m, &keys) != nil {
+		return m
+	}
+	for k := range keys {
+		if strings.HasPrefix(k, reservedMetaPrefix) {
+			delete(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	out, err := json.Marshal(keys)
+	if err != nil {
+		return m
 	}
 	return out
 }

@@ -1,7 +1,6 @@
 package backends
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -232,50 +231,20 @@ func decodeResponse(b []byte, id int64, anyID bool) (json.RawMessage, error) {
 // readSSE scans an SSE stream for the response to id. Notifications on it
 // (progress, log messages) are skipped: a Modern reply carries none.
 func readSSE(body io.ReadCloser, id int64) (json.RawMessage, error) {
-	r := bufio.NewReaderSize(body, 4096)
-	var data []byte
+	er := NewEventReader(body)
 	for {
-		line, err := r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			// A long line: gather it whole.
-			buf := append([]byte(nil), line...)
-			for errors.Is(err, bufio.ErrBufferFull) && len(buf) <= maxResponse {
-				line, err = r.ReadSlice('\n')
-				buf = append(buf, line...)
-			}
-			line = buf
-		}
-		if len(data)+len(line) > maxResponse {
-			body.Close()
-			return nil, fmt.Errorf("SSE event exceeds %d bytes", maxResponse)
-		}
-		trimmed := bytes.TrimRight(line, "\r\n")
-		if len(trimmed) == 0 && len(line) > 0 { // blank line: end of event
-			if len(data) > 0 {
-				res, derr := decodeResponse(data, id, false)
-				if !errors.Is(derr, errNotOurs) {
-					go drain(body) // the stream ends after the response
-					return res, derr
-				}
-			}
-			data = data[:0]
-		} else if v, ok := bytes.CutPrefix(trimmed, []byte("data:")); ok {
-			if len(data) > 0 {
-				data = append(data, '\n')
-			}
-			data = append(data, bytes.TrimPrefix(v, []byte(" "))...)
-		}
+		data, err := er.Next()
 		if err != nil {
 			body.Close()
 			if errors.Is(err, io.EOF) {
-				if len(data) > 0 { // a last event without its blank line
-					if res, derr := decodeResponse(data, id, false); !errors.Is(derr, errNotOurs) {
-						return res, derr
-					}
-				}
 				return nil, errors.New("SSE stream ended without a response")
 			}
 			return nil, err
+		}
+		res, derr := decodeResponse(data, id, false)
+		if !errors.Is(derr, errNotOurs) {
+			go drain(body) // the stream ends after the response
+			return res, derr
 		}
 	}
 }

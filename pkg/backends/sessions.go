@@ -63,6 +63,16 @@ func (s *SessionSet) Get(ctx context.Context, name string) (*mcp.ClientSession, 
 	if err != nil {
 		return nil, err
 	}
+	e, err := s.get(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	return e.cs, nil
+}
+
+// get is Get's entry for b, whose cs is set.
+func (s *SessionSet) get(ctx context.Context, b *Backend) (*sessionEntry, error) {
+	name := b.Name()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -87,7 +97,10 @@ func (s *SessionSet) Get(ctx context.Context, name string) (*mcp.ClientSession, 
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	return e.cs, e.err
+	if e.err != nil {
+		return nil, e.err
+	}
+	return e, nil
 }
 
 // connect opens e's backend session and installs a watcher that forgets it

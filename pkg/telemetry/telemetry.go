@@ -33,8 +33,16 @@ var EventsNotStored = prometheus.NewCounter(prometheus.CounterOpts{
 	Help: "Session events that could not be written to the cluster event store.",
 })
 
+// Relayed counts Legacy client requests relayed as raw JSON-RPC on the
+// client's backend session (not through the go-sdk server and client),
+// by method.
+var Relayed = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "vmcp_relayed_requests_total",
+	Help: "Legacy client requests relayed as raw JSON-RPC to a backend session, by method.",
+}, []string{"method"})
+
 func init() {
-	Registry.MustRegister(Undeliverable, BackendErrors, EventsNotStored,
+	Registry.MustRegister(Undeliverable, BackendErrors, EventsNotStored, Relayed,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 }
 

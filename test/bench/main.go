@@ -12,7 +12,9 @@
 //     memstats via vmcp serve --pprof) per proxied call
 //   - a full tools/list walk (every page) → time per walk
 //
-// and prints the ratios vmcp/direct with PASS/MISS against the targets.
+// and prints the ratios vmcp/direct with PASS/MISS against the targets,
+// beside the same ratios for a plain reverse proxy (test/bench/plainproxy):
+// what one more process and HTTP hop costs on this machine.
 //
 //	go run ./test/bench [-vmcp bin/vmcp] [-rounds 3] [-c1 3s] [-cN 3s]
 package main
@@ -52,6 +54,7 @@ const (
 var (
 	vmcpBin    = flag.String("vmcp", "bin/vmcp", "vmcp binary")
 	echoBin    = flag.String("echoserver", "", "echoserver binary (default: built from ./test/bench/echoserver)")
+	plainBin   = flag.String("plainproxy", "", "plain reverse proxy binary, measured as the floor of any proxy (default: built from ./test/bench/plainproxy; \"none\" skips it)")
 	rounds     = flag.Int("rounds", 3, "alternating rounds per measurement (medians reported)")
 	dur1       = flag.Duration("c1", 3*time.Second, "duration of one c=1 run")
 	durN       = flag.Duration("cN", 3*time.Second, "duration of one c=N run")
@@ -108,6 +111,14 @@ func run() error {
 			return fmt.Errorf("building echoserver: %w", err)
 		}
 	}
+	if *plainBin == "" {
+		*plainBin = filepath.Join(tmp, "plainproxy")
+		cmd := exec.Command("go", "build", "-o", *plainBin, "./test/bench/plainproxy")
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("building plainproxy: %w", err)
+		}
+	}
 	if _, err := os.Stat(*vmcpBin); err != nil {
 		return fmt.Errorf("vmcp binary: %w (run make build)", err)
 	}
@@ -141,24 +152,29 @@ func run() error {
 	}
 	fmt.Println()
 	fmt.Println("Figures are medians over rounds; ratios are medians of each round's vmcp/direct ratio (direct and vmcp run interleaved).")
+	fmt.Println("plain proxy: the same ratio for a plain net/http reverse proxy (test/bench/plainproxy), the floor of any proxy here.")
 	fmt.Printf("load average before/after: %s / %s\n", startLoad, loadavg())
-	fmt.Printf("%-34s %-22s %10s %10s %8s %s\n", "row", "metric", "direct", "via vmcp", "ratio", "target")
+	fmt.Printf("%-34s %-22s %10s %10s %8s %11s %s\n", "row", "metric", "direct", "via vmcp", "ratio", "plain proxy", "target")
 	for _, s := range out {
 		d, v, q := s.direct, s.vmcp, s.ratio
-		line := func(metric, dv, vv string, ratio float64, target string) {
-			fmt.Printf("%-34s %-22s %10s %10s %8s %s\n", s.row.name, metric, dv, vv, fmtRatio(ratio), target)
+		line := func(metric, dv, vv string, ratio, floor float64, target string) {
+			fmt.Printf("%-34s %-22s %10s %10s %8s %11s %s\n", s.row.name, metric, dv, vv, fmtRatio(ratio), fmtRatio(floor), target)
+		}
+		f := q.floor
+		if f == nil {
+			f = &ratios{}
 		}
 		tr := q.rpsN
-		line(fmt.Sprintf("c=%d throughput req/s", *conc), fmt.Sprintf("%.0f", d.rpsN), fmt.Sprintf("%.0f", v.rpsN), tr, verdict(tr >= targetThroughput, "≥ %.2f×", targetThroughput))
+		line(fmt.Sprintf("c=%d throughput req/s", *conc), fmt.Sprintf("%.0f", d.rpsN), fmt.Sprintf("%.0f", v.rpsN), tr, f.rpsN, verdict(tr >= targetThroughput, "≥ %.2f×", targetThroughput))
 		lr := q.p50
-		line("c=1 p50 latency", fmtDur(d.p50), fmtDur(v.p50), lr, verdict(lr <= targetLatency, "≤ %.2f×", targetLatency))
-		line("c=1 throughput req/s", fmt.Sprintf("%.0f", d.rps1), fmt.Sprintf("%.0f", v.rps1), q.rps1, "")
-		line("tools/list walk", fmtDur(d.walk), fmtDur(v.walk), q.walk, "")
-		line("vmcp CPU µs/call", "", fmt.Sprintf("%.0f", v.cpuUS), 0, verdict(v.cpuUS <= targetCPU, "≤ %.0f µs", targetCPU))
-		line("vmcp allocs/call", "", fmt.Sprintf("%.0f", v.allocs), 0, "")
-		line("vmcp KB alloc/call", "", fmt.Sprintf("%.1f", v.bytes/1024), 0, "")
-		line("vmcp peak RSS MiB", "", fmt.Sprintf("%.0f", v.rssMiB), 0, "")
-		line("backend CPU µs/call", fmt.Sprintf("%.0f", d.beCPUUS), fmt.Sprintf("%.0f", v.beCPUUS), v.beCPUUS/d.beCPUUS, "")
+		line("c=1 p50 latency", fmtDur(d.p50), fmtDur(v.p50), lr, f.p50, verdict(lr <= targetLatency, "≤ %.2f×", targetLatency))
+		line("c=1 throughput req/s", fmt.Sprintf("%.0f", d.rps1), fmt.Sprintf("%.0f", v.rps1), q.rps1, f.rps1, "")
+		line("tools/list walk", fmtDur(d.walk), fmtDur(v.walk), q.walk, f.walk, "")
+		line("vmcp CPU µs/call", "", fmt.Sprintf("%.0f", v.cpuUS), 0, 0, verdict(v.cpuUS <= targetCPU, "≤ %.0f µs", targetCPU))
+		line("vmcp allocs/call", "", fmt.Sprintf("%.0f", v.allocs), 0, 0, "")
+		line("vmcp KB alloc/call", "", fmt.Sprintf("%.1f", v.bytes/1024), 0, 0, "")
+		line("vmcp peak RSS MiB", "", fmt.Sprintf("%.0f", v.rssMiB), 0, 0, "")
+		line("backend CPU µs/call", fmt.Sprintf("%.0f", d.beCPUUS), fmt.Sprintf("%.0f", v.beCPUUS), v.beCPUUS/d.beCPUUS, 0, "")
 	}
 	return nil
 }
@@ -220,6 +236,14 @@ func runRow(tmp string, r row) (direct, via result, q ratios, err error) {
 		{name: "direct", url: beURL},
 		{name: "vmcp", url: vmURL, vmcp: vm},
 	}
+	if *plainBin != "none" {
+		pp, ppURL, err := startListening(*plainBin, []string{"-backend", beURL}, nil)
+		if err != nil {
+			return direct, via, q, fmt.Errorf("plainproxy: %w", err)
+		}
+		defer pp.stop()
+		targets = append(targets, &target{name: "proxy", url: ppURL})
+	}
 	for _, t := range targets {
 		t.be = be
 		if err := t.connect(r.client); err != nil {
@@ -246,23 +270,41 @@ func runRow(tmp string, r row) (direct, via result, q ratios, err error) {
 		}
 	}
 	for i := range res["direct"] {
-		d, v := res["direct"][i], res["vmcp"][i]
-		q.all = append(q.all, ratios{
-			rpsN: v.rpsN / d.rpsN,
-			p50:  float64(v.p50) / float64(d.p50),
-			rps1: v.rps1 / d.rps1,
-			walk: float64(v.walk) / float64(d.walk),
-		})
+		d := res["direct"][i]
+		q.all = append(q.all, ratioOf(res["vmcp"][i], d))
+		if p := res["proxy"]; len(p) > i {
+			if q.floor == nil {
+				q.floor = &ratios{}
+			}
+			q.floor.all = append(q.floor.all, ratioOf(p[i], d))
+		}
 	}
 	via = median(res["vmcp"])
 	via.rssMiB = vm.peakRSS()
-	return median(res["direct"]), via, q.median(), nil
+	floor := q.floor
+	q = q.median()
+	if floor != nil {
+		m := floor.median()
+		q.floor = &m
+	}
+	return median(res["direct"]), via, q, nil
 }
 
-// ratios are vmcp/direct ratios of one round (all: every round's).
+// ratios are vmcp/direct ratios of one round (all: every round's); floor
+// holds the plain proxy's.
 type ratios struct {
 	rpsN, p50, rps1, walk float64
 	all                   []ratios
+	floor                 *ratios
+}
+
+func ratioOf(v, d result) ratios {
+	return ratios{
+		rpsN: v.rpsN / d.rpsN,
+		p50:  float64(v.p50) / float64(d.p50),
+		rps1: v.rps1 / d.rps1,
+		walk: float64(v.walk) / float64(d.walk),
+	}
 }
 
 func (q ratios) median() ratios {
@@ -425,11 +467,12 @@ func round(targets []*target, profile bool, r row) ([]result, error) {
 		walks          []time.Duration
 	}
 	accs := make([]acc, len(targets))
-	order := func(k int) []int {
-		if k%2 == 0 {
-			return []int{0, 1}
+	order := func(k int) []int { // each target first in turn
+		o := make([]int, len(targets))
+		for i := range o {
+			o[i] = (i + k) % len(targets)
 		}
-		return []int{1, 0}
+		return o
 	}
 	// c=1
 	for k := 0; k < max(1, int(*dur1/slice1)); k++ {

@@ -71,7 +71,6 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 	d.server.AddReceivingMiddleware(d.lifecycle, d.setLevelMiddleware, d.availability)
 	d.server.AddSendingMiddleware(d.targeted)
 	d.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return d.server }, &mcp.StreamableHTTPOptions{
-		SessionTimeout:      opts.IdleTimeout,
 		EventStore:          opts.EventStore,
 		MaxRequestBodyBytes: opts.MaxBodyBytes,
 		Logger:              slog.New(minLevel{opts.Logger.Handler(), slog.LevelWarn}),
@@ -82,11 +81,30 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 }
 
 // ServeHTTP serves initialize, session POSTs, the GET stream and DELETE.
+// A session POST pauses the session's idle timer, and is relayed (relay.go)
+// when it can be, else served by the go-sdk handler.
 func (d *Dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get("Mcp-Session-Id")
 	if r.Method == http.MethodDelete {
-		d.abortSession(r.Header.Get("Mcp-Session-Id"))
+		d.abortSession(id)
+	}
+	if r.Method == http.MethodPost && id != "" {
+		if s := d.lookup(id); s != nil {
+			s.idle.start()
+			defer s.idle.end()
+			if d.relay(w, r, s) {
+				return
+			}
+		}
 	}
 	d.handler.ServeHTTP(w, r)
+}
+
+// lookup returns the live client session id, or nil.
+func (d *Dispatcher) lookup(id string) *clientSession {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.sessions[id]
 }
 
 // HasSession reports whether the client session id lives here.

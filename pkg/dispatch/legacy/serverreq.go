@@ -56,29 +56,45 @@ func joined(origin, ctx context.Context) (context.Context, func()) {
 // go-sdk's CreateMessage and ListRoots do not check the client's
 // capabilities, unlike Elicit). It returns nil for any other message.
 func (s *clientSession) undeclared(p any) error {
+	switch p.(type) {
+	case *mcp.ElicitParams:
+		return s.undeclaredMethod("elicitation/create")
+	case *mcp.CreateMessageParams, *mcp.CreateMessageWithToolsParams:
+		return s.undeclaredMethod("sampling/createMessage")
+	case *mcp.ListRootsParams:
+		return s.undeclaredMethod("roots/list")
+	}
+	return nil
+}
+
+// undeclaredMethod is undeclared by method name; an unknown server-to-client
+// method fails as not found.
+func (s *clientSession) undeclaredMethod(method string) error {
 	c := &mcp.ClientCapabilities{}
 	if ip := s.front.InitializeParams(); ip != nil && ip.Capabilities != nil {
 		c = ip.Capabilities
 	}
 	var name string
-	switch p.(type) {
-	case *mcp.ElicitParams:
+	switch method {
+	case "elicitation/create":
 		if c.Elicitation != nil {
 			return nil
 		}
 		name = "elicitation"
-	case *mcp.CreateMessageParams, *mcp.CreateMessageWithToolsParams:
+	case "sampling/createMessage":
 		if c.Sampling != nil {
 			return nil
 		}
 		name = "sampling"
-	case *mcp.ListRootsParams:
+	case "roots/list":
 		if c.RootsV2 != nil {
 			return nil
 		}
 		name = "roots"
-	default:
+	case "ping":
 		return nil
+	default:
+		return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "vmcp does not relay " + method + " to clients"}
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "client does not support " + name + " (not declared in its capabilities)"}
 }

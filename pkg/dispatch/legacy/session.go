@@ -19,6 +19,10 @@ type clientSession struct {
 	d        *Dispatcher
 	backends *backends.SessionSet
 	calls    *calls
+	// relayState holds the relayed calls and server-to-client requests
+	// (relay.go); idle ends the session after IdleTimeout without requests.
+	relayState *relayState
+	idle       *idleTimer
 	// ended is cancelled when the session is deleted or closed; it cancels
 	// the session's in-flight backend calls (the SDK's session Close waits
 	// for in-flight requests, so nothing else would end them).
@@ -44,7 +48,11 @@ func (s *clientSession) noteCancelled() {
 }
 
 func newClientSession(d *Dispatcher, ss *mcp.ServerSession) *clientSession {
-	s := &clientSession{id: ss.ID(), front: ss, d: d, calls: newCalls()}
+	s := &clientSession{id: ss.ID(), front: ss, d: d, calls: newCalls(), relayState: newRelayState()}
+	s.idle = newIdleTimer(d.opts.IdleTimeout, func() {
+		d.log.Info("client session idle; ending it", "session", s.id, "idle_timeout", d.opts.IdleTimeout)
+		_ = ss.Close()
+	})
 	s.ended, s.end = context.WithCancel(context.Background())
 	s.backends = d.mgr.NewSessionSet(s.sessionOptions)
 	return s
@@ -82,6 +90,7 @@ func (d *Dispatcher) abortSession(id string) {
 }
 
 func (s *clientSession) close() {
+	s.idle.stop()
 	s.end()
 	s.mu.Lock()
 	wait := time.Duration(0)

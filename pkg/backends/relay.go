@@ -1,0 +1,125 @@
+package backends
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/vmcp/vmcp/pkg/config"
+)
+
+// Relay: a Legacy client's request can go to its own backend session as
+// raw JSON-RPC on the backend's pooled HTTP connections, instead of through
+// the go-sdk client (which decodes each message into typed values that vmcp
+// then re-encodes). The session is still opened, initialized and closed by
+// the go-sdk client; RawSession only posts on it.
+
+// ErrSessionExpired is returned by RawSession.Post when the backend answers
+// 404: it no longer knows the backend session (streamable HTTP, session
+// management). The session is marked broken; the next Get opens a new one.
+var ErrSessionExpired = errors.New("backend session expired (HTTP 404)")
+
+// RawSession is one client session's backend session, as far as a raw
+// relay needs it: where to POST and the headers that bind a POST to it.
+type RawSession struct {
+	b       *Backend
+	e       *sessionEntry
+	id      string // backend Mcp-Session-Id; "" for a backend without sessions
+	version string // negotiated protocol version
+}
+
+// Backend is the backend this session belongs to.
+func (r *RawSession) Backend() *Backend { return r.b }
+
+// Raw returns the client's backend session for backend name (opened on
+// first use, like Get) when its requests may be relayed raw: a streamable
+// HTTP backend at a Legacy revision (a Modern backend's calls may answer
+// input_required, which the SDK path drives). ok is false otherwise.
+func (s *SessionSet) Raw(ctx context.Context, name string) (r *RawSession, ok bool, err error) {
+	b, err := s.m.Backend(name)
+	if err != nil {
+		return nil, false, err
+	}
+	if t := b.cfg.Transport; t != config.TransportStreamableHTTP && t != "" {
+		return nil, false, nil
+	}
+	if v := b.protocolVersion(); v == "" || v >= modernRevision {
+		return nil, false, nil
+	}
+	e, err := s.get(ctx, b)
+	if err != nil {
+		return nil, false, err
+	}
+	ir := e.cs.InitializeResult()
+	if ir == nil || ir.ProtocolVersion >= modernRevision {
+		return nil, false, nil
+	}
+	return &RawSession{b: b, e: e, id: e.cs.ID(), version: ir.ProtocolVersion}, true, nil
+}
+
+// Post sends one JSON-RPC message on the session and returns the backend's
+// HTTP response (2xx; the caller closes its body). client is the client
+// request's header, for the backend's forward_headers (nil: none). A 404 fails
+// with ErrSessionExpired; another non-2xx status fails naming it, with the
+// body's JSON-RPC error if it has one.
+func (r *RawSession) Post(ctx context.Context, client http.Header, body []byte) (*http.Response, error) {
+	if client != nil && len(r.b.cfg.ForwardHeaders) > 0 {
+		ctx = WithClientHeader(ctx, client)
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, r.b.cfg.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	h := hr.Header
+	h["Content-Type"] = jsonContentType
+	h["Accept"] = acceptBoth
+	h["Mcp-Protocol-Version"] = []string{r.version}
+	if r.id != "" {
+		h["Mcp-Session-Id"] = []string{r.id}
+	}
+	resp, err := r.b.http.Do(hr)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.e.broken.Store(true)
+		}
+		return nil, r.b.transportFailure(ctx, err)
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound && r.id != "" {
+		r.e.broken.Store(true)
+		return nil, ErrSessionExpired
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	var we *jsonrpc.Error
+	if _, err := decodeResponse(b, 0, true); errors.As(err, &we) {
+		return nil, we
+	}
+	return nil, fmt.Errorf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+}
+
+// Notify posts a notification or a response on the session and discards
+// the backend's (202) answer.
+func (r *RawSession) Notify(ctx context.Context, body []byte) error {
+	resp, err := r.Post(ctx, nil, body)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	return resp.Body.Close()
+}
+
+// DrainNow reads the rest of a relayed response stream, so its connection
+// is reused, and closes it; a stream still open after drainGrace is cut.
+func DrainNow(body io.ReadCloser) {
+	t := time.AfterFunc(drainGrace, func() { body.Close() })
+	drain(body)
+	t.Stop()
+}

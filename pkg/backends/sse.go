@@ -1,0 +1,66 @@
+package backends
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// EventReader reads the data of each event of a text/event-stream body
+// (the SSE framing of streamable HTTP responses): data lines joined by
+// "\n", other fields (event, id, retry) and comments skipped.
+type EventReader struct {
+	r    *bufio.Reader
+	data []byte
+}
+
+// NewEventReader reads SSE events from body.
+func NewEventReader(body io.Reader) *EventReader {
+	return &EventReader{r: bufio.NewReaderSize(body, 4096)}
+}
+
+// Next returns the next event's data (valid until the next call). At the
+// end of the stream it returns io.EOF; an event over maxResponse bytes
+// fails.
+func (er *EventReader) Next() ([]byte, error) {
+	er.data = er.data[:0]
+	for {
+		line, err := er.line()
+		if len(er.data)+len(line) > maxResponse {
+			return nil, fmt.Errorf("SSE event exceeds %d bytes", maxResponse)
+		}
+		trimmed := bytes.TrimRight(line, "\r\n")
+		if len(trimmed) == 0 && len(line) > 0 { // blank line: end of event
+			if len(er.data) > 0 {
+				return er.data, nil
+			}
+		} else if v, ok := bytes.CutPrefix(trimmed, []byte("data:")); ok {
+			if len(er.data) > 0 {
+				er.data = append(er.data, '\n')
+			}
+			er.data = append(er.data, bytes.TrimPrefix(v, []byte(" "))...)
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) && len(er.data) > 0 { // a last event without its blank line
+				return er.data, nil
+			}
+			return nil, err
+		}
+	}
+}
+
+// line reads one line, gathering a line longer than the buffer whole.
+func (er *EventReader) line() ([]byte, error) {
+	line, err := er.r.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return line, err
+	}
+	buf := append([]byte(nil), line...)
+	for errors.Is(err, bufio.ErrBufferFull) && len(buf) <= maxResponse {
+		line, err = er.r.ReadSlice('\n')
+		buf = append(buf, line...)
+	}
+	return buf, err
+}

@@ -1,0 +1,283 @@
+package legacy
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/telemetry"
+)
+
+// The relay serves a Legacy client's tools/call, resources/read and
+// prompts/get routed to a Legacy streamable HTTP backend without the go-sdk
+// server and client: the request is decoded once, its name rewritten, and
+// it is posted on the client's own backend session; the backend's stream
+// (progress, log messages, server-to-client requests, the response) comes
+// back event by event with the ids mapped. Anything else, and any request
+// the relay cannot take as a whole, goes to the go-sdk handler unchanged.
+
+// relayMethods maps each relayed method to the params key it is routed by.
+var relayMethods = map[string]string{"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+// legacyVersions are the MCP-Protocol-Version header values the relay
+// accepts ("" is 2025-03-26); the go-sdk handler answers any other.
+var legacyVersions = map[string]bool{"": true, "2025-11-25": true, "2025-06-18": true, "2025-03-26": true, "2024-11-05": true}
+
+// message is a JSON-RPC message as the relay reads it: one decode, with
+// params, result and error left raw.
+type message struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+func (m *message) hasID() bool { return len(m.ID) > 0 && string(m.ID) != "null" }
+
+// relay serves one POST of client session s if it can: a relayed call,
+// the client's answer to a relayed server-to-client request, or its
+// cancellation of a relayed call. It returns false, with r.Body intact,
+// to hand the request to the go-sdk handler.
+func (d *Dispatcher) relay(w http.ResponseWriter, r *http.Request, s *clientSession) bool {
+	if !relayable(r) || s.front.InitializeParams() == nil {
+		return false
+	}
+	body, ok := d.readBody(r)
+	if !ok {
+		return false
+	}
+	var m message
+	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' || json.Unmarshal(body, &m) != nil {
+		return false
+	}
+	switch {
+	case m.Method == "" && m.hasID():
+		return s.relayState.answer(w, &m)
+	case m.Method == "notifications/cancelled":
+		return s.relayState.cancel(w, m.Params)
+	case m.hasID() && relayMethods[m.Method] != "":
+		return d.relayCall(w, r, s, &m)
+	}
+	return false
+}
+
+// relayable checks what the go-sdk handler checks before reading a POST:
+// media types, protocol version header, no Last-Event-ID, and its DNS
+// rebinding guard (a loopback listener only serves loopback Host names).
+func relayable(r *http.Request) bool {
+	if !isMediaType(r.Header.Get("Content-Type"), "application/json") {
+		return false
+	}
+	if !legacyVersions[r.Header.Get("Mcp-Protocol-Version")] || r.Header.Get("Last-Event-ID") != "" || !acceptsBoth(r.Header.Values("Accept")) {
+		return false
+	}
+	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopback(la.String()) && !isLoopback(r.Host) {
+		return false
+	}
+	return true
+}
+
+// acceptsBoth reports whether Accept allows both application/json and
+// text/event-stream (streamable HTTP: clients MUST list both on POST).
+func acceptsBoth(values []string) bool {
+	var js, sse bool
+	for _, v := range values {
+		for part := range strings.SplitSeq(v, ",") {
+			base, _, _ := strings.Cut(part, ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json", "application/*":
+				js = true
+			case "text/event-stream", "text/*":
+				sse = true
+			case "*/*":
+				js, sse = true, true
+			}
+		}
+	}
+	return js && sse
+}
+
+// isMediaType reports whether a Content-Type header value has media type
+// want (parameters ignored, case-insensitive).
+func isMediaType(value, want string) bool {
+	base, _, _ := strings.Cut(value, ";")
+	return strings.EqualFold(strings.TrimSpace(base), want)
+}
+
+func isLoopback(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = hostport
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// readBody returns a POST body of at most MaxBodyBytes and puts it back on
+// r for the go-sdk handler; a longer one is left for that handler (413).
+// A body already in memory (one with Bytes, as the Modern dispatcher's
+// check leaves it) is not read again.
+func (d *Dispatcher) readBody(r *http.Request) ([]byte, bool) {
+	limit := d.opts.MaxBodyBytes
+	if limit <= 0 {
+		limit = 4 << 20
+	}
+	if bb, ok := r.Body.(interface{ Bytes() []byte }); ok {
+		body := bb.Bytes()
+		return body, int64(len(body)) <= limit
+	}
+	if r.ContentLength > limit {
+		return nil, false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil || int64(len(body)) > limit {
+		r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+		return nil, false
+	}
+	r.Body = readCloser{bytes.NewReader(body), r.Body}
+	return body, true
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// relayCall relays one request routed to a relayable backend; false hands
+// it to the go-sdk handler (unknown name, stdio/SSE or Modern backend).
+func (d *Dispatcher) relayCall(w http.ResponseWriter, r *http.Request, s *clientSession, m *message) bool {
+	key := relayMethods[m.Method]
+	var params map[string]json.RawMessage
+	var name string
+	if json.Unmarshal(m.Params, &params) != nil || json.Unmarshal(params[key], &name) != nil {
+		return false
+	}
+	backend, target, ok := d.route(m.Method, name)
+	if !ok {
+		return false
+	}
+	raw, ok, err := s.backends.Raw(r.Context(), backend)
+	if err != nil {
+		newEventWriter(w).respond(m.ID, nil, backends.WireError(backend, err))
+		return true
+	}
+	if !ok {
+		return false
+	}
+	telemetry.Relayed.WithLabelValues(m.Method).Inc()
+	if target != name {
+		params[key] = appendJSONString(nil, target)
+	}
+	if meta, ok := params["_meta"]; ok {
+		if params["_meta"] = backends.ForwardMetaRaw(meta); params["_meta"] == nil {
+			delete(params, "_meta")
+		}
+	}
+	out := newEventWriter(w)
+	defer out.close()
+	s.relayCall(r, raw, m, params, out, func(res json.RawMessage, err error) {
+		if err == errClientCancelled {
+			return
+		}
+		if werr := out.respond(m.ID, res, err); werr != nil {
+			d.undeliverable(m.Method+" response", s.id, backend, werr)
+		}
+	})
+	return true
+}
+
+// route resolves an advertised name (or URI) to its backend and the name
+// the backend knows it by.
+func (d *Dispatcher) route(method, name string) (backend, target string, ok bool) {
+	cat := d.agg.Current()
+	switch method {
+	case "tools/call":
+		_, rt, ok := cat.Tool(name)
+		return rt.Backend, rt.Name, ok
+	case "prompts/get":
+		_, rt, ok := cat.Prompt(name)
+		return rt.Backend, rt.Name, ok
+	case "resources/read":
+		rt, ok := cat.Resource(name)
+		return rt.Backend, rt.Name, ok
+	}
+	return "", "", false
+}
+
+// relayIDs numbers the requests vmcp sends on backend sessions and to
+// clients; as strings ("vmcp-N") they never equal the go-sdk's integer ids
+// on the same sessions.
+var relayIDs atomic.Int64
+
+func newRelayID() []byte {
+	id := append([]byte(`"vmcp-`), strconv.FormatInt(relayIDs.Add(1), 10)...)
+	return append(id, '"')
+}
+
+// requestBody is a JSON-RPC request with raw params fields.
+func requestBody(id []byte, method string, params map[string]json.RawMessage) []byte {
+	n := 64 + len(method)
+	for k, v := range params {
+		n += len(k) + len(v) + 4
+	}
+	b := make([]byte, 0, n)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"method":`...)
+	b = appendJSONString(b, method)
+	b = append(b, `,"params":{`...)
+	first := true
+	for k, v := range params {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+		b = append(b, v...)
+	}
+	return append(b, "}}"...)
+}
+
+// appendJSONString appends s as a JSON string.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			enc, _ := json.Marshal(s)
+			return append(b, enc...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// wireError is err as a JSON-RPC error object.
+func wireError(err error) []byte {
+	we, ok := err.(*jsonrpc.Error)
+	if !ok {
+		we = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	b, _ := json.Marshal(we)
+	return b
+}
+
+// ErrSessionEnded fails a call whose client session ended (DELETE, idle
+// timeout, shutdown) while it was in flight.
+var ErrSessionEnded = errors.New("client session ended")
+
+// errClientCancelled ends a relayed call the client cancelled: it gets no
+// response (notifications/cancelled: the receiver SHOULD NOT respond).
+var errClientCancelled = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "request cancelled by the client"}

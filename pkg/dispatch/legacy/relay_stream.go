@@ -1,0 +1,225 @@
+package legacy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/telemetry"
+)
+
+// maxRelayAsks bounds the server-to-client requests one relayed call may
+// have waiting on the client at once; more are refused to the backend.
+const maxRelayAsks = 16
+
+// relayStream is one relayed call's backend response stream: it forwards
+// what the backend sends on it to the client's stream until the response.
+type relayStream struct {
+	s       *clientSession
+	raw     *backends.RawSession
+	out     *eventWriter
+	id      []byte // vmcp's id of the request on the backend session
+	backend string
+
+	askCtx context.Context // ends the server-to-client requests relayed
+	rest   io.ReadCloser   // the stream after the response, drained by relayCall
+
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	asks  map[string]context.CancelCauseFunc // backend's request id -> cancel
+	count int
+}
+
+// relayCall posts one request (params already routed) on raw, relays its
+// stream to out and calls respond with the backend's raw result or the
+// error for the client (errClientCancelled: no response is due). The rest
+// of the backend's stream is drained after respond, so its connection is
+// reused.
+func (s *clientSession) relayCall(r *http.Request, raw *backends.RawSession, m *message, params map[string]json.RawMessage, out *eventWriter, respond func(json.RawMessage, error)) {
+	backend := raw.Backend().Name()
+	// One context: cancelled by the client (notifications/cancelled or
+	// leaving), the session's end, or the backend's timeout.
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	defer context.AfterFunc(s.ended, func() { cancel(ErrSessionEnded) })()
+	defer time.AfterFunc(raw.Backend().Timeout(), func() { cancel(context.DeadlineExceeded) }).Stop()
+	defer s.relayState.track(m.ID, cancel)()
+
+	rs := &relayStream{s: s, raw: raw, out: out, id: newRelayID(), backend: backend, asks: map[string]context.CancelCauseFunc{}}
+	var endAsks context.CancelFunc
+	rs.askCtx, endAsks = context.WithCancel(ctx)
+	res, err := rs.exchange(ctx, r.Header, m.Method, params)
+	if err != nil && ctx.Err() != nil && rs.raw != nil {
+		s.noteCancelled()
+		rs.cancelBackend(context.Cause(ctx))
+	}
+	endAsks() // the asks still waiting on the client are failed to the backend
+	rs.wg.Wait()
+	switch cause := context.Cause(ctx); {
+	case err == nil:
+	case cause == errClientCancelled:
+		err = errClientCancelled
+	default:
+		telemetry.BackendErrors.WithLabelValues(backend, m.Method).Inc()
+		if cause == context.DeadlineExceeded || cause == ErrSessionEnded {
+			err = cause
+		}
+		err = backends.WireError(backend, err)
+	}
+	respond(res, err)
+	if rs.rest != nil {
+		backends.DrainNow(rs.rest)
+	}
+}
+
+// exchange posts the request and reads the backend's answer; a backend
+// that forgot the session (404: the request was not processed) gets it
+// once more on a new session.
+func (rs *relayStream) exchange(ctx context.Context, h http.Header, method string, params map[string]json.RawMessage) (json.RawMessage, error) {
+	body := requestBody(rs.id, method, params)
+	resp, err := rs.raw.Post(ctx, h, body)
+	if errors.Is(err, backends.ErrSessionExpired) {
+		var ok bool
+		if rs.raw, ok, err = rs.s.backends.Raw(ctx, rs.backend); err == nil && !ok {
+			rs.raw, err = nil, backends.ErrSessionExpired
+		}
+		if err == nil {
+			resp, err = rs.raw.Post(ctx, h, body)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return rs.read(ctx, resp)
+}
+
+// read relays the backend's response (a JSON body or an SSE stream) and
+// returns the result of rs.id.
+func (rs *relayStream) read(ctx context.Context, resp *http.Response) (json.RawMessage, error) {
+	ct := resp.Header.Get("Content-Type")
+	switch {
+	case isMediaType(ct, "application/json"):
+		defer resp.Body.Close()
+		data, err := io.ReadAll(io.LimitReader(resp.Body, mcp.DefaultMaxEventSize+1))
+		if err != nil {
+			return nil, err
+		}
+		if res, err, done := rs.onMessage(ctx, data); done {
+			return res, err
+		}
+		return nil, errors.New("JSON response is not the response to the request")
+	case isMediaType(ct, "text/event-stream"):
+		er := backends.NewEventReader(resp.Body)
+		for {
+			data, err := er.Next()
+			if err != nil {
+				resp.Body.Close()
+				if errors.Is(err, io.EOF) {
+					return nil, errors.New("response stream ended without a response")
+				}
+				return nil, err
+			}
+			if res, err, done := rs.onMessage(ctx, data); done {
+				rs.rest = resp.Body
+				return res, err
+			}
+		}
+	}
+	resp.Body.Close()
+	return nil, fmt.Errorf("unsupported content type %q", ct)
+}
+
+// onMessage handles one message of the backend's stream; done is true for
+// the response to rs.id, with its result or JSON-RPC error.
+func (rs *relayStream) onMessage(ctx context.Context, data []byte) (res json.RawMessage, err error, done bool) {
+	var m message
+	if err := json.Unmarshal(data, &m); err != nil {
+		rs.s.d.undeliverable("(malformed)", rs.s.id, rs.backend, err)
+		return nil, nil, false
+	}
+	switch {
+	case m.Method == "":
+		if !bytes.Equal(m.ID, rs.id) {
+			return nil, nil, false
+		}
+		if len(m.Error) > 0 {
+			var we jsonrpc.Error
+			if err := json.Unmarshal(m.Error, &we); err != nil {
+				return nil, fmt.Errorf("malformed JSON-RPC error: %w", err), true
+			}
+			return nil, &we, true
+		}
+		if len(m.Result) == 0 {
+			return nil, errors.New("JSON-RPC response has neither result nor error"), true
+		}
+		return m.Result, nil, true
+	case m.hasID():
+		rs.ask(&m)
+	default:
+		rs.notification(data, &m)
+	}
+	return nil, nil, false
+}
+
+// notification forwards a backend notification on the call's stream as
+// the go-sdk path would deliver it: progress (the client's own token, as
+// it was sent on) in order before the response, log messages by the
+// session's level, resource updates to this session if subscribed.
+func (rs *relayStream) notification(data []byte, m *message) {
+	var err error
+	switch m.Method {
+	case "notifications/progress", "notifications/elicitation/complete":
+		err = rs.out.send(data)
+	case "notifications/message":
+		var p mcp.LoggingMessageParams
+		if err = json.Unmarshal(m.Params, &p); err == nil {
+			err = rs.s.front.Log(context.Background(), &p)
+		}
+	case "notifications/resources/updated":
+		var p mcp.ResourceUpdatedNotificationParams
+		if err = json.Unmarshal(m.Params, &p); err == nil {
+			rs.s.d.resourceUpdated(rs.s, &p)
+		}
+	case "notifications/cancelled": // the backend withdraws a server-to-client request
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil {
+			rs.mu.Lock()
+			if cancel := rs.asks[string(p.RequestID)]; cancel != nil {
+				cancel(errWithdrawn)
+			}
+			rs.mu.Unlock()
+		}
+	}
+	if err != nil {
+		rs.s.d.undeliverable(m.Method, rs.s.id, rs.backend, err)
+	}
+}
+
+// cancelBackend tells the backend the call was cancelled (the client
+// cancelled or left, the call timed out or the session ended).
+func (rs *relayStream) cancelBackend(cause error) {
+	reason := "cancelled"
+	if cause != nil {
+		reason = cause.Error()
+	}
+	b := append([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`), rs.id...)
+	b = append(b, `,"reason":`...)
+	b = appendJSONString(b, reason)
+	b = append(b, "}}"...)
+	ctx, cancel := context.WithTimeout(context.Background(), cancelFlush)
+	defer cancel()
+	if err := rs.raw.Notify(ctx, b); err != nil {
+		rs.s.d.undeliverable("notifications/cancelled", rs.s.id, rs.backend, err)
+	}
+}

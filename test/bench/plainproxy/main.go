@@ -1,0 +1,38 @@
+// Command plainproxy is the bench's floor: a plain net/http reverse proxy
+// (httputil.ReverseProxy, responses flushed at once) that knows nothing of
+// MCP. Its cost over talking to the backend directly is the cost of one
+// more process and HTTP hop on the machine, which no proxy avoids.
+//
+//	plainproxy -addr 127.0.0.1:0 -backend http://127.0.0.1:PORT/mcp
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:0", "listen address")
+	backend := flag.String("backend", "", "backend MCP endpoint URL")
+	flag.Parse()
+	u, err := url.Parse(*backend)
+	if err != nil || u.Host == "" {
+		log.Fatalf("plainproxy: -backend %q: not a URL", *backend)
+	}
+	p := &httputil.ReverseProxy{
+		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(&url.URL{Scheme: u.Scheme, Host: u.Host}) },
+		FlushInterval: -1,
+	}
+	p.Transport = &http.Transport{MaxIdleConnsPerHost: 512}
+	lis, err := net.Listen("tcp", *addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("listening http://%s%s\n", lis.Addr(), u.Path)
+	log.Fatal(http.Serve(lis, p))
+}
