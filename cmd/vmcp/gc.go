@@ -11,10 +11,10 @@ import (
 
 // GC tuning. vmcp's live heap is small (the catalogue and per-session
 // state, a few MiB), and some paths allocate a lot of short-lived garbage:
-// a Legacy client's call goes through the go-sdk server and client, whose
-// JSON decoding allocates a 32 KiB buffer per message parsed (~350 KB per
-// proxied call). With the default GOGC=100 the heap target is twice the
-// live heap, so under load the collector ran 30+ times a second and took
+// a Legacy request served by the go-sdk server and client (listing, calls
+// to stdio backends) allocates a 32 KiB buffer per message parsed (~350 KB
+// per proxied call; a relayed call allocates ~17 KB). With the default
+// GOGC=100 the heap target is twice the live heap, so under load the collector ran 30+ times a second and took
 // about a third of vmcp's CPU. A bigger heap is not free either: garbage
 // then cycles through more memory than the CPU caches hold, which costs
 // more than it saves on a path that allocates little (a Modern client's

@@ -34,11 +34,12 @@ var legacyVersions = map[string]bool{"": true, "2025-11-25": true, "2025-06-18":
 // message is a JSON-RPC message as the relay reads it: one decode, with
 // params, result and error left raw.
 type message struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  json.RawMessage `json:"error"`
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
 }
 
 func (m *message) hasID() bool { return len(m.ID) > 0 && string(m.ID) != "null" }
@@ -56,8 +57,8 @@ func (d *Dispatcher) relay(w http.ResponseWriter, r *http.Request, s *clientSess
 		return false
 	}
 	var m message
-	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' || json.Unmarshal(body, &m) != nil {
-		return false
+	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' || json.Unmarshal(body, &m) != nil || m.JSONRPC != "2.0" {
+		return false // batches and malformed messages get the go-sdk's answer
 	}
 	switch {
 	case m.Method == "" && m.hasID():
