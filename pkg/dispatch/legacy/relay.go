@@ -279,6 +279,9 @@ func wireError(err error) []byte {
 // timeout, shutdown) while it was in flight.
 var ErrSessionEnded = errors.New("client session ended")
 
+// errClientGone ends a relayed call whose client's connection closed.
+var errClientGone = errors.New("client disconnected")
+
 // errClientCancelled ends a relayed call the client cancelled: it gets no
 // response (notifications/cancelled: the receiver SHOULD NOT respond).
 var errClientCancelled = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "request cancelled by the client"}

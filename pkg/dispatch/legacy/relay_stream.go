@@ -46,13 +46,16 @@ type relayStream struct {
 // reused.
 func (s *clientSession) relayCall(r *http.Request, raw *backends.RawSession, m *message, params map[string]json.RawMessage, out *eventWriter, respond func(json.RawMessage, error)) {
 	backend := raw.Backend().Name()
-	// One context: cancelled by the client (notifications/cancelled or
-	// leaving), the session's end, or the backend's timeout.
-	ctx, cancel := context.WithCancelCause(r.Context())
-	defer cancel(nil)
-	defer context.AfterFunc(s.ended, func() { cancel(ErrSessionEnded) })()
-	defer time.AfterFunc(raw.Backend().Timeout(), func() { cancel(context.DeadlineExceeded) }).Stop()
-	defer s.relayState.track(m.ID, cancel)()
+	// One context, cancelled by the client (notifications/cancelled, or
+	// its connection closing while the call is in flight), the session's
+	// end, or the backend's timeout; not by the handler's return, so the
+	// backend's stream can be drained after the response for reuse.
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
+	stopClient := context.AfterFunc(r.Context(), func() { cancel(errClientGone) })
+	stopEnded := context.AfterFunc(s.ended, func() { cancel(ErrSessionEnded) })
+	timer := time.AfterFunc(raw.Backend().Timeout(), func() { cancel(context.DeadlineExceeded) })
+	untrack := s.relayState.track(m.ID, cancel)
+	release := func() { stopEnded(); timer.Stop(); cancel(nil) }
 
 	rs := &relayStream{s: s, raw: raw, out: out, id: newRelayID(), backend: backend, asks: map[string]context.CancelCauseFunc{}}
 	var endAsks context.CancelFunc
@@ -64,21 +67,28 @@ func (s *clientSession) relayCall(r *http.Request, raw *backends.RawSession, m *
 	}
 	endAsks() // the asks still waiting on the client are failed to the backend
 	rs.wg.Wait()
+	stopClient()
+	untrack()
 	switch cause := context.Cause(ctx); {
 	case err == nil:
 	case cause == errClientCancelled:
 		err = errClientCancelled
 	default:
 		telemetry.BackendErrors.WithLabelValues(backend, m.Method).Inc()
-		if cause == context.DeadlineExceeded || cause == ErrSessionEnded {
+		if cause == context.DeadlineExceeded || cause == ErrSessionEnded || cause == errClientGone {
 			err = cause
 		}
 		err = backends.WireError(backend, err)
 	}
 	respond(res, err)
-	if rs.rest != nil {
-		backends.DrainNow(rs.rest)
+	if rs.rest == nil {
+		release()
+		return
 	}
+	go func() { // ends with the stream, within drainGrace at most
+		backends.DrainNow(rs.rest)
+		release()
+	}()
 }
 
 // exchange posts the request and reads the backend's answer; a backend
