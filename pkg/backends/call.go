@@ -55,19 +55,24 @@ func ForwardMeta(m mcp.Meta) mcp.Meta {
 }
 
 // ForwardMetaRaw is ForwardMeta on raw _meta JSON: m unchanged when it has
-// no reserved key (or is not an object), nil when nothing is left.
+// no reserved key (or is not an object), nil when nothing is left. Bytes
+// with an escape are decoded first (a key may spell the prefix escaped).
 func ForwardMetaRaw(m json.RawMessage) json.RawMessage {
-	if !bytes.Contains(m, []byte(reservedMetaPrefix)) {
+	if !bytes.Contains(m, []byte(reservedMetaPrefix)) && bytes.IndexByte(m, '\\') < 0 {
 		return m
 	}
 	var keys map[string]json.RawMessage
 	if json.Unmarshal(m, &keys) != nil {
 		return m
 	}
+	n := len(keys)
 	for k := range keys {
 		if strings.HasPrefix(k, reservedMetaPrefix) {
 			delete(keys, k)
 		}
+	}
+	if len(keys) == n {
+		return m
 	}
 	if len(keys) == 0 {
 		return nil

@@ -3,8 +3,10 @@ package legacy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,7 +18,8 @@ import (
 type call struct {
 	ctx     context.Context
 	backend string
-	token   any // nil when the request has no progress token
+	token   any          // nil when the request has no progress token
+	stream  *eventWriter // a relayed call's response stream; nil on the go-sdk path
 }
 
 type callKey struct{}
@@ -63,13 +66,33 @@ func (cs *calls) start(ctx context.Context, backend string, meta mcp.Meta) (*cal
 	if meta != nil {
 		c.token = meta["progressToken"]
 	}
+	return c, cs.add(c)
+}
+
+// progressGrace is how long a relayed call's progress token stays known
+// after the call: a backend that answers POSTs with JSON sends progress on
+// its GET stream, which may reach vmcp after the response.
+const progressGrace = 2 * time.Second
+
+// startRelayed registers a relayed call with a progress token (none: a
+// no-op), so progress the tap sees for it is written to its stream (or,
+// once the response is out, to the client's GET stream).
+func (cs *calls) startRelayed(ctx context.Context, backend string, token any, stream *eventWriter) func() {
+	if token == nil {
+		return func() {}
+	}
+	end := cs.add(&call{ctx: ctx, backend: backend, token: token, stream: stream})
+	return func() { time.AfterFunc(progressGrace, end) }
+}
+
+func (cs *calls) add(c *call) func() {
 	k := tokenKey(c.token)
 	if k != "" {
 		cs.mu.Lock()
 		cs.byToken[k] = c
 		cs.mu.Unlock()
 	}
-	return c, func() {
+	return func() {
 		cs.mu.Lock()
 		defer cs.mu.Unlock()
 		if k != "" && cs.byToken[k] == c {
@@ -147,7 +170,19 @@ func (s *clientSession) tap(ctx context.Context, backend string, msg *jsonrpc.Re
 		return
 	}
 	p.ProgressToken = c.token
-	if err := s.front.NotifyProgress(c.ctx, &p); err != nil {
+	err := error(nil)
+	if c.stream != nil { // a relayed call: on its own response stream
+		var b []byte
+		if b, err = json.Marshal(&p); err == nil {
+			b = append(append([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":`), b...), '}')
+			if err = c.stream.send(b); errors.Is(err, errStreamClosed) {
+				err = s.front.NotifyProgress(context.Background(), &p)
+			}
+		}
+	} else {
+		err = s.front.NotifyProgress(c.ctx, &p)
+	}
+	if err != nil {
 		s.d.undeliverable("notifications/progress", s.id, backend, err)
 	}
 }

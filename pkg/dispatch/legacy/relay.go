@@ -42,8 +42,6 @@ type message struct {
 	Error   json.RawMessage `json:"error"`
 }
 
-func (m *message) hasID() bool { return len(m.ID) > 0 && string(m.ID) != "null" }
-
 // relay serves one POST of client session s if it can: a relayed call,
 // the client's answer to a relayed server-to-client request, or its
 // cancellation of a relayed call. It returns false, with r.Body intact,
@@ -60,13 +58,14 @@ func (d *Dispatcher) relay(w http.ResponseWriter, r *http.Request, s *clientSess
 	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' || json.Unmarshal(body, &m) != nil || m.JSONRPC != "2.0" {
 		return false // batches and malformed messages get the go-sdk's answer
 	}
+	key, hasID := idKey(m.ID)
 	switch {
-	case m.Method == "" && m.hasID():
-		return s.relayState.answer(w, &m)
+	case m.Method == "" && hasID:
+		return s.relayState.answer(w, key, &m)
 	case m.Method == "notifications/cancelled":
 		return s.relayState.cancel(w, m.Params)
-	case m.hasID() && relayMethods[m.Method] != "":
-		return d.relayCall(w, r, s, &m)
+	case hasID && relayMethods[m.Method] != "":
+		return d.relayCall(w, r, s, key, &m)
 	}
 	return false
 }
@@ -158,11 +157,10 @@ type readCloser struct {
 
 // relayCall relays one request routed to a relayable backend; false hands
 // it to the go-sdk handler (unknown name, stdio/SSE or Modern backend).
-func (d *Dispatcher) relayCall(w http.ResponseWriter, r *http.Request, s *clientSession, m *message) bool {
-	key := relayMethods[m.Method]
+func (d *Dispatcher) relayCall(w http.ResponseWriter, r *http.Request, s *clientSession, key string, m *message) bool {
 	var params map[string]json.RawMessage
 	var name string
-	if json.Unmarshal(m.Params, &params) != nil || json.Unmarshal(params[key], &name) != nil {
+	if json.Unmarshal(m.Params, &params) != nil || json.Unmarshal(params[relayMethods[m.Method]], &name) != nil {
 		return false
 	}
 	backend, target, ok := d.route(m.Method, name)
@@ -179,7 +177,7 @@ func (d *Dispatcher) relayCall(w http.ResponseWriter, r *http.Request, s *client
 	}
 	telemetry.Relayed.WithLabelValues(m.Method).Inc()
 	if target != name {
-		params[key] = appendJSONString(nil, target)
+		params[relayMethods[m.Method]] = appendJSONString(nil, target)
 	}
 	if meta, ok := params["_meta"]; ok {
 		if params["_meta"] = backends.ForwardMetaRaw(meta); params["_meta"] == nil {
@@ -188,11 +186,17 @@ func (d *Dispatcher) relayCall(w http.ResponseWriter, r *http.Request, s *client
 	}
 	out := newEventWriter(w)
 	defer out.close()
-	s.relayCall(r, raw, m, params, out, func(res json.RawMessage, err error) {
-		if err == errClientCancelled {
+	s.relayCall(r, raw, key, m, params, out, func(res json.RawMessage, err error) {
+		var werr error
+		switch err {
+		case errClientCancelled:
 			return
+		case errDuplicateID:
+			werr = out.fail(http.StatusBadRequest, m.ID, err)
+		default:
+			werr = out.respond(m.ID, res, err)
 		}
-		if werr := out.respond(m.ID, res, err); werr != nil {
+		if werr != nil {
 			d.undeliverable(m.Method+" response", s.id, backend, werr)
 		}
 	})
@@ -278,6 +282,10 @@ func wireError(err error) []byte {
 // ErrSessionEnded fails a call whose client session ended (DELETE, idle
 // timeout, shutdown) while it was in flight.
 var ErrSessionEnded = errors.New("client session ended")
+
+// errDuplicateID refuses a request whose id is already in flight in the
+// session (a response or cancellation could not tell the two apart).
+var errDuplicateID = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "request id is already in flight in this session"}
 
 // errClientGone ends a relayed call whose client's connection closed.
 var errClientGone = errors.New("client disconnected")

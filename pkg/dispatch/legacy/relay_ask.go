@@ -13,87 +13,6 @@ import (
 	"github.com/vmcp/vmcp/pkg/backends"
 )
 
-// relayState is a client session's relayed calls, by the client's request
-// id (for notifications/cancelled), and its relayed server-to-client
-// requests awaiting the client's answer, by vmcp's id.
-type relayState struct {
-	mu    sync.Mutex
-	calls map[string]*context.CancelCauseFunc
-	asks  map[string]chan *message
-}
-
-func newRelayState() *relayState {
-	return &relayState{calls: map[string]*context.CancelCauseFunc{}, asks: map[string]chan *message{}}
-}
-
-// track registers a relayed call under the client's request id; the
-// returned func unregisters it.
-func (rs *relayState) track(id json.RawMessage, cancel context.CancelCauseFunc) func() {
-	k, p := string(id), &cancel
-	rs.mu.Lock()
-	rs.calls[k] = p
-	rs.mu.Unlock()
-	return func() {
-		rs.mu.Lock()
-		if rs.calls[k] == p {
-			delete(rs.calls, k)
-		}
-		rs.mu.Unlock()
-	}
-}
-
-// cancel handles the client's notifications/cancelled for a relayed call
-// (202); false if the request is not one.
-func (rs *relayState) cancel(w http.ResponseWriter, params json.RawMessage) bool {
-	var p struct {
-		RequestID json.RawMessage `json:"requestId"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return false
-	}
-	rs.mu.Lock()
-	c := rs.calls[string(p.RequestID)]
-	rs.mu.Unlock()
-	if c == nil {
-		return false
-	}
-	(*c)(errClientCancelled)
-	w.WriteHeader(http.StatusAccepted)
-	return true
-}
-
-// await registers vmcp's id of a request sent to the client; forget ends it.
-func (rs *relayState) await(id []byte) chan *message {
-	ch := make(chan *message, 1)
-	rs.mu.Lock()
-	rs.asks[string(id)] = ch
-	rs.mu.Unlock()
-	return ch
-}
-
-func (rs *relayState) forget(id []byte) {
-	rs.mu.Lock()
-	delete(rs.asks, string(id))
-	rs.mu.Unlock()
-}
-
-// answer takes the client's response to a relayed server-to-client
-// request (202); false if it answers none.
-func (rs *relayState) answer(w http.ResponseWriter, m *message) bool {
-	rs.mu.Lock()
-	ch := rs.asks[string(m.ID)]
-	rs.mu.Unlock()
-	if ch == nil {
-		return false
-	}
-	select {
-	case ch <- m:
-	default: // answered twice: the first answer counts
-	}
-	w.WriteHeader(http.StatusAccepted)
-	return true
-}
-
 // errWithdrawn ends a relayed server-to-client request the backend
 // cancelled: it gets no response.
 var errWithdrawn = errors.New("request cancelled by the backend")
@@ -112,7 +31,7 @@ func (rs *relayStream) ask(m *message) {
 	}
 	rs.count++
 	ctx, cancel := context.WithCancelCause(rs.askCtx)
-	rs.asks[string(m.ID)] = cancel
+	rs.asks[backendKey(m.ID)] = cancel
 	rs.mu.Unlock()
 	rs.wg.Add(1)
 	go func() {
@@ -121,7 +40,7 @@ func (rs *relayStream) ask(m *message) {
 			cancel(nil)
 			rs.mu.Lock()
 			rs.count--
-			delete(rs.asks, string(m.ID))
+			delete(rs.asks, backendKey(m.ID))
 			rs.mu.Unlock()
 		}()
 		if err := rs.s.undeclaredMethod(m.Method); err != nil {
@@ -160,6 +79,9 @@ func (rs *relayStream) relayToClient(ctx context.Context, m *message) (json.RawM
 	}
 	select {
 	case a := <-ch:
+		if len(a.Error) == 0 && len(a.Result) == 0 {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "the client answered " + m.Method + " with neither result nor error"}
+		}
 		if len(a.Error) > 0 {
 			var we jsonrpc.Error
 			if err := json.Unmarshal(a.Error, &we); err != nil {
@@ -177,6 +99,9 @@ func (rs *relayStream) relayToClient(ctx context.Context, m *message) (json.RawM
 
 // reply posts the answer to the backend's request m on the backend session.
 func (rs *relayStream) reply(ctx context.Context, m *message, res json.RawMessage, err error) {
+	if err == nil && len(res) == 0 {
+		err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no answer to " + m.Method}
+	}
 	b := append([]byte(`{"jsonrpc":"2.0","id":`), m.ID...)
 	if err != nil {
 		b = append(b, `,"error":`...)
@@ -248,6 +173,7 @@ func (e *eventWriter) respond(id, res json.RawMessage, err error) error {
 	e.mu.Lock()
 	if e.started || e.closed {
 		e.mu.Unlock()
+		defer e.close() // nothing follows the response on its stream
 		return e.send(b)
 	}
 	defer e.mu.Unlock()
@@ -262,6 +188,26 @@ func (e *eventWriter) respond(id, res json.RawMessage, err error) error {
 	return http.NewResponseController(e.w).Flush()
 }
 
+// fail answers with an HTTP error status and a JSON-RPC error body, as
+// the go-sdk handler answers an invalid request; after a first event it
+// is an ordinary error response.
+func (e *eventWriter) fail(status int, id json.RawMessage, err error) error {
+	e.mu.Lock()
+	if e.started || e.closed {
+		e.mu.Unlock()
+		return e.respond(id, nil, err)
+	}
+	defer e.mu.Unlock()
+	e.closed = true
+	b := append([]byte(`{"jsonrpc":"2.0","id":`), id...)
+	b = append(b, `,"error":`...)
+	b = append(append(b, wireError(err)...), '}')
+	e.w.Header()["Content-Type"] = []string{"application/json"}
+	e.w.WriteHeader(status)
+	_, werr := e.w.Write(b)
+	return werr
+}
+
 // close ends the stream: later sends fail (the handler has returned).
 func (e *eventWriter) close() {
 	e.mu.Lock()
@@ -273,23 +219,33 @@ func (e *eventWriter) close() {
 var modernResultKeys = []string{"resultType", "ttlMs", "cacheScope", "inputRequests", "requestState"}
 
 // legacyResult is a backend result as a Legacy client receives it: no
-// 2026-07-28-only fields and no reserved _meta keys of the backend. The
-// common result (none of those keys anywhere) is returned unchanged.
+// 2026-07-28-only fields and no reserved _meta keys of the backend. A
+// result that cannot hold any (no such key and no escape anywhere in its
+// bytes) is returned unchanged without decoding, as is one that holds none.
 func legacyResult(res json.RawMessage) json.RawMessage {
-	if !bytes.Contains(res, []byte(`"_meta"`)) && !containsAny(res, modernResultKeys) {
+	if bytes.IndexByte(res, '\\') < 0 && !bytes.Contains(res, []byte(`"_meta"`)) && !containsAny(res, modernResultKeys) {
 		return res
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(res, &m) != nil {
 		return res
 	}
+	changed := false
 	for _, k := range modernResultKeys {
-		delete(m, k)
+		if _, ok := m[k]; ok {
+			delete(m, k)
+			changed = true
+		}
 	}
 	if meta, ok := m["_meta"]; ok {
-		if m["_meta"] = backends.ForwardMetaRaw(meta); m["_meta"] == nil {
+		fwd := backends.ForwardMetaRaw(meta)
+		changed = changed || !bytes.Equal(fwd, meta)
+		if m["_meta"] = fwd; fwd == nil {
 			delete(m, "_meta")
 		}
+	}
+	if !changed {
+		return res
 	}
 	out, err := json.Marshal(m)
 	if err != nil {

@@ -44,7 +44,7 @@ type relayStream struct {
 // error for the client (errClientCancelled: no response is due). The rest
 // of the backend's stream is drained after respond, so its connection is
 // reused.
-func (s *clientSession) relayCall(r *http.Request, raw *backends.RawSession, m *message, params map[string]json.RawMessage, out *eventWriter, respond func(json.RawMessage, error)) {
+func (s *clientSession) relayCall(r *http.Request, raw *backends.RawSession, key string, m *message, params map[string]json.RawMessage, out *eventWriter, respond func(json.RawMessage, error)) {
 	backend := raw.Backend().Name()
 	// One context, cancelled by the client (notifications/cancelled, or
 	// its connection closing while the call is in flight), the session's
@@ -54,8 +54,17 @@ func (s *clientSession) relayCall(r *http.Request, raw *backends.RawSession, m *
 	stopClient := context.AfterFunc(r.Context(), func() { cancel(errClientGone) })
 	stopEnded := context.AfterFunc(s.ended, func() { cancel(ErrSessionEnded) })
 	timer := time.AfterFunc(raw.Backend().Timeout(), func() { cancel(context.DeadlineExceeded) })
-	untrack := s.relayState.track(m.ID, cancel)
 	release := func() { stopEnded(); timer.Stop(); cancel(nil) }
+	untrack, ok := s.relayState.track(key, cancel)
+	if !ok {
+		stopClient()
+		release()
+		respond(nil, errDuplicateID)
+		return
+	}
+	// Progress the backend sends elsewhere than on this stream (its GET
+	// stream, when it answers POSTs with JSON) reaches the tap by token.
+	defer s.calls.startRelayed(ctx, backend, progressToken(params["_meta"]), out)()
 
 	rs := &relayStream{s: s, raw: raw, out: out, id: newRelayID(), backend: backend, asks: map[string]context.CancelCauseFunc{}}
 	var endAsks context.CancelFunc
@@ -89,6 +98,19 @@ func (s *clientSession) relayCall(r *http.Request, raw *backends.RawSession, m *
 		backends.DrainNow(rs.rest)
 		release()
 	}()
+}
+
+// progressToken is the progressToken of a request's raw _meta, decoded as
+// the tap decodes the backend's (nil for none).
+func progressToken(meta json.RawMessage) any {
+	if !bytes.Contains(meta, []byte("progressToken")) {
+		return nil
+	}
+	var m struct {
+		Token any `json:"progressToken"`
+	}
+	_ = json.Unmarshal(meta, &m)
+	return m.Token
 }
 
 // exchange posts the request and reads the backend's answer; a backend
@@ -172,7 +194,7 @@ func (rs *relayStream) onMessage(ctx context.Context, data []byte) (res json.Raw
 			return nil, errors.New("JSON-RPC response has neither result nor error"), true
 		}
 		return m.Result, nil, true
-	case m.hasID():
+	case len(m.ID) > 0 && string(m.ID) != "null":
 		rs.ask(&m)
 	default:
 		rs.notification(data, &m)
@@ -205,7 +227,7 @@ func (rs *relayStream) notification(data []byte, m *message) {
 		}
 		if json.Unmarshal(m.Params, &p) == nil {
 			rs.mu.Lock()
-			if cancel := rs.asks[string(p.RequestID)]; cancel != nil {
+			if cancel := rs.asks[backendKey(p.RequestID)]; cancel != nil {
 				cancel(errWithdrawn)
 			}
 			rs.mu.Unlock()
