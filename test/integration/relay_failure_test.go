@@ -169,12 +169,12 @@ func TestRelayAdversarialJSONResponseBackend(t *testing.T) {
 	v := raVMCP(t, nil, []string{"j_echo", "j_elicit"}, b)
 	asked := &recorder[string]{}
 	c := connectFlow(t, v, "A", &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}, ElicitationHandler: answering(asked)})
-	before := raRelayed("tools/call")
+	before := relayed("tools/call")
 	for i := range 5 {
 		res, err := c.call(flowCtx(t), "j_echo", map[string]any{"text": fmt.Sprint(i)}, nil)
 		require.Equal(t, fmt.Sprintf("j/echo:%d", i), flowText(res, err))
 	}
-	require.Equal(t, float64(5), raRelayed("tools/call")-before, "relayed")
+	require.Equal(t, float64(5), relayed("tools/call")-before, "relayed")
 	pr, err := c.cs.GetPrompt(flowCtx(t), &mcp.GetPromptParams{Name: "j_greet", Arguments: map[string]string{"who": "you"}})
 	require.NoError(t, err)
 	require.Equal(t, "hello you", pr.Messages[0].Content.(*mcp.TextContent).Text)
@@ -272,7 +272,7 @@ func TestRelayAdversarialLargeArgumentsAndResults(t *testing.T) {
 func TestRelayAdversarialConcurrentSessionsOwnProgressAndResults(t *testing.T) {
 	b, _, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_progress"}, b)
-	before := raRelayed("tools/call")
+	before := relayed("tools/call")
 	var clients []*flowClient
 	for i := range 4 {
 		clients = append(clients, connectFlow(t, v, fmt.Sprint("S", i), nil))
@@ -297,7 +297,7 @@ func TestRelayAdversarialConcurrentSessionsOwnProgressAndResults(t *testing.T) {
 	for _, c := range clients {
 		assert.Equal(t, 15*5, len(c.progress.all()), "%s: progress notifications in all", c.name)
 	}
-	assert.Equal(t, float64(4*15), raRelayed("tools/call")-before, "every call relayed")
+	assert.Equal(t, float64(4*15), relayed("tools/call")-before, "every call relayed")
 }
 
 // ---------------------------------------------------------------------
@@ -326,7 +326,7 @@ func TestRelayAdversarialNamesNeedingJSONEscaping(t *testing.T) {
 	}
 	v := raVMCP(t, nil, advertised, b)
 	c := connectFlow(t, v, "A", nil)
-	before := raRelayed("tools/call") + raRelayed("resources/read") + raRelayed("prompts/get")
+	before := relayed("tools/call") + relayed("resources/read") + relayed("prompts/get")
 	for _, n := range names {
 		res, err := c.call(flowCtx(t), "b_"+n, map[string]any{"text": n}, nil)
 		assert.Equal(t, "b/"+n+":"+n, flowText(res, err), "tool %q", n)
@@ -341,7 +341,7 @@ func TestRelayAdversarialNamesNeedingJSONEscaping(t *testing.T) {
 	if assert.NoError(t, err) {
 		assert.Equal(t, "quoted prompt", pr.Messages[0].Content.(*mcp.TextContent).Text)
 	}
-	assert.Equal(t, float64(len(names)+len(uris)+1), raRelayed("tools/call")+raRelayed("resources/read")+raRelayed("prompts/get")-before)
+	assert.Equal(t, float64(len(names)+len(uris)+1), relayed("tools/call")+relayed("resources/read")+relayed("prompts/get")-before)
 }
 
 // TestRelayAdversarialReservedMetaNotForwarded pins reserved _meta keys

@@ -22,34 +22,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vmcp/vmcp/pkg/wire"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 	"github.com/vmcp/vmcp/pkg/config"
-	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/test/integration/harness"
 )
 
 // raWait bounds every wait for an event in these tests.
 const raWait = 20 * time.Second
 
-// raRelayed is the relay's counter for method (vmcp_relayed_requests_total):
-// a test compares it before and after to prove the relay served a request.
-func raRelayed(method string) float64 {
-	var m dto.Metric
-	_ = telemetry.Relayed.WithLabelValues(method).Write(&m)
-	return m.GetCounter().GetValue()
-}
-
 // raMsg is one JSON-RPC message read off a response, fields left raw.
 type raMsg struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  string          `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
-	raw     string
+	wire.Message
+	raw string
 }
 
 // errorCode is the code of an error response (0 if none).

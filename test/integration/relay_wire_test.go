@@ -30,7 +30,7 @@ func TestRelayAdversarialIDsOfEveryJSONTypeEchoedExactly(t *testing.T) {
 	b, _, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_echo"}, b)
 	c := raConnect(t, v, `{}`)
-	before := raRelayed("tools/call")
+	before := relayed("tools/call")
 	ids := []string{`"s"`, `""`, `"vmcp-1"`, `"\u00e9t\u00e9"`, `0`, `-1`, `9007199254740993`, `-9223372036854775808`, `1.5`, `1e3`}
 	for _, id := range ids {
 		status, msgs := c.post(t, raCallBody(id, "b_echo", `,"arguments":{"text":"x"}`))
@@ -39,7 +39,7 @@ func TestRelayAdversarialIDsOfEveryJSONTypeEchoedExactly(t *testing.T) {
 		assert.Equal(t, id, string(msgs[0].ID), "id %s echoed", id)
 		assert.Equal(t, "b/echo:x", msgs[0].text(), "id %s", id)
 	}
-	assert.Equal(t, float64(len(ids)), raRelayed("tools/call")-before, "every call relayed")
+	assert.Equal(t, float64(len(ids)), relayed("tools/call")-before, "every call relayed")
 }
 
 // TestRelayAdversarialInvalidIDTypesRejected: JSON-RPC ids are strings,
@@ -133,7 +133,7 @@ func TestRelayAdversarialUnknownNameFallsBackToSDK(t *testing.T) {
 	b, _, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_echo"}, b)
 	c := raConnect(t, v, `{}`)
-	before := raRelayed("tools/call") + raRelayed("prompts/get") + raRelayed("resources/read")
+	before := relayed("tools/call") + relayed("prompts/get") + relayed("resources/read")
 	status, msgs := c.post(t, raCallBody("1", "nope", `,"arguments":{}`))
 	require.Equal(t, http.StatusOK, status)
 	require.Len(t, msgs, 1)
@@ -147,7 +147,7 @@ func TestRelayAdversarialUnknownNameFallsBackToSDK(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	require.Len(t, msgs, 1)
 	assert.NotEmpty(t, msgs[0].Error)
-	assert.Equal(t, before, raRelayed("tools/call")+raRelayed("prompts/get")+raRelayed("resources/read"))
+	assert.Equal(t, before, relayed("tools/call")+relayed("prompts/get")+relayed("resources/read"))
 }
 
 // ---------------------------------------------------------------------

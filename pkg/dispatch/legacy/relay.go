@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/vmcp/vmcp/pkg/wire"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/telemetry"
@@ -31,16 +33,8 @@ var relayMethods = map[string]string{"tools/call": "name", "prompts/get": "name"
 // accepts ("" is 2025-03-26); the go-sdk handler answers any other.
 var legacyVersions = map[string]bool{"": true, "2025-11-25": true, "2025-06-18": true, "2025-03-26": true, "2024-11-05": true}
 
-// message is a JSON-RPC message as the relay reads it: one decode, with
-// params, result and error left raw.
-type message struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  string          `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
-}
+// message is a JSON-RPC message as the relay reads it (wire.Message).
+type message = wire.Message
 
 // relay serves one POST of client session s if it can: a relayed call,
 // the client's answer to a relayed server-to-client request, or its
@@ -74,43 +68,16 @@ func (d *Dispatcher) relay(w http.ResponseWriter, r *http.Request, s *clientSess
 // media types, protocol version header, no Last-Event-ID, and its DNS
 // rebinding guard (a loopback listener only serves loopback Host names).
 func relayable(r *http.Request) bool {
-	if !isMediaType(r.Header.Get("Content-Type"), "application/json") {
+	if !wire.IsMediaType(r.Header.Get("Content-Type"), "application/json") {
 		return false
 	}
-	if !legacyVersions[r.Header.Get("Mcp-Protocol-Version")] || r.Header.Get("Last-Event-ID") != "" || !acceptsBoth(r.Header.Values("Accept")) {
+	if !legacyVersions[r.Header.Get("Mcp-Protocol-Version")] || r.Header.Get("Last-Event-ID") != "" || !wire.AcceptsBoth(r.Header.Values("Accept")) {
 		return false
 	}
 	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopback(la.String()) && !isLoopback(r.Host) {
 		return false
 	}
 	return true
-}
-
-// acceptsBoth reports whether Accept allows both application/json and
-// text/event-stream (streamable HTTP: clients MUST list both on POST).
-func acceptsBoth(values []string) bool {
-	var js, sse bool
-	for _, v := range values {
-		for part := range strings.SplitSeq(v, ",") {
-			base, _, _ := strings.Cut(part, ";")
-			switch strings.ToLower(strings.TrimSpace(base)) {
-			case "application/json", "application/*":
-				js = true
-			case "text/event-stream", "text/*":
-				sse = true
-			case "*/*":
-				js, sse = true, true
-			}
-		}
-	}
-	return js && sse
-}
-
-// isMediaType reports whether a Content-Type header value has media type
-// want (parameters ignored, case-insensitive).
-func isMediaType(value, want string) bool {
-	base, _, _ := strings.Cut(value, ";")
-	return strings.EqualFold(strings.TrimSpace(base), want)
 }
 
 func isLoopback(hostport string) bool {

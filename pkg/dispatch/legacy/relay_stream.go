@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vmcp/vmcp/pkg/wire"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
@@ -139,7 +141,7 @@ func (rs *relayStream) exchange(ctx context.Context, h http.Header, method strin
 func (rs *relayStream) read(ctx context.Context, resp *http.Response) (json.RawMessage, error) {
 	ct := resp.Header.Get("Content-Type")
 	switch {
-	case isMediaType(ct, "application/json"):
+	case wire.IsMediaType(ct, "application/json"):
 		defer resp.Body.Close()
 		data, err := io.ReadAll(io.LimitReader(resp.Body, mcp.DefaultMaxEventSize+1))
 		if err != nil {
@@ -149,7 +151,7 @@ func (rs *relayStream) read(ctx context.Context, resp *http.Response) (json.RawM
 			return res, err
 		}
 		return nil, errors.New("JSON response is not the response to the request")
-	case isMediaType(ct, "text/event-stream"):
+	case wire.IsMediaType(ct, "text/event-stream"):
 		er := backends.NewEventReader(resp.Body)
 		for {
 			data, err := er.Next()

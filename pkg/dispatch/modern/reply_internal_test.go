@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/vmcp/vmcp/pkg/wire"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -73,9 +75,9 @@ func TestStatusFor(t *testing.T) {
 }
 
 func TestAcceptsBoth(t *testing.T) {
-	assert.True(t, acceptsBoth([]string{"application/json, text/event-stream"}))
-	assert.True(t, acceptsBoth([]string{"application/json", "text/event-stream;q=0.5"}))
-	assert.True(t, acceptsBoth([]string{"*/*"}))
-	assert.False(t, acceptsBoth([]string{"application/json"}))
-	assert.False(t, acceptsBoth(nil))
+	assert.True(t, wire.AcceptsBoth([]string{"application/json, text/event-stream"}))
+	assert.True(t, wire.AcceptsBoth([]string{"application/json", "text/event-stream;q=0.5"}))
+	assert.True(t, wire.AcceptsBoth([]string{"*/*"}))
+	assert.False(t, wire.AcceptsBoth([]string{"application/json"}))
+	assert.False(t, wire.AcceptsBoth(nil))
 }

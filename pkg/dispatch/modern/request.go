@@ -12,6 +12,8 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/vmcp/vmcp/pkg/wire"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -23,17 +25,8 @@ const (
 	headerParam   = "Mcp-Param-"
 )
 
-// envelope is the JSON-RPC 2.0 message as first decoded: id and params stay
-// raw so the id is echoed byte for byte and params are decoded once, into
-// the SDK's params type of the method.
-type envelope struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  string          `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
-}
+// envelope is the JSON-RPC message as first decoded (wire.Message).
+type envelope = wire.Message
 
 // request is one Modern POST while it is served.
 type request struct {
@@ -65,7 +58,7 @@ func (d *Dispatcher) parse(w http.ResponseWriter, r *http.Request) (*request, bo
 		http.Error(w, "Content-Type must be 'application/json'", http.StatusUnsupportedMediaType)
 		return nil, false
 	}
-	if !acceptsBoth(r.Header.Values("Accept")) {
+	if !wire.AcceptsBoth(r.Header.Values("Accept")) {
 		http.Error(w, "Accept must contain both 'application/json' and 'text/event-stream'", http.StatusBadRequest)
 		return nil, false
 	}
@@ -166,26 +159,6 @@ func isLoopback(addr string) bool {
 	}
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.IsLoopback()
-}
-
-// acceptsBoth reports whether the Accept values admit both JSON and SSE
-// (2026-07-28 Streamable HTTP: clients list both), as the SDK checks.
-func acceptsBoth(values []string) bool {
-	var js, sse bool
-	for _, v := range values {
-		for _, tok := range strings.Split(v, ",") {
-			base, _, _ := strings.Cut(tok, ";")
-			switch strings.ToLower(strings.TrimSpace(base)) {
-			case "application/json", "application/*":
-				js = true
-			case "text/event-stream", "text/*":
-				sse = true
-			case "*/*":
-				js, sse = true, true
-			}
-		}
-	}
-	return js && sse
 }
 
 // notify answers a notification: 202 for the ones a 2026-07-28 client may

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/vmcp/vmcp/pkg/wire"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -22,7 +24,7 @@ func (d *Dispatcher) InterceptModernBody(w http.ResponseWriter, r *http.Request)
 	if !ok {
 		return true
 	}
-	r.Body = &BufferedBody{Reader: bytes.NewReader(body), data: body}
+	r.Body = wire.NewBufferedBody(body)
 	if !bytes.Contains(body, metaVersionKey) {
 		return false
 	}
@@ -47,16 +49,3 @@ func (d *Dispatcher) InterceptModernBody(w http.ResponseWriter, r *http.Request)
 	writeError(w, http.StatusBadRequest, env.ID, mismatch(msg))
 	return true
 }
-
-// BufferedBody is a request body already read into memory, put back on the
-// request: a later handler may take Bytes instead of reading it again.
-type BufferedBody struct {
-	*bytes.Reader
-	data []byte
-}
-
-// Bytes returns the whole body, however much was read.
-func (b *BufferedBody) Bytes() []byte { return b.data }
-
-// Close does nothing: the body is in memory.
-func (b *BufferedBody) Close() error { return nil }
