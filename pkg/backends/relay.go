@@ -82,7 +82,9 @@ func (r *RawSession) Post(ctx context.Context, client http.Header, body []byte) 
 	if r.id != "" {
 		h["Mcp-Session-Id"] = []string{r.id}
 	}
-	resp, err := r.b.http.Do(hr)
+	// The transport itself, not http.Client.Do: a JSON-RPC POST follows no
+	// redirects, and Do's redirect bookkeeping clones every header.
+	resp, err := r.b.http.Transport.RoundTrip(hr)
 	if err != nil {
 		if ctx.Err() == nil {
 			r.e.broken.Store(true)

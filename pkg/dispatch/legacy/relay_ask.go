@@ -17,6 +17,19 @@ import (
 // cancelled: it gets no response.
 var errWithdrawn = errors.New("request cancelled by the backend")
 
+// errCallEnded ends the relayed server-to-client requests still waiting on
+// the client when their call ends.
+var errCallEnded = errors.New("the call it belongs to ended")
+
+// endAsks ends every relayed request of the call still waiting.
+func (rs *relayStream) endAsks() {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	for _, cancel := range rs.asks {
+		cancel(errCallEnded)
+	}
+}
+
 // ask relays a backend's server-to-client request (elicitation, sampling,
 // roots) to the client on the call's stream, under a vmcp id, and posts the
 // client's answer back under the backend's id. It runs until answered, or
@@ -26,11 +39,11 @@ func (rs *relayStream) ask(m *message) {
 	rs.mu.Lock()
 	if rs.count >= maxRelayAsks {
 		rs.mu.Unlock()
-		rs.reply(rs.askCtx, m, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "too many server-to-client requests in flight for one call"})
+		rs.reply(rs.ctx, m, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "too many server-to-client requests in flight for one call"})
 		return
 	}
 	rs.count++
-	ctx, cancel := context.WithCancelCause(rs.askCtx)
+	ctx, cancel := context.WithCancelCause(rs.ctx)
 	rs.asks[backendKey(m.ID)] = cancel
 	rs.mu.Unlock()
 	rs.wg.Add(1)
@@ -53,6 +66,7 @@ func (rs *relayStream) ask(m *message) {
 			return
 		}
 		if cause := context.Cause(ctx); cause != errWithdrawn {
+			<-rs.settled // the backend hears of a cancelled call before this error
 			fctx, stop := context.WithTimeout(context.Background(), cancelFlush)
 			defer stop()
 			rs.reply(fctx, m, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "request abandoned: " + cause.Error()})
@@ -161,13 +175,17 @@ func (e *eventWriter) send(msg []byte) error {
 // for a Legacy client) or err. With no event sent before it, it is a JSON
 // body (streamable HTTP allows either), sent at once.
 func (e *eventWriter) respond(id, res json.RawMessage, err error) error {
-	b := append([]byte(`{"jsonrpc":"2.0","id":`), id...)
+	if err == nil {
+		res = legacyResult(res)
+	}
+	b := make([]byte, 0, len(id)+len(res)+48)
+	b = append(append(b, `{"jsonrpc":"2.0","id":`...), id...)
 	if err != nil {
 		b = append(b, `,"error":`...)
 		b = append(b, wireError(err)...)
 	} else {
 		b = append(b, `,"result":`...)
-		b = append(b, legacyResult(res)...)
+		b = append(b, res...)
 	}
 	b = append(b, '}')
 	e.mu.Lock()

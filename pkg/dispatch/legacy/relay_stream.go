@@ -32,8 +32,9 @@ type relayStream struct {
 	id      []byte // vmcp's id of the request on the backend session
 	backend string
 
-	askCtx context.Context // ends the server-to-client requests relayed
-	rest   io.ReadCloser   // the stream after the response, drained by relayCall
+	ctx     context.Context // the call's; each relayed ask has a child
+	settled chan struct{}   // closed once the call's outcome is known (and any cancellation sent)
+	rest    io.ReadCloser   // the stream after the response, drained by relayCall
 
 	wg    sync.WaitGroup
 	mu    sync.Mutex
@@ -68,15 +69,15 @@ func (s *clientSession) relayCall(r *http.Request, raw *backends.RawSession, key
 	// stream, when it answers POSTs with JSON) reaches the tap by token.
 	defer s.calls.startRelayed(ctx, backend, progressToken(params["_meta"]), out)()
 
-	rs := &relayStream{s: s, raw: raw, out: out, id: newRelayID(), backend: backend, asks: map[string]context.CancelCauseFunc{}}
-	var endAsks context.CancelFunc
-	rs.askCtx, endAsks = context.WithCancel(ctx)
+	rs := &relayStream{s: s, raw: raw, out: out, id: newRelayID(), backend: backend, ctx: ctx,
+		asks: map[string]context.CancelCauseFunc{}, settled: make(chan struct{})}
 	res, err := rs.exchange(ctx, r.Header, m.Method, params)
 	if err != nil && ctx.Err() != nil && rs.raw != nil {
 		s.noteCancelled()
 		rs.cancelBackend(context.Cause(ctx))
 	}
-	endAsks() // the asks still waiting on the client are failed to the backend
+	close(rs.settled)
+	rs.endAsks() // the asks still waiting on the client are failed to the backend
 	rs.wg.Wait()
 	stopClient()
 	untrack()
