@@ -14,12 +14,12 @@ import (
 // a Legacy request served by the go-sdk server and client (listing, calls
 // to stdio backends) allocates a 32 KiB buffer per message parsed (~350 KB
 // per proxied call; a relayed call allocates ~17 KB). With the default
-// GOGC=100 the heap target is twice the live heap, so under load the collector ran 30+ times a second and took
-// about a third of vmcp's CPU. A bigger heap is not free either: garbage
-// then cycles through more memory than the CPU caches hold, which costs
-// more than it saves on a path that allocates little (a Modern client's
-// call through the direct path allocates ~20 KB, and measured ~10-30% more
-// CPU per call with 16-64 MiB of headroom).
+// GOGC=100 the heap target is twice the live heap, so under load the
+// collector ran 30+ times a second and took about a third of vmcp's CPU.
+// Measured with make bench (2026-11-30): at 4 collections a second GC
+// still took ~10% of the CPU per call on both revisions (Legacy relay 232
+// -> 199 µs, Modern 359 -> 328 µs at 1 a second), for a peak heap of a few
+// tens of MiB.
 //
 // So the tuner raises GOGC only as far as needed to bring collections
 // down to about gcTargetRate per second at the current allocation rate,
@@ -28,7 +28,7 @@ import (
 // Setting GOGC in the environment turns it off; GOMEMLIMIT still applies.
 const (
 	gcHeadroom     = 64 << 20 // default cap on garbage between collections
-	gcTargetRate   = 4        // collections per second worth paying for
+	gcTargetRate   = 1        // collections per second worth paying for
 	gcTuneInterval = 500 * time.Millisecond
 	gcMaxPercent   = 10000
 )
