@@ -82,12 +82,14 @@ func (a *Aggregator) Remove(backend string) {
 // rebuild builds from a.inv and swaps it in if anything changed. a.mu is held.
 func (a *Aggregator) rebuild() {
 	cat, conflicts, err := Build(a.policy, slices.Collect(maps.Values(a.inv)))
-	if err != nil {
-		a.lastErr = err
+	a.lastErr = err
+	if cat == nil {
 		a.log.Warn("aggregator: rebuild failed, keeping previous catalogue", "err", err)
 		return
 	}
-	a.lastErr = nil
+	if err != nil { // names withheld, whatever order the backends came in
+		a.log.Warn("aggregator: colliding names withheld from the catalogue", "err", err)
+	}
 	a.logConflicts(conflicts)
 
 	old := a.cur.Load()

@@ -91,20 +91,27 @@ func TestAggregatorRerouteWithoutListChange(t *testing.T) {
 	assert.Equal(t, "b", r.Backend)
 }
 
-func TestAggregatorBuildErrorKeepsPrevious(t *testing.T) {
-	a, changes, buf := newRecorded(t, Policy{Strategy: config.StrategyManual, Order: []string{"a", "b"}})
-	a.Update(Inventory{Backend: "a", Tools: tools("search")})
-	good := a.Current()
-	a.Update(Inventory{Backend: "b", Tools: tools("search")})
-	require.ErrorIs(t, a.LastError(), ErrUnresolvedConflict)
-	assert.Same(t, good, a.Current())
-	assert.Len(t, *changes, 1)
-	assert.Contains(t, buf.String(), "rebuild failed")
+// Under manual, an unresolved collision must give the same catalogue in
+// any order of arrival (issue 2: deterministic): the colliding name is
+// withheld from every claimant, loudly, and comes back once resolved.
+func TestManualCollisionWithholdsTheNameInAnyArrivalOrder(t *testing.T) {
+	for _, order := range [][]string{{"a", "b"}, {"b", "a"}} {
+		a, _, buf := newRecorded(t, Policy{Strategy: config.StrategyManual, Order: []string{"a", "b"}})
+		inv := map[string]Inventory{
+			"a": {Backend: "a", Tools: tools("search", "only_a")},
+			"b": {Backend: "b", Tools: tools("search")},
+		}
+		for _, name := range order {
+			a.Update(inv[name])
+		}
+		require.ErrorIs(t, a.LastError(), ErrUnresolvedConflict, "arrival %v", order)
+		assert.Equal(t, []string{"only_a"}, toolNames(a.Current()), "arrival %v", order)
+		assert.Contains(t, buf.String(), "withheld")
 
-	a.Update(Inventory{Backend: "b", Tools: tools("other")})
-	require.NoError(t, a.LastError())
-	assert.Equal(t, []string{"other", "search"}, toolNames(a.Current()))
-	assert.Len(t, *changes, 2)
+		a.Update(Inventory{Backend: "b", Tools: tools("other")})
+		require.NoError(t, a.LastError())
+		assert.Equal(t, []string{"only_a", "other", "search"}, toolNames(a.Current()))
+	}
 }
 
 func TestAggregatorConcurrentReads(t *testing.T) {

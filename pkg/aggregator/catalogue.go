@@ -130,10 +130,13 @@ func (c *Catalogue) Backends(k Kind) []string {
 	return slices.Clone(c.backends[k])
 }
 
-// Build merges the inventories under policy p. It fails (with no catalogue)
-// on a tool or prompt name collision it cannot resolve; resource and template
-// conflicts are resolved by order and reported. Inputs are never mutated and
-// the result does not depend on the order of inv.
+// Build merges the inventories under policy p. A tool or prompt name that
+// still collides after conflict resolution is withheld (every claimant of
+// it) and named in err (ErrNameCollision, or ErrUnresolvedConflict under
+// manual), with the rest of the catalogue returned; resource and template
+// conflicts are resolved by order and reported. Other errors return no
+// catalogue. Inputs are never mutated and the result does not depend on
+// the order of inv.
 func Build(p Policy, inv []Inventory) (*Catalogue, []Conflict, error) {
 	b, err := newBuilder(p, inv)
 	if err != nil {
@@ -146,16 +149,11 @@ func Build(p Policy, inv []Inventory) (*Catalogue, []Conflict, error) {
 		templates: map[string]Route{},
 		backends:  map[Kind][]string{},
 	}
-	if err := b.buildTools(c); err != nil {
-		return nil, nil, err
-	}
-	if err := b.buildPrompts(c); err != nil {
-		return nil, nil, err
-	}
+	err = errors.Join(b.buildTools(c), b.buildPrompts(c))
 	b.buildResources(c)
 	b.buildTemplates(c)
 	b.fillBackends(c)
-	return c, b.conflicts, nil
+	return c, b.conflicts, err
 }
 
 // builder holds the per-Build state: inventories sorted by winner rank.

@@ -163,11 +163,12 @@ func TestBuildNames(t *testing.T) {
 			name:   "post-rename collision is an error",
 			policy: Policy{Order: []string{"a", "a_b"}},
 			inv: []Inventory{
-				{Backend: "a", Tools: tools("b_c")},
+				{Backend: "a", Tools: tools("b_c", "keep")},
 				{Backend: "a_b", Tools: tools("c")},
 			},
 			err:    ErrNameCollision,
 			errHas: []string{`"a_b_c"`, `"a"`, `"a_b"`, `"b_c"`, `"c"`},
+			tools:  []string{"a_keep"},
 		},
 		{
 			name:   "priority: prefixed name colliding with bare name is an error",
@@ -196,9 +197,12 @@ func TestBuildNames(t *testing.T) {
 			c, _, err := Build(tt.policy, tt.inv)
 			if tt.err != nil {
 				require.ErrorIs(t, err, tt.err)
-				assert.Nil(t, c)
+				require.NotNil(t, c, "the rest of the catalogue is built")
 				for _, s := range tt.errHas {
 					assert.Contains(t, err.Error(), s)
+				}
+				if tt.tools != nil {
+					assert.Equal(t, tt.tools, toolNames(c), "colliding names withheld, the rest kept")
 				}
 				return
 			}

@@ -2,6 +2,7 @@ package aggregator
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -58,7 +59,7 @@ func (b *builder) collect(kind Kind, names func(Inventory) []string,
 
 // resolve assigns advertised names to cs (ordered by win rank) according to
 // the strategy and fails if two candidates end up with the same name.
-func (b *builder) resolve(kind string, cs []cand) error {
+func (b *builder) resolve(kind string, cs []cand) ([]cand, error) {
 	switch b.p.Strategy {
 	case config.StrategyPrefix:
 		for i := range cs {
@@ -85,16 +86,25 @@ func (b *builder) resolve(kind string, cs []cand) error {
 	if b.p.Strategy == config.StrategyManual {
 		sentinel = ErrUnresolvedConflict
 	}
-	byName := make(map[string]int, len(cs))
+	claims := make(map[string][]int, len(cs))
 	for i, c := range cs {
-		if j, ok := byName[c.name]; ok {
-			o := cs[j]
-			return fmt.Errorf("%w: %s %q offered by backend %q (as %q) and backend %q (as %q)",
-				sentinel, kind, c.name, o.backend, o.orig, c.backend, c.orig)
-		}
-		byName[c.name] = i
+		claims[c.name] = append(claims[c.name], i)
 	}
-	return nil
+	var errs []error
+	kept := cs[:0:0]
+	for i, c := range cs {
+		idx := claims[c.name]
+		if len(idx) == 1 {
+			kept = append(kept, c)
+			continue
+		}
+		if idx[0] == i { // report each collision once, naming its first two claimants
+			o := cs[idx[1]]
+			errs = append(errs, fmt.Errorf("%w: %s %q offered by backend %q (as %q) and backend %q (as %q); withheld",
+				sentinel, kind, c.name, c.backend, c.orig, o.backend, o.orig))
+		}
+	}
+	return kept, errors.Join(errs...)
 }
 
 func (b *builder) buildTools(c *Catalogue) error {
@@ -102,9 +112,7 @@ func (b *builder) buildTools(c *Catalogue) error {
 	cs := b.collect(KindTools, func(in Inventory) []string {
 		return itemNames(in.Tools, &src, func(t *mcp.Tool) string { return t.Name })
 	}, func(o config.BackendOverrides) map[string]config.Override { return o.Tools })
-	if err := b.resolve("tool", cs); err != nil {
-		return err
-	}
+	cs, err := b.resolve("tool", cs)
 	c.Tools = make([]*mcp.Tool, 0, len(cs))
 	for _, x := range cs {
 		t := *src[x.src]
@@ -119,7 +127,7 @@ func (b *builder) buildTools(c *Catalogue) error {
 		c.tools[x.name] = toolEntry{tool: &t, route: Route{Backend: x.backend, Name: x.orig}}
 	}
 	slices.SortFunc(c.Tools, func(x, y *mcp.Tool) int { return cmp.Compare(x.Name, y.Name) })
-	return nil
+	return err
 }
 
 func (b *builder) buildPrompts(c *Catalogue) error {
@@ -127,9 +135,7 @@ func (b *builder) buildPrompts(c *Catalogue) error {
 	cs := b.collect(KindPrompts, func(in Inventory) []string {
 		return itemNames(in.Prompts, &src, func(p *mcp.Prompt) string { return p.Name })
 	}, func(o config.BackendOverrides) map[string]config.Override { return o.Prompts })
-	if err := b.resolve("prompt", cs); err != nil {
-		return err
-	}
+	cs, err := b.resolve("prompt", cs)
 	c.Prompts = make([]*mcp.Prompt, 0, len(cs))
 	for _, x := range cs {
 		p := *src[x.src]
@@ -141,7 +147,7 @@ func (b *builder) buildPrompts(c *Catalogue) error {
 		c.prompts[x.name] = promptEntry{prompt: &p, route: Route{Backend: x.backend, Name: x.orig}}
 	}
 	slices.SortFunc(c.Prompts, func(x, y *mcp.Prompt) int { return cmp.Compare(x.Name, y.Name) })
-	return nil
+	return err
 }
 
 // itemNames appends the non-nil items to *src and returns their names, so
