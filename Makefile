@@ -10,8 +10,8 @@ build: ## vmcp and the demo backend (the go-sdk conformance everything-server)
 	$(GO) build -o $(BIN)/vmcp ./cmd/vmcp
 	$(GO) build -o $(BIN)/everything-server github.com/modelcontextprotocol/go-sdk/conformance/everything-server
 
-run: build ## vmcp on 127.0.0.1:8080/mcp over two real MCP servers (examples/demo.yaml)
-	./scripts/run-demo.sh
+run: build ## vmcp on 127.0.0.1:8080/mcp over two real MCP servers (examples/demo.yaml; VMCP_LISTEN, DEMO_BACKEND_PORT)
+	VMCP_LISTEN=$(VMCP_LISTEN) DEMO_BACKEND_PORT=$(DEMO_BACKEND_PORT) ./scripts/run-demo.sh
 
 test: unit conformance ## everything CI runs
 

@@ -21,19 +21,23 @@ fi
 
 free_port() { "$node" -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
-trap cleanup EXIT
 logs=$(mktemp -d)
+status=1
+cleanup() { # stop every process started here; keep the logs of a failed run
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  if [ "$status" = 0 ]; then rm -rf "$logs"; else echo "conformance: logs in $logs" >&2; fi
+}
+trap cleanup EXIT
 
 wait_http() { for _ in $(seq 100); do curl -s -o /dev/null "$1" && return 0; sleep 0.1; done; echo "conformance: $1 did not come up" >&2; return 1; }
 wait_ready() { for _ in $(seq 100); do curl -sf -o /dev/null "$1/readyz" && return 0; sleep 0.1; done; echo "conformance: vmcp at $1 not ready" >&2; cat "$logs"/*.log >&2; return 1; }
 
-start_backend() { # name stateless
+start_backend() { # name stateless url-variable (not in a subshell: pids must reach cleanup)
   local port; port=$(free_port)
   ./bin/everything-server -http "127.0.0.1:$port" -stateless="$2" >"$logs/$1.log" 2>&1 &
   pids+=($!)
   wait_http "http://127.0.0.1:$port/"
-  echo "http://127.0.0.1:$port/mcp"
+  printf -v "$3" '%s' "http://127.0.0.1:$port/mcp"
 }
 
 run_case() { # name config expected-failures-file
@@ -49,9 +53,9 @@ run_case() { # name config expected-failures-file
   sed -n '/=== SUMMARY ===/,$p' "$logs/result-$1.txt" | grep -E 'Total|✗|~|Baseline' || true
 }
 
-stateful=$(start_backend stateful false)
-stateless=$(start_backend stateless true)
-second=$(start_backend second false)
+start_backend stateful false stateful
+start_backend stateless true stateless
+start_backend second false second
 
 cat >"$logs/1.yaml" <<YAML
 backends:

@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
 # Start the demo: the go-sdk everything-server over streamable HTTP on
-# 127.0.0.1:9101 (vmcp starts the stdio copy itself), then vmcp on
-# examples/demo.yaml. Ctrl-C stops both.
+# 127.0.0.1:$DEMO_BACKEND_PORT (default 9101; vmcp starts the stdio copy
+# itself), then vmcp on examples/demo.yaml at $VMCP_LISTEN (default
+# 127.0.0.1:8080). Ctrl-C stops both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./bin/everything-server -http 127.0.0.1:9101 -stateless=false >/tmp/vmcp-demo-backend.log 2>&1 &
+listen=${VMCP_LISTEN:-127.0.0.1:8080}
+port=${DEMO_BACKEND_PORT:-9101}
+log=/tmp/vmcp-demo-backend-$port.log
+./bin/everything-server -http "127.0.0.1:$port" -stateless=false >"$log" 2>&1 &
 backend=$!
-trap 'kill $backend 2>/dev/null || true' EXIT INT TERM
+cfg=$(mktemp --suffix=.yaml)
+trap 'kill $backend 2>/dev/null || true; rm -f "$cfg"' EXIT INT TERM
+sed "s|127.0.0.1:9101|127.0.0.1:$port|" examples/demo.yaml >"$cfg"
 for _ in $(seq 50); do
-  curl -s -o /dev/null http://127.0.0.1:9101/mcp && break
+  curl -s -o /dev/null "http://127.0.0.1:$port/mcp" && break
+  kill -0 $backend 2>/dev/null || { echo "demo backend failed to start (port $port busy? set DEMO_BACKEND_PORT):" >&2; cat "$log" >&2; exit 1; }
   sleep 0.1
 done
-echo "vmcp: http://127.0.0.1:8080/mcp  (readiness: http://127.0.0.1:8080/readyz)"
-./bin/vmcp serve --config examples/demo.yaml
+echo "vmcp: http://$listen/mcp  (readiness: http://$listen/readyz; demo backend log: $log)"
+./bin/vmcp serve --config "$cfg" --listen "$listen"
