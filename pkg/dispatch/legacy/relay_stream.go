@@ -184,6 +184,7 @@ func (rs *relayStream) onMessage(ctx context.Context, data []byte) (res json.Raw
 	switch {
 	case m.Method == "":
 		if !bytes.Equal(m.ID, rs.id) {
+			rs.s.d.undeliverable("(response to an unknown id)", rs.s.id, rs.backend, fmt.Errorf("response id %s on the stream of request %s", m.ID, rs.id))
 			return nil, nil, false
 		}
 		if len(m.Error) > 0 {
