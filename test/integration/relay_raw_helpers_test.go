@@ -22,11 +22,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmcp/vmcp/pkg/wire"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/wire"
 	"github.com/vmcp/vmcp/test/integration/harness"
 )
 

@@ -11,11 +11,10 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/vmcp/vmcp/pkg/wire"
-
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/telemetry"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // The relay serves a Legacy client's tools/call, resources/read and

@@ -11,12 +11,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vmcp/vmcp/pkg/wire"
-
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/telemetry"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // maxRelayAsks bounds the server-to-client requests one relayed call may

@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/vmcp/vmcp/pkg/wire"
-
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -72,12 +70,4 @@ func TestStatusFor(t *testing.T) {
 	} {
 		assert.Equal(t, want, statusFor(code), code)
 	}
-}
-
-func TestAcceptsBoth(t *testing.T) {
-	assert.True(t, wire.AcceptsBoth([]string{"application/json, text/event-stream"}))
-	assert.True(t, wire.AcceptsBoth([]string{"application/json", "text/event-stream;q=0.5"}))
-	assert.True(t, wire.AcceptsBoth([]string{"*/*"}))
-	assert.False(t, wire.AcceptsBoth([]string{"application/json"}))
-	assert.False(t, wire.AcceptsBoth(nil))
 }

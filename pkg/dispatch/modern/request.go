@@ -12,9 +12,8 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/vmcp/vmcp/pkg/wire"
-
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // Header names of the Streamable HTTP transport (2026-07-28).
