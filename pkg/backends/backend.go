@@ -138,9 +138,15 @@ func (b *Backend) protocolVersion() string {
 // Open connects a new backend session with the given options (the client's
 // capabilities, server-to-client handlers and tap). The caller closes it.
 func (b *Backend) Open(ctx context.Context, opts SessionOptions) (*mcp.ClientSession, error) {
+	cs, _, err := b.open(ctx, opts)
+	return cs, err
+}
+
+// open is Open, also returning the session's own go-sdk client.
+func (b *Backend) open(ctx context.Context, opts SessionOptions) (*mcp.ClientSession, *mcp.Client, error) {
 	if b.protocolVersion() == "" {
 		if _, err := b.Shared(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	return b.connect(ctx, opts, b.protocolVersion(), 2)
@@ -149,7 +155,7 @@ func (b *Backend) Open(ctx context.Context, opts SessionOptions) (*mcp.ClientSes
 // connect dials one backend connection. retries bounds the SDK's
 // reconnection of a broken HTTP stream (-1: none, so a control connection
 // notices a dead backend at once).
-func (b *Backend) connect(ctx context.Context, opts SessionOptions, version string, retries int) (*mcp.ClientSession, error) {
+func (b *Backend) connect(ctx context.Context, opts SessionOptions, version string, retries int) (*mcp.ClientSession, *mcp.Client, error) {
 	hc := b.http
 	if opts.Tap != nil {
 		hc = tapHTTP(hc, opts.Tap)
@@ -159,7 +165,7 @@ func (b *Backend) connect(ctx context.Context, opts SessionOptions, version stri
 	}
 	t, err := newTransport(b.cfg, hc, retries)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if _, isHTTP := t.(*mcp.StreamableClientTransport); opts.Tap != nil && !isHTTP {
 		t = &tapTransportConn{Transport: t, tap: opts.Tap}
@@ -174,9 +180,9 @@ func (b *Backend) connect(ctx context.Context, opts SessionOptions, version stri
 	client.AddSendingMiddleware(opts.Sending...)
 	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
-		return nil, fmt.Errorf("backend %q: connect: %w", b.cfg.Name, err)
+		return nil, nil, fmt.Errorf("backend %q: connect: %w", b.cfg.Name, err)
 	}
-	return cs, nil
+	return cs, client, nil
 }
 
 // Version is vmcp's version, sent as clientInfo.version to backends.

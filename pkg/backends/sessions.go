@@ -27,6 +27,10 @@ type sessionEntry struct {
 	ready chan struct{} // closed when cs/err are set
 	cs    *mcp.ClientSession
 	err   error
+	// client is cs's own go-sdk client; roots toggles its marker root to
+	// send notifications/roots/list_changed (roots.go).
+	client *mcp.Client
+	roots  rootsToggle
 	// broken is set when a call on cs failed below JSON-RPC (the SDK then
 	// shuts the connection down, but cs.Wait returns only later), so the
 	// next Get does not hand out a session whose calls fail "client is
@@ -108,7 +112,7 @@ func (s *SessionSet) get(ctx context.Context, b *Backend) (*sessionEntry, error)
 func (s *SessionSet) connect(b *Backend, e *sessionEntry) {
 	opts := s.options(b)
 	opts.Sending = append(opts.Sending, watchCalls(e))
-	cs, err := b.Open(context.Background(), opts)
+	cs, client, err := b.open(context.Background(), opts)
 	if err == nil && opts.Init != nil {
 		ictx, cancel := context.WithTimeout(context.Background(), b.Timeout())
 		if err = opts.Init(ictx, cs); err != nil {
@@ -126,7 +130,7 @@ func (s *SessionSet) connect(b *Backend, e *sessionEntry) {
 	if err != nil {
 		delete(s.open, b.Name())
 	}
-	e.cs, e.err = cs, err
+	e.cs, e.client, e.err = cs, client, err
 	s.mu.Unlock()
 	close(e.ready)
 	if cs != nil {

@@ -51,7 +51,7 @@ func (b *Backend) supervise(ctx context.Context, firstDone func()) {
 
 // connectControl connects and lists the backend, publishing its inventory.
 func (b *Backend) connectControl(ctx context.Context) (*mcp.ClientSession, error) {
-	cs, err := b.connect(ctx, SessionOptions{Client: b.controlOptions(), CacheGuard: true,
+	cs, _, err := b.connect(ctx, SessionOptions{Client: b.controlOptions(), CacheGuard: true,
 		Receiving: []mcp.Middleware{b.controlNotifications}}, b.protocolVersion(), -1)
 	if err != nil {
 		return nil, err

@@ -60,13 +60,14 @@ type Dispatcher struct {
 func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispatcher {
 	d := &Dispatcher{opts: opts, agg: agg, mgr: mgr, log: opts.Logger, sessions: map[string]*clientSession{}}
 	d.server = mcp.NewServer(opts.Implementation, &mcp.ServerOptions{
-		Instructions:       opts.Instructions,
-		Logger:             slog.New(minLevel{opts.Logger.Handler(), slog.LevelWarn}),
-		PageSize:           opts.PageSize,
-		Capabilities:       &mcp.ServerCapabilities{},
-		CompletionHandler:  d.complete,
-		SubscribeHandler:   d.subscribe,
-		UnsubscribeHandler: d.unsubscribe,
+		Instructions:            opts.Instructions,
+		Logger:                  slog.New(minLevel{opts.Logger.Handler(), slog.LevelWarn}),
+		PageSize:                opts.PageSize,
+		Capabilities:            &mcp.ServerCapabilities{},
+		CompletionHandler:       d.complete,
+		SubscribeHandler:        d.subscribe,
+		UnsubscribeHandler:      d.unsubscribe,
+		RootsListChangedHandler: d.rootsListChanged,
 	})
 	d.server.AddReceivingMiddleware(d.lifecycle, d.setLevelMiddleware, d.availability)
 	d.server.AddSendingMiddleware(d.targeted)

@@ -154,15 +154,28 @@ func setLevel(ctx context.Context, cs *mcp.ClientSession, level mcp.LoggingLevel
 	return cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
 }
 
-// cloneCaps copies the client's capabilities for a backend session. Roots
-// are offered without listChanged: roots/list is answered live by the
-// client, but its roots/list_changed is not relayed.
+// cloneCaps copies the client's capabilities for a backend session:
+// roots/list is answered live by the client and its roots/list_changed is
+// relayed (rootsListChanged), so roots are offered as the client declared.
 func cloneCaps(c *mcp.ClientCapabilities) *mcp.ClientCapabilities {
 	cp := *c
-	if c.RootsV2 != nil {
-		cp.RootsV2 = &mcp.RootCapabilities{}
-	}
 	return &cp
+}
+
+// rootsListChanged relays a client's notifications/roots/list_changed to
+// its own backend sessions (2025-11-25 client/roots); a backend that
+// cannot be told is logged and counted.
+func (d *Dispatcher) rootsListChanged(ctx context.Context, req *mcp.RootsListChangedRequest) {
+	s, err := d.session(req.Session)
+	if err != nil {
+		d.undeliverable("notifications/roots/list_changed", req.Session.ID(), "", err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelFlush)
+	defer cancel()
+	if err := s.backends.RootsListChanged(ctx); err != nil {
+		d.undeliverable("notifications/roots/list_changed", s.id, "", err)
+	}
 }
 
 // outMeta is the _meta sent to a backend for one of this client's requests:

@@ -20,9 +20,11 @@ var stdioBuild struct {
 // StdioBackend returns the config of a stdio backend running the test
 // server program in ./stdioserver, whose tools are "echo" (returns its
 // "text" argument), "whoami" (a random id per process, so one process per
-// client session is observable) and "counter" (a per-session counter from
-// 1). The program is built once per test binary with `go build` into a
-// temporary directory; a build failure fails the test.
+// client session is observable), "counter" (a per-session counter from
+// 1), "roots" (the client's roots, comma-separated) and "roots_changed"
+// (notifications/roots/list_changed received). The program is built once
+// per test binary with `go build` into a temporary directory; a build
+// failure fails the test.
 func StdioBackend(t testing.TB, name string) config.Backend {
 	t.Helper()
 	stdioBuild.once.Do(buildStdioServer)
@@ -59,4 +61,13 @@ func buildStdioServer() {
 		return
 	}
 	stdioBuild.bin = bin
+}
+
+// LegacyStdioBackend is StdioBackend for a server that negotiates only
+// Legacy revisions (up to 2025-11-25), as servers predating 2026-07-28 do.
+func LegacyStdioBackend(t testing.TB, name string) config.Backend {
+	t.Helper()
+	b := StdioBackend(t, name)
+	b.Env = map[string]string{"STDIOSERVER_LEGACY": "1"}
+	return b
 }

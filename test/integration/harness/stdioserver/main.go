@@ -1,7 +1,10 @@
 // Command stdioserver is the MCP server over stdio used by
 // harness.StdioBackend. Tools: "echo" returns its "text" argument,
-// "whoami" returns an id drawn at random when the process starts, and
-// "counter" returns a per-session counter starting at 1.
+// "whoami" returns an id drawn at random when the process starts,
+// "counter" returns a per-session counter starting at 1, "roots" returns
+// the client's roots (roots/list) as comma-separated URIs, and
+// "roots_changed" how many notifications/roots/list_changed it received.
+// With STDIOSERVER_LEGACY set it negotiates only Legacy revisions.
 package main
 
 import (
@@ -10,8 +13,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"log"
+	"os"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -21,7 +27,14 @@ func main() {
 	_, _ = rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
 
-	s := mcp.NewServer(&mcp.Implementation{Name: "stdioserver", Version: "test"}, nil)
+	var rootsChanged atomic.Int64
+	opts := &mcp.ServerOptions{
+		RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) { rootsChanged.Add(1) },
+	}
+	if os.Getenv("STDIOSERVER_LEGACY") != "" { // a server that predates 2026-07-28
+		opts.SupportedProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "stdioserver", Version: "test"}, opts)
 	text := func(s string) *mcp.CallToolResult {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 	}
@@ -47,6 +60,22 @@ func main() {
 			defer mu.Unlock()
 			counts[req.Session.ID()]++
 			return text(strconv.Itoa(counts[req.Session.ID()])), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "roots_changed", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text(strconv.FormatInt(rootsChanged.Load(), 10)), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "roots", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := req.Session.ListRoots(ctx, nil)
+			if err != nil {
+				return nil, err
+			}
+			var uris []string
+			for _, r := range res.Roots {
+				uris = append(uris, r.URI)
+			}
+			return text(strings.Join(uris, ",")), nil
 		})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Printf("stdioserver: %v", err)
