@@ -452,7 +452,7 @@ func rsCompleteBody(id, value string) string {
 // relayed tools/call with id 7 must be refused (the go-sdk handler answers
 // 400), not run, since a cancellation of 7 could not tell them apart.
 func TestRelaySecondRelayedCallWithIDInFlightOnSDKPathRefused(t *testing.T) {
-	t.Skip("DEFECT: relay's duplicate-id check (relay_state.go track) ignores ids in flight on the go-sdk path; a relayed call reusing one runs")
+
 	b, bl, started, release := rsCompletionBackend(t)
 	v := raVMCP(t, nil, []string{"b_block"}, b)
 	c := raConnect(t, v, `{}`)
@@ -490,7 +490,7 @@ func TestRelaySecondRelayedCallWithIDInFlightOnSDKPathRefused(t *testing.T) {
 // relayed id. It must be refused (400 / -32600) as the go-sdk refuses
 // duplicates among its own.
 func TestRelaySecondSDKPathRequestWithIDInFlightOnRelayRefused(t *testing.T) {
-	t.Skip("DEFECT: an id in flight on the relay is unknown to the go-sdk handler; a go-sdk-path request reusing it is served (dispatch.go ServeHTTP / relay_state.go)")
+
 	b, bl, started, release := rsCompletionBackend(t)
 	v := raVMCP(t, nil, []string{"b_block"}, b)
 	c := raConnect(t, v, `{}`)

@@ -93,8 +93,18 @@ func (d *Dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if s := d.lookup(id); s != nil {
 			s.idle.start()
 			defer s.idle.end()
-			if d.relay(w, r, s) {
+			handled, sdk := d.relay(w, r, s)
+			if handled {
 				return
+			}
+			if sdk != nil { // one set of in-flight ids for both paths
+				key, _ := idKey(sdk.ID)
+				untrack, ok := s.relayState.track(key, nil)
+				if !ok {
+					_ = newEventWriter(w).fail(http.StatusBadRequest, sdk.ID, errDuplicateID)
+					return
+				}
+				defer untrack()
 			}
 		}
 	}

@@ -38,29 +38,33 @@ type message = wire.Message
 // relay serves one POST of client session s if it can: a relayed call,
 // the client's answer to a relayed server-to-client request, or its
 // cancellation of a relayed call. It returns false, with r.Body intact,
-// to hand the request to the go-sdk handler.
-func (d *Dispatcher) relay(w http.ResponseWriter, r *http.Request, s *clientSession) bool {
+// to hand the request to the go-sdk handler; sdk is then the request the
+// go-sdk will serve if it is a call (nil otherwise), so that the session's
+// in-flight ids span both paths.
+func (d *Dispatcher) relay(w http.ResponseWriter, r *http.Request, s *clientSession) (handled bool, sdk *message) {
 	if !relayable(r) || s.front.InitializeParams() == nil {
-		return false
+		return false, nil
 	}
 	body, ok := d.readBody(r)
 	if !ok {
-		return false
+		return false, nil
 	}
 	var m message
 	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' || json.Unmarshal(body, &m) != nil || m.JSONRPC != "2.0" {
-		return false // batches and malformed messages get the go-sdk's answer
+		return false, nil // batches and malformed messages get the go-sdk's answer
 	}
 	key, hasID := idKey(m.ID)
 	switch {
 	case m.Method == "" && hasID:
-		return s.relayState.answer(w, key, &m)
+		return s.relayState.answer(w, key, &m), nil
 	case m.Method == "notifications/cancelled":
-		return s.relayState.cancel(w, m.Params)
-	case hasID && relayMethods[m.Method] != "":
-		return d.relayCall(w, r, s, key, &m)
+		return s.relayState.cancel(w, m.Params), nil
+	case hasID && relayMethods[m.Method] != "" && d.relayCall(w, r, s, key, &m):
+		return true, nil
+	case hasID && m.Method != "":
+		return false, &m
 	}
-	return false
+	return false, nil
 }
 
 // relayable checks what the go-sdk handler checks before reading a POST:

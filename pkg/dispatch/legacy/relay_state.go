@@ -65,9 +65,10 @@ func backendKey(raw json.RawMessage) string {
 	return k
 }
 
-// track registers a relayed call under the client's request id; the
-// returned func unregisters it. ok is false if a call with that id is
-// already in flight in this session.
+// track registers a call under the client's request id (cancel is nil for
+// one the go-sdk serves: its cancellation is the go-sdk's); the returned
+// func unregisters it. ok is false if a request with that id is already in
+// flight in this session, on either path.
 func (rs *relayState) track(key string, cancel context.CancelCauseFunc) (untrack func(), ok bool) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
@@ -98,7 +99,7 @@ func (rs *relayState) cancel(w http.ResponseWriter, params json.RawMessage) bool
 	rs.mu.Lock()
 	c := rs.calls[key]
 	rs.mu.Unlock()
-	if c == nil {
+	if c == nil { // not in flight, or the go-sdk's
 		return false
 	}
 	c(errClientCancelled)
