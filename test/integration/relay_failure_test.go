@@ -191,7 +191,6 @@ func TestRelayAdversarialJSONResponseBackend(t *testing.T) {
 // messages go out of band). The go-sdk path routed them by progress token
 // to the calling request (calls.go tap); relayed calls must not lose them.
 func TestRelayAdversarialJSONResponseBackendProgressDelivered(t *testing.T) {
-
 	b, _, _ := raBackend(t, "j", &mcp.StreamableHTTPOptions{JSONResponse: true}, func(s *mcp.Server) {
 		s.AddTool(&mcp.Tool{Name: "slowprogress", InputSchema: flowSchema}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			for i := 1; i <= 3; i++ {
@@ -369,7 +368,6 @@ func TestRelayAdversarialReservedMetaNotForwarded(t *testing.T) {
 // \uXXXX; "io.modelcontextprotocol\/x" is the reserved key
 // "io.modelcontextprotocol/x" and must be stripped like it.
 func TestRelayAdversarialEscapedReservedMetaKeyNotForwarded(t *testing.T) {
-
 	b, _, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_meta"}, b)
 	rc := raConnect(t, v, `{}`)
@@ -411,7 +409,6 @@ func (w raSlashEscaper) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // "io.modelcontextprotocol\/related-task"; it is the same key and must not
 // reach the client.
 func TestRelayAdversarialEscapedReservedResultMetaNotReturned(t *testing.T) {
-
 	b, _, _ := raBackend(t, "b", nil, nil)
 	h := b.HTTP.Config.Handler
 	b.HTTP.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(raSlashEscaper{w}, r) })

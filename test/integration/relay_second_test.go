@@ -452,7 +452,6 @@ func rsCompleteBody(id, value string) string {
 // relayed tools/call with id 7 must be refused (the go-sdk handler answers
 // 400), not run, since a cancellation of 7 could not tell them apart.
 func TestRelaySecondRelayedCallWithIDInFlightOnSDKPathRefused(t *testing.T) {
-
 	b, bl, started, release := rsCompletionBackend(t)
 	v := raVMCP(t, nil, []string{"b_block"}, b)
 	c := raConnect(t, v, `{}`)
@@ -490,7 +489,6 @@ func TestRelaySecondRelayedCallWithIDInFlightOnSDKPathRefused(t *testing.T) {
 // relayed id. It must be refused (400 / -32600) as the go-sdk refuses
 // duplicates among its own.
 func TestRelaySecondSDKPathRequestWithIDInFlightOnRelayRefused(t *testing.T) {
-
 	b, bl, started, release := rsCompletionBackend(t)
 	v := raVMCP(t, nil, []string{"b_block"}, b)
 	c := raConnect(t, v, `{}`)

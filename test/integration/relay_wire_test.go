@@ -46,7 +46,6 @@ func TestRelayAdversarialIDsOfEveryJSONTypeEchoedExactly(t *testing.T) {
 // numbers or null; the go-sdk handler answers any other id (an object, an
 // array, a boolean) with 400. The relay must not run the tool.
 func TestRelayAdversarialInvalidIDTypesRejected(t *testing.T) {
-
 	b, _, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_echo"}, b)
 	c := raConnect(t, v, `{}`)
@@ -191,7 +190,6 @@ func TestRelayAdversarialCancelStopsBackendAndSendsNoResponse(t *testing.T) {
 // are the same JSON string, 7 and 7.0 the same number (the go-sdk matches
 // both); a cancellation must reach the call whichever spelling it uses.
 func TestRelayAdversarialCancelWithEquivalentIDSpelling(t *testing.T) {
-
 	b, bl, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_block"}, b)
 	c := raConnect(t, v, `{}`)
@@ -214,7 +212,6 @@ func TestRelayAdversarialCancelWithEquivalentIDSpelling(t *testing.T) {
 // -32600), since a response or cancellation could not tell them apart.
 // The relay must not run a second call under the same id.
 func TestRelayAdversarialDuplicateInFlightIDRefused(t *testing.T) {
-
 	b, bl, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_block"}, b)
 	c := raConnect(t, v, `{}`)
@@ -291,7 +288,6 @@ func TestRelayAdversarialAnswerFromAnotherSessionIgnored(t *testing.T) {
 // neither result nor error must not leave the backend's request hanging:
 // the call must end well before the backend timeout.
 func TestRelayAdversarialAnswerWithoutResultOrError(t *testing.T) {
-
 	b, _, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_elicit"}, b)
 	c := raConnect(t, v, `{"elicitation":{}}`)
