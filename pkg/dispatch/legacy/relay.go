@@ -239,6 +239,23 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
+// responseBody is a JSON-RPC response to id: result res, or err as its
+// error when err is set.
+func responseBody(id, res json.RawMessage, err error) []byte {
+	var e []byte
+	if err != nil {
+		e = wireError(err)
+	}
+	b := make([]byte, 0, len(id)+len(res)+len(e)+36)
+	b = append(append(b, `{"jsonrpc":"2.0","id":`...), id...)
+	if err != nil {
+		b = append(append(b, `,"error":`...), e...)
+	} else {
+		b = append(append(b, `,"result":`...), res...)
+	}
+	return append(b, '}')
+}
+
 // wireError is err as a JSON-RPC error object.
 func wireError(err error) []byte {
 	we, ok := err.(*jsonrpc.Error)

@@ -111,15 +111,7 @@ func (rs *relayStream) reply(ctx context.Context, m *message, res json.RawMessag
 	if err == nil && len(res) == 0 {
 		err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no answer to " + m.Method}
 	}
-	b := append([]byte(`{"jsonrpc":"2.0","id":`), m.ID...)
-	if err != nil {
-		b = append(b, `,"error":`...)
-		b = append(b, wireError(err)...)
-	} else {
-		b = append(b, `,"result":`...)
-		b = append(b, res...)
-	}
-	if perr := rs.raw.Notify(ctx, append(b, '}')); perr != nil && !errors.Is(perr, context.Canceled) {
+	if perr := rs.raw.Notify(ctx, responseBody(m.ID, res, err)); perr != nil {
 		rs.s.d.undeliverable(m.Method+" response", rs.s.id, rs.backend, perr)
 	}
 }

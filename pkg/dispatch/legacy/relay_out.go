@@ -63,16 +63,7 @@ func (e *eventWriter) respond(id, res json.RawMessage, err error) error {
 	if err == nil {
 		res = legacyResult(res)
 	}
-	b := make([]byte, 0, len(id)+len(res)+48)
-	b = append(append(b, `{"jsonrpc":"2.0","id":`...), id...)
-	if err != nil {
-		b = append(b, `,"error":`...)
-		b = append(b, wireError(err)...)
-	} else {
-		b = append(b, `,"result":`...)
-		b = append(b, res...)
-	}
-	b = append(b, '}')
+	b := responseBody(id, res, err)
 	e.mu.Lock()
 	if e.started || e.closed {
 		e.mu.Unlock()
@@ -102,9 +93,7 @@ func (e *eventWriter) fail(status int, id json.RawMessage, err error) error {
 	}
 	defer e.mu.Unlock()
 	e.closed = true
-	b := append([]byte(`{"jsonrpc":"2.0","id":`), id...)
-	b = append(b, `,"error":`...)
-	b = append(append(b, wireError(err)...), '}')
+	b := responseBody(id, nil, err)
 	e.w.Header()["Content-Type"] = []string{"application/json"}
 	e.w.WriteHeader(status)
 	_, werr := e.w.Write(b)
