@@ -29,7 +29,7 @@ type command struct {
 var commands []*command
 
 func init() {
-	commands = []*command{serveCommand(), validateCommand(), importCommand(), versionCommand(), helpCommand()}
+	commands = []*command{serveCommand(), validateCommand(), importCommand(), statusCommand(), versionCommand(), helpCommand()}
 }
 
 func lookup(name string) *command {

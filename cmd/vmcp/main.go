@@ -4,6 +4,7 @@
 //	vmcp serve --config FILE [--listen HOST:PORT] [--pprof HOST:PORT]
 //	vmcp validate --config FILE
 //	vmcp import FILE
+//	vmcp status [--url URL]
 //	vmcp version
 //	vmcp help [COMMAND]
 //
