@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/vmcp/vmcp/pkg/status"
 )
 
 // runArgs runs the vmcp command line with args and returns its exit code,
@@ -26,7 +29,7 @@ func TestHelpForVMCP(t *testing.T) {
 		code, out, errOut := runArgs(args...)
 		assert.Equal(t, 0, code, args)
 		assert.Empty(t, errOut, args)
-		for _, want := range []string{"vmcp serve --config FILE", "vmcp validate", "vmcp import FILE", "vmcp version", reference} {
+		for _, want := range []string{"vmcp serve --config FILE", "vmcp validate", "vmcp import FILE", "vmcp status", "vmcp version", reference} {
 			assert.Contains(t, out, want, args)
 		}
 	}
@@ -37,6 +40,7 @@ func TestHelpForEachCommand(t *testing.T) {
 		"serve":    {"--config FILE", "--listen HOST:PORT", "--pprof HOST:PORT", "--help"},
 		"validate": {"--config FILE", "--help"},
 		"import":   {"--help"},
+		"status":   {"--url URL", "--timeout DURATION", "--help"},
 		"version":  {"--help"},
 		"help":     {"--help"},
 	}
@@ -134,4 +138,27 @@ func TestVersion(t *testing.T) {
 	code, out, _ := runArgs("version")
 	assert.Equal(t, 0, code)
 	assert.True(t, strings.HasPrefix(out, "vmcp "), out)
+}
+
+func TestStatusCommand(t *testing.T) {
+	rep := status.Report{Name: "vmcp", Version: "test", Ready: true,
+		Backends: []status.Backend{{Name: "alpha", Transport: "stdio", State: "ready", Tools: 2}}}
+	mux := http.NewServeMux()
+	mux.Handle("GET /status", status.Handler(func() status.Report { return rep }))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	for _, u := range []string{srv.URL, srv.URL + "/", srv.URL + "/status"} {
+		code, out, errOut := runArgs("status", "--url", u)
+		require.Equal(t, 0, code, errOut)
+		assert.Contains(t, out, "vmcp (vmcp test): ready")
+		assert.Regexp(t, `alpha\s+stdio\s+-\s+ready\s+2`, out)
+	}
+	srv.Close()
+	code, out, errOut := runArgs("status", "--url", srv.URL)
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, "vmcp status: ")
+	code, _, errOut = runArgs("status", "--url", "ftp://x")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "invalid --url")
 }
