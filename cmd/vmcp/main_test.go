@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -161,4 +163,21 @@ func TestStatusCommand(t *testing.T) {
 	code, _, errOut = runArgs("status", "--url", "ftp://x")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "invalid --url")
+}
+
+func TestServeLogsRenamesAndWarnings(t *testing.T) {
+	os.Unsetenv("VMCP_TEST_UNSET_TOKEN")
+	p := write(t, "claude.json", `{"mcpServers": {
+  "My Server": {"command": "/bin/sh", "env": {"T": "${VMCP_TEST_UNSET_TOKEN}"}},
+  "Old One": {"command": "/bin/sh", "disabled": true}
+}}`)
+	f, code := load("serve", newFlagSet(lookup("serve")), p, io.Discard)
+	require.Equal(t, 0, code)
+	var buf bytes.Buffer
+	logFile(slog.New(slog.NewTextHandler(&buf, nil)), f)
+	out := buf.String()
+	assert.Contains(t, out, `msg="config read as Claude Desktop / Cursor \"mcpServers\" JSON"`)
+	assert.Contains(t, out, `msg="server renamed to a valid backend name" server="My Server" backend=my-server file=`+p+` line=2`)
+	assert.Contains(t, out, `msg="disabled server left out" server="Old One"`)
+	assert.Contains(t, out, `level=WARN msg="`+p+`:2: mcpServers[\"My Server\"].env.T: ${VMCP_TEST_UNSET_TOKEN} is not set`)
 }

@@ -214,3 +214,9 @@ func TestVMCPConfigAsJSON(t *testing.T) {
 	assert.Equal(t, 5*time.Second, f.Config.Backends[0].Timeout.D())
 	assert.Equal(t, "127.0.0.1:9000", f.Config.Listen)
 }
+
+func TestYAMLFlowMappingIsNotMistakenForJSON(t *testing.T) {
+	c, err := Parse([]byte("{backends: [{name: a, url: 'http://x/mcp'}]}"), "flow.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, "a", c.Backends[0].Name)
+}

@@ -87,12 +87,19 @@ func ParseFile(data []byte, filename string) (*File, error) {
 }
 
 // parseRoot returns the top-level node of data: parsed as JSON (comments
-// and trailing commas allowed) when it starts with "{", else as YAML.
+// and trailing commas allowed) when it starts with "{" (falling back to
+// YAML, whose flow mappings start so too), else as YAML.
 func parseRoot(data []byte) (*yaml.Node, error) {
-	if looksJSON(data) {
-		return parseJSONNode(data)
+	if !looksJSON(data) {
+		return parseDocument(data)
 	}
-	return parseDocument(data)
+	n, err := parseJSONNode(data)
+	if err != nil {
+		if y, yerr := parseDocument(data); yerr == nil {
+			return y, nil // a YAML flow mapping, {backends: [...]}, is not JSON
+		}
+	}
+	return n, err
 }
 
 // decodeVMCP checks root against Config's schema (unknown and duplicate
