@@ -121,3 +121,34 @@ func TestStatusJSONAndOriginRule(t *testing.T) {
 		assert.Equal(t, want, resp.StatusCode, "Origin %s", origin)
 	}
 }
+
+func TestStatusShowsWithheldNamesAndConflicts(t *testing.T) {
+	offer := func(s *mcp.Server) {
+		harness.AddEcho(s, "echo")
+		s.AddResource(&mcp.Resource{URI: "file:///shared", Name: "shared"},
+			func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return &mcp.ReadResourceResult{}, nil
+			})
+	}
+	a := harness.StartBackend(t, "a", harness.Stateless, offer)
+	b := harness.StartBackend(t, "b", harness.Stateless, offer)
+	v := harness.StartVMCP(t, func(c *config.Config) { c.Aggregation.ConflictResolution = config.StrategyManual },
+		a.Config(), b.Config())
+
+	rep, err := status.Fetch(context.Background(), nil, v.Base+"/status")
+	require.NoError(t, err)
+	require.Len(t, rep.Backends, 2)
+	for _, row := range rep.Backends {
+		assert.Equal(t, "ready", row.State, row.Name)
+		assert.Zero(t, row.Tools, "%s: the colliding echo is withheld from both", row.Name)
+	}
+	assert.Equal(t, 1, rep.Backends[0].Resources, "a keeps the shared URI")
+	assert.Equal(t, 0, rep.Backends[1].Resources)
+	require.Len(t, rep.Catalogue.Withheld, 1)
+	assert.Contains(t, rep.Catalogue.Withheld[0], `tool "echo" offered by backend "a"`)
+	assert.Equal(t, []status.Conflict{{Kind: "resources", Key: "file:///shared", Winner: "a", Loser: "b"}}, rep.Catalogue.Conflicts)
+
+	dom := dumpDOM(t, chromiumPath(t), v.Base+"/status")
+	assert.Contains(t, dom, `<ul id="withheld"><li>unresolved conflict: tool "echo"`)
+	assert.Contains(t, dom, `<td>file:///shared</td><td>a</td><td>b</td>`)
+}
