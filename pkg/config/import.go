@@ -126,7 +126,7 @@ func importServers(root *yaml.Node, f *File, ix *index, ps *problems, cfg *Confi
 	}
 	for _, kv := range pairs {
 		path := joinKey(top, kv[0].Value)
-		s, ok := decodeServer(w, kv[0], kv[1], path, f.Format)
+		s, ok := decodeServer(w, kv[0], kv[1], path)
 		if !ok {
 			continue
 		}
@@ -140,7 +140,7 @@ func importServers(root *yaml.Node, f *File, ix *index, ps *problems, cfg *Confi
 			f.Renames = append(f.Renames, Rename{From: kv[0].Value, To: name, Line: kv[0].Line})
 		}
 		i := len(cfg.Backends)
-		cfg.Backends = append(cfg.Backends, s.backend(name, f.Format))
+		cfg.Backends = append(cfg.Backends, s.backend(name))
 		mapIndex(ix, path, joinIndex("backends", i), kv[0])
 		if t := s.Type; t != "" && transportOf(t) == "" {
 			ps.add(joinIndex("backends", i)+".transport", fmt.Sprintf("unknown type %q: want stdio, http (or streamable-http) or sse", t))
@@ -175,7 +175,7 @@ func serverMap(w *walker, root *yaml.Node, f Format) (string, *yaml.Node) {
 // decodeServer checks one server entry against clientServer's keys and
 // decodes it; problems (and ${input:…} references) are reported at their
 // lines.
-func decodeServer(w *walker, key, val *yaml.Node, path string, f Format) (clientServer, bool) {
+func decodeServer(w *walker, key, val *yaml.Node, path string) (clientServer, bool) {
 	var s clientServer
 	before := len(w.ps.list)
 	w.walk(val, reflect.TypeOf(s), path, key)
@@ -228,15 +228,12 @@ func checkClientVars(ps *problems, n *yaml.Node, path string) {
 	}
 }
 
-var vscodeEnvRE = regexp.MustCompile(`\$\{env:([^{}]*)\}`)
+var envVarRE = regexp.MustCompile(`\$\{env:([^{}]*)\}`)
 
-// backend converts s into the Backend named name. VS Code's ${env:NAME} is
-// rewritten to vmcp's ${NAME}.
-func (s clientServer) backend(name string, f Format) Backend {
-	conv := func(v string) string { return v }
-	if f == FormatVSCode {
-		conv = func(v string) string { return vscodeEnvRE.ReplaceAllString(v, "$${$1}") }
-	}
+// backend converts s into the Backend named name. ${env:NAME} (VS Code,
+// Cursor) is rewritten to vmcp's ${NAME}.
+func (s clientServer) backend(name string) Backend {
+	conv := func(v string) string { return envVarRE.ReplaceAllString(v, "$${$1}") }
 	convMap := func(m map[string]string) map[string]string {
 		if m == nil {
 			return nil

@@ -220,3 +220,10 @@ func TestYAMLFlowMappingIsNotMistakenForJSON(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "a", c.Backends[0].Name)
 }
+
+func TestCursorEnvVariables(t *testing.T) {
+	t.Setenv("KEY_FOR_TEST", "k")
+	f, err := ParseFile([]byte(`{"mcpServers": {"a": {"url": "https://x/mcp", "headers": {"K": "${env:KEY_FOR_TEST}"}}}}`), "c.json")
+	require.NoError(t, err)
+	assert.Equal(t, "k", f.Config.Backends[0].Headers["K"])
+}
