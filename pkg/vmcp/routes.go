@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/vmcp/vmcp/pkg/dispatch/modern"
+	"github.com/vmcp/vmcp/pkg/status"
 )
 
 // modernVersion is the first protocol revision served statelessly.
@@ -22,6 +23,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.Handle("GET /metrics", s.metrics.Handler())
+	mux.Handle("GET /status", s.checkOrigin(status.Handler(s.Status))) // operator page (pkg/status)
 	cop := http.NewCrossOriginProtection()
 	for _, o := range s.cfg.HTTP.AllowedOrigins {
 		_ = cop.AddTrustedOrigin(o) // validated by config

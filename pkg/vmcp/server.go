@@ -138,8 +138,8 @@ func (s *Server) modernCapabilities() *mcp.ServerCapabilities {
 	return capabilities.Compute(s.mgr.Capabilities(), modernDeliverable)
 }
 
-// Handler is the HTTP handler: the MCP endpoint at cfg.Path, /healthz and
-// /readyz.
+// Handler is the HTTP handler: the MCP endpoint at cfg.Path, /healthz,
+// /readyz, /metrics and /status (the operator page, see Status).
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Metrics are this server's Prometheus metrics (served at /metrics).
