@@ -44,10 +44,10 @@ type Cluster struct {
 	owners    ownerCache // for ForwardSession
 
 	mu           sync.Mutex
-	sessions     map[string]string // owned by this node: session ID -> principal key
-	perPrincipal map[string]int    // sessions owned here per principal key
-	holders  map[string]*holder  // live GET streams served here, by session
-	closed   bool
+	sessions     map[string]string  // owned by this node: session ID -> principal key
+	perPrincipal map[string]int     // sessions owned here per principal key
+	holders      map[string]*holder // live GET streams served here, by session
+	closed       bool
 
 	stop chan struct{}
 	done chan struct{}
@@ -58,13 +58,13 @@ type Cluster struct {
 // does not need Redis to be reachable: until it is, Check fails.
 func New(opts Options) (*Cluster, error) {
 	c := &Cluster{
-		timing:   opts.Timing.withDefaults(),
-		log:      opts.Logger,
+		timing:       opts.Timing.withDefaults(),
+		log:          opts.Logger,
 		sessions:     map[string]string{},
 		perPrincipal: map[string]int{},
 		holders:      map[string]*holder{},
-		stop:     make(chan struct{}),
-		done:     make(chan struct{}),
+		stop:         make(chan struct{}),
+		done:         make(chan struct{}),
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
