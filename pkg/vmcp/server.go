@@ -16,6 +16,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
+	"github.com/vmcp/vmcp/pkg/auth"
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/capabilities"
 	"github.com/vmcp/vmcp/pkg/cluster"
@@ -51,6 +52,7 @@ type Server struct {
 	legacy   *legacy.Dispatcher
 	modern   *modern.Dispatcher
 	cluster  *cluster.Cluster
+	auth     *auth.Authenticator // nil: no inbound authentication
 	handler  http.Handler
 	stateKey []byte
 }
@@ -67,6 +69,9 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: log, stateKey: key}
+	if err := s.newAuthenticator(cfg.Auth); err != nil {
+		return nil, err
+	}
 	if err := s.startCluster(opts.ClusterTiming); err != nil {
 		return nil, err
 	}

@@ -36,12 +36,16 @@ type IdP struct {
 }
 
 // Start runs an IdP on a loopback port until the test ends; audience is
-// the aud Token puts in its tokens.
+// the aud of the tokens it mints and issues (it is also the client ID of
+// the authorization code flow, since mockoidc puts that in aud).
 func Start(t testing.TB, audience string) *IdP {
 	t.Helper()
 	m, err := mockoidc.NewServer(nil)
 	if err != nil {
 		t.Fatalf("authtest: %v", err)
+	}
+	if audience != "" {
+		m.ClientID = audience // the code flow's access tokens name the client as aud
 	}
 	p := &IdP{Mock: m, Audience: audience, signing: m.Keypair, published: []*mockoidc.Keypair{m.Keypair}}
 	if err := m.AddMiddleware(p.jwks); err != nil {
@@ -185,7 +189,8 @@ func Tamper(t testing.TB, token string, claims jwt.MapClaims) string {
 
 // CodeFlowToken runs the IdP's real authorization code flow (authorize,
 // then the token endpoint with the client's credentials) and returns the
-// access token it issues: aud is Mock.ClientID, signed with its own key.
+// access token it issues: aud is Mock.ClientID (the audience), no scope,
+// signed with the provider's own key.
 func (p *IdP) CodeFlowToken(t testing.TB) string {
 	t.Helper()
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
