@@ -67,6 +67,12 @@ func (s *seen) RoundTrip(r *http.Request) (*http.Response, error) {
 // empty) at version, recording what it saw.
 func connect(t *testing.T, endpoint, token, version string, opts *mcp.ClientOptions) (*mcp.ClientSession, *seen, error) {
 	t.Helper()
+	return connectWith(t, &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1}, token, version, opts)
+}
+
+// connectWith is connect over tr (its HTTPClient is set here).
+func connectWith(t *testing.T, tr *mcp.StreamableClientTransport, token, version string, opts *mcp.ClientOptions) (*mcp.ClientSession, *seen, error) {
+	t.Helper()
 	rec := &seen{}
 	hc := &http.Client{Transport: rec}
 	if token != "" {
@@ -77,8 +83,9 @@ func connect(t *testing.T, endpoint, token, version string, opts *mcp.ClientOpti
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	tr.HTTPClient = hc
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "auth-test", Version: "1"}, opts).Connect(ctx,
-		&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err == nil {
 		t.Cleanup(func() { _ = cs.Close() })
 	}
