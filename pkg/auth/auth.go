@@ -167,8 +167,8 @@ func (a *Authenticator) Authenticate(r *http.Request) (identity.Principal, *Fail
 	}
 	tok, err := v.Verify(r.Context(), raw)
 	if err != nil {
-		if !keys.available() {
-			return identity.Principal{}, unavailable(keys.lastError())
+		if kerr := keys.unavailable(); kerr != nil {
+			return identity.Principal{}, unavailable(kerr)
 		}
 		return identity.Principal{}, invalid("token rejected: " + err.Error())
 	}
@@ -248,15 +248,6 @@ func missingScopes(claims map[string]any, required []string) []string {
 		}
 	}
 	return missing
-}
-
-func (k *keySet) lastError() error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.lastErr == nil {
-		return errNoKeys
-	}
-	return k.lastErr
 }
 
 // Require wraps next (the MCP endpoint): every request, whatever its method

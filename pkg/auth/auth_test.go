@@ -211,3 +211,14 @@ func TestDescriptionsStayQuotable(t *testing.T) {
 	ch := w.Header().Get("WWW-Authenticate")
 	assert.Equal(t, 6, strings.Count(ch, `"`), "no quote injected into the challenge: %s", ch)
 }
+
+// Regression: a token refused before its signature is checked (alg none)
+// on a fresh authenticator, which has not fetched the JWKS yet, is an
+// invalid token (401), not an unavailable issuer (503).
+func TestFirstTokenRejectedBeforeAnyKeyFetchIs401Not503(t *testing.T) {
+	idp := authtest.Start(t, audience)
+	a := newAuth(t, idp, func(o *auth.Options) { o.JWKSURL = idp.JWKSURL() })
+	w, _ := serve(a, idp.SignNone(t, idp.Claims("alice")), "")
+	require.Equal(t, http.StatusUnauthorized, w.Code, w.Body.String())
+	require.Zero(t, idp.JWKSFetches())
+}

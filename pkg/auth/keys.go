@@ -81,11 +81,16 @@ func (k *keySet) current() []jose.JSONWebKey {
 	return k.keys
 }
 
-// available reports whether keys were ever fetched.
-func (k *keySet) available() bool {
+// unavailable is why no token can be checked: the JWKS was fetched and
+// that failed, and no fetch ever succeeded; nil otherwise (also when no
+// fetch was needed yet, as for a token rejected before its signature).
+func (k *keySet) unavailable() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return k.loaded
+	if k.loaded {
+		return nil
+	}
+	return k.lastErr
 }
 
 // refresh refetches the JWKS unless the last attempt is younger than the

@@ -97,7 +97,7 @@ func (s *Server) serveLegacy(w http.ResponseWriter, r *http.Request) {
 // forbidden answers a request for session id by a principal that did not
 // create it: 403, nothing else happens.
 func (s *Server) forbidden(w http.ResponseWriter, r *http.Request, id string, p identity.Principal) {
-	s.log.Warn("session request by another principal refused", "session", id, "principal", p.String(), "method", r.Method)
+	s.log.Info("session request by another principal refused", "session", id, "principal", p.String(), "method", r.Method)
 	http.Error(w, "Forbidden: this session belongs to another principal", http.StatusForbidden)
 }
 
