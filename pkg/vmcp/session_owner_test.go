@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,9 +17,10 @@ import (
 )
 
 // stream opens a Legacy session's standalone GET stream with token and
-// returns its status and a channel of its SSE data lines (closed when the
-// stream ends, at the latest with the test).
-func stream(t *testing.T, url, token, session string) (int, <-chan string) {
+// returns its status, a channel of its SSE data lines (closed when the
+// stream ends) and drop, which cuts the connection (also run when the
+// test ends).
+func stream(t *testing.T, url, token, session string) (int, <-chan string, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -44,8 +46,10 @@ func stream(t *testing.T, url, token, session string) (int, <-chan string) {
 			}
 		}
 	}()
-	t.Cleanup(func() { cancel(); resp.Body.Close(); <-done })
-	return resp.StatusCode, lines
+	var once sync.Once
+	drop := func() { once.Do(func() { cancel(); resp.Body.Close(); <-done }) }
+	t.Cleanup(drop)
+	return resp.StatusCode, lines, drop
 }
 
 // awaitLine waits for a data line containing want.
@@ -95,14 +99,19 @@ func TestAnotherPrincipalCannotUseASessionItDidNotCreate(t *testing.T) {
 	require.NoError(t, err, "the owner's session survived")
 	require.Equal(t, "1", got, "no call of B reached the owner's backend session")
 
-	// A session whose owner has no GET stream (it dropped, or was never
-	// opened): B cannot take it, and the owner still can.
+	// A session whose owner's GET stream dropped (or was never opened): B
+	// cannot take it over, and the owner still can.
 	a2, _, err := connectWith(t, &mcp.StreamableClientTransport{Endpoint: v.URL, DisableStandaloneSSE: true}, alice, "2025-11-25", nil)
 	require.NoError(t, err)
 	resp, _ = raw(t, http.MethodGet, v.URL, bob, a2.ID(), "")
-	require.Equal(t, http.StatusForbidden, resp.StatusCode, "GET with no live stream")
-	status, lines := stream(t, v.URL, alice, a2.ID())
+	require.Equal(t, http.StatusForbidden, resp.StatusCode, "GET when the session never had a stream")
+	status, _, drop := stream(t, v.URL, alice, a2.ID())
 	require.Equal(t, http.StatusOK, status, "the owner opens its stream")
+	drop()
+	resp, _ = raw(t, http.MethodGet, v.URL, bob, a2.ID(), "")
+	require.Equal(t, http.StatusForbidden, resp.StatusCode, "GET after the owner's stream dropped")
+	status, lines, _ := stream(t, v.URL, alice, a2.ID())
+	require.Equal(t, http.StatusOK, status, "the owner reopens its stream")
 
 	harness.AddEcho(b.Server, "late") // tools/list_changed to every session
 	awaitLine(t, lines, "notifications/tools/list_changed")
