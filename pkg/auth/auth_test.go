@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vmcp/vmcp/pkg/auth"
@@ -66,8 +67,10 @@ func TestScopesFromScopeOrScpAndChallengeNamesThem(t *testing.T) {
 	w, _ = serve(a, idp.Sign(t, c), "")
 	require.Equal(t, http.StatusOK, w.Code, "scp array is accepted: %s", w.Body.String())
 
+	before := testutil.ToFloat64(auth.Rejected.WithLabelValues("insufficient_scope"))
 	w, p = serve(a, idp.Token(t, "carol", "mcp:read"), "")
 	require.Equal(t, http.StatusForbidden, w.Code)
+	assert.Equal(t, before+1, testutil.ToFloat64(auth.Rejected.WithLabelValues("insufficient_scope")), "counted")
 	assert.True(t, p.Anonymous(), "the handler was not reached")
 	ch := w.Header().Get("WWW-Authenticate")
 	assert.Contains(t, ch, `error="insufficient_scope"`)

@@ -94,7 +94,9 @@ func unavailable(err error) *Failure {
 // §3, MCP authorization) with resource_metadata, the required scopes,
 // and error/error_description when a token was sent; a JSON body
 // {"error", "error_description"}. 503 gets Retry-After and no challenge.
+// Every failure is counted (Rejected).
 func (a *Authenticator) writeFailure(w http.ResponseWriter, f *Failure) {
+	Rejected.WithLabelValues(f.reason()).Inc()
 	if f.Status == http.StatusServiceUnavailable {
 		a.opts.Logger.Warn("auth: cannot validate tokens", "error", f.Description)
 		w.Header().Set("Retry-After", "5")

@@ -3,9 +3,20 @@ package vmcp
 import (
 	"net/http"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vmcp/vmcp/pkg/auth"
 	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/telemetry"
 )
+
+// SessionForbidden counts Legacy session requests refused (403) because
+// another principal created the session, by HTTP method.
+var SessionForbidden = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "vmcp_session_principal_mismatch_total",
+	Help: "Legacy session requests refused because another principal created the session, by method.",
+}, []string{"method"})
+
+func init() { telemetry.Registry.MustRegister(SessionForbidden) }
 
 // newAuthenticator builds inbound authentication from the auth section
 // (nil without one: no authentication).

@@ -95,8 +95,9 @@ func (s *Server) serveLegacy(w http.ResponseWriter, r *http.Request) {
 }
 
 // forbidden answers a request for session id by a principal that did not
-// create it: 403, nothing else happens.
+// create it: 403, logged and counted; nothing else happens.
 func (s *Server) forbidden(w http.ResponseWriter, r *http.Request, id string, p identity.Principal) {
+	SessionForbidden.WithLabelValues(r.Method).Inc()
 	s.log.Info("session request by another principal refused", "session", id, "principal", p.String(), "method", r.Method)
 	http.Error(w, "Forbidden: this session belongs to another principal", http.StatusForbidden)
 }

@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 	"github.com/vmcp/vmcp/pkg/auth/authtest"
 	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/vmcp"
 	"github.com/vmcp/vmcp/test/integration/harness"
 )
 
@@ -85,6 +87,12 @@ func TestAnotherPrincipalCannotUseASessionItDidNotCreate(t *testing.T) {
 	s1 := a1.ID()
 	require.NotEmpty(t, s1)
 
+	refused := func() float64 {
+		return testutil.ToFloat64(vmcp.SessionForbidden.WithLabelValues("POST")) +
+			testutil.ToFloat64(vmcp.SessionForbidden.WithLabelValues("GET")) +
+			testutil.ToFloat64(vmcp.SessionForbidden.WithLabelValues("DELETE"))
+	}
+	before := refused()
 	resp, body := raw(t, http.MethodPost, v.URL, bob, s1, countCall)
 	require.Equal(t, http.StatusForbidden, resp.StatusCode, body)
 	require.Contains(t, body, "belongs to another principal")
@@ -120,6 +128,8 @@ func TestAnotherPrincipalCannotUseASessionItDidNotCreate(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the first session's own GET stream got no tools/list_changed")
 	}
+
+	require.Equal(t, before+5, refused(), "each refusal is counted")
 
 	resp, _ = raw(t, http.MethodPost, v.URL, bob, "no-such-session", countCall)
 	require.Equal(t, http.StatusNotFound, resp.StatusCode, "an unknown session stays 404")
