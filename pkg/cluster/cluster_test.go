@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ func TestClusterMemoryModeNeedsNothing(t *testing.T) {
 	defer c.Close()
 	require.NoError(t, c.Check())
 	require.Equal(t, "memory", c.Status().Store)
-	require.NoError(t, c.SessionStarted(context.Background(), "S"))
+	require.NoError(t, c.SessionStarted(context.Background(), "S", "", 0))
 	require.Equal(t, 1, c.Status().Owned)
 	time.Sleep(3 * fast.SessionTTL)
 	owner, err := c.Owner(context.Background(), "S")
@@ -41,7 +42,7 @@ func TestClusterDeadNodeRecordsExpire(t *testing.T) {
 	live := testCluster(t, url, prefix, "live", "http://127.0.0.1:1")
 	doomed := testCluster(t, proxy.URL(), prefix, "doomed", "http://127.0.0.1:2")
 	ctx := context.Background()
-	require.NoError(t, doomed.SessionStarted(ctx, "S"))
+	require.NoError(t, doomed.SessionStarted(ctx, "S", "", 0))
 	time.Sleep(3 * fast.SessionTTL)
 	owner, err := live.Owner(ctx, "S")
 	require.NoError(t, err, "refreshed by the heartbeat beyond its TTL")
@@ -68,7 +69,7 @@ func TestClusterRedisOutageAndRecovery(t *testing.T) {
 	c := testCluster(t, srv.URL(), "t:", "n1", "http://127.0.0.1:1")
 	ctx := context.Background()
 	require.NoError(t, c.Check())
-	require.NoError(t, c.SessionStarted(ctx, "S"))
+	require.NoError(t, c.SessionStarted(ctx, "S", "", 0))
 
 	srv.Stop()
 	require.Eventually(t, func() bool { return c.Check() != nil }, fast.Heartbeat+2*fast.OpTimeout, 10*time.Millisecond)
@@ -90,4 +91,25 @@ func TestClusterRedisOutageAndRecovery(t *testing.T) {
 	time.Sleep(fast.Heartbeat + fast.Probe)
 	_, err = c.Owner(ctx, "unknown")
 	require.ErrorIs(t, err, ErrNotFound)
+}
+
+func TestClusterSessionsPerPrincipalAreLimited(t *testing.T) {
+	c := testCluster(t, "", "", "n", "")
+	ctx := context.Background()
+	require.NoError(t, c.SessionStarted(ctx, "a1", "alice", 2))
+	require.NoError(t, c.SessionStarted(ctx, "a2", "alice", 2))
+	err := c.SessionStarted(ctx, "a3", "alice", 2)
+	require.ErrorIs(t, err, ErrPrincipalLimit)
+	require.Contains(t, err.Error(), "sessions.max_per_principal is 2")
+	require.NoError(t, c.SessionStarted(ctx, "b1", "bob", 2), "other principals are not affected")
+	for i := range 3 {
+		require.NoError(t, c.SessionStarted(ctx, fmt.Sprint("anon", i), "", 2), "anonymous sessions are bounded by sessions.max only")
+	}
+	p, ok := c.SessionPrincipal("a1")
+	require.True(t, ok)
+	require.Equal(t, "alice", p)
+	c.SessionEnded("a1")
+	_, ok = c.SessionPrincipal("a1")
+	require.False(t, ok)
+	require.NoError(t, c.SessionStarted(ctx, "a3", "alice", 2), "an ended session frees its place")
 }

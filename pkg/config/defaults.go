@@ -20,12 +20,14 @@ const (
 	defaultParkTimeout         = 5 * time.Minute
 	defaultMaxEventsPerSession = 1000
 	defaultKeyPrefix           = "vmcp:"
+	defaultAuthLeeway          = 30 * time.Second
+	defaultJWKSRefresh         = time.Minute
 )
 
 // ApplyDefaults fills every zero-valued field that has a default (see the
 // field comments): listen, path, name, backend transport and timeout,
 // aggregation strategy and prefix format, page size, session, HTTP, MRTR
-// and cluster limits. Fields already set are kept.
+// cluster limits and auth timings. Fields already set are kept.
 func (c *Config) ApplyDefaults() {
 	setString(&c.Listen, defaultListen)
 	setString(&c.Path, defaultPath)
@@ -47,6 +49,7 @@ func (c *Config) ApplyDefaults() {
 	setInt(&c.Pagination.PageSize, mcp.DefaultPageSize)
 	setDuration(&c.Sessions.IdleTimeout, defaultIdleTimeout)
 	setInt(&c.Sessions.Max, defaultMaxSessions)
+	setInt(&c.Sessions.MaxPerPrincipal, max(c.Sessions.Max/10, 1))
 	if c.HTTP.MaxBodyBytes == 0 {
 		c.HTTP.MaxBodyBytes = defaultMaxBodyBytes
 	}
@@ -54,6 +57,11 @@ func (c *Config) ApplyDefaults() {
 	setDuration(&c.MRTR.ParkTimeout, defaultParkTimeout)
 	setInt(&c.Cluster.MaxEventsPerSession, defaultMaxEventsPerSession)
 	setString(&c.Cluster.KeyPrefix, defaultKeyPrefix)
+	if a := c.Auth; a != nil {
+		setString(&a.ResourceName, c.Name)
+		setDuration(&a.Leeway, defaultAuthLeeway)
+		setDuration(&a.JWKSRefreshInterval, defaultJWKSRefresh)
+	}
 }
 
 func setString(p *string, v string) {

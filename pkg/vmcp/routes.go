@@ -18,6 +18,8 @@ const modernVersion = modern.FirstVersion
 // (2026-07-28 versioning: a dual-era server serves both on one endpoint).
 // A POST routed to Legacy whose body is Modern (its _meta names 2026-07-28
 // or later) is refused with -32020, since its header is missing or unlike.
+// With auth configured every endpoint request needs a bearer token, and
+// the protected resource metadata is served (auth.go).
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
@@ -31,7 +33,8 @@ func (s *Server) routes() http.Handler {
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "Forbidden: cross-origin request rejected (Origin not allowed)", http.StatusForbidden)
 	}))
-	mux.Handle(s.cfg.Path, s.checkOrigin(cop.Handler(http.HandlerFunc(s.endpoint))))
+	s.metadataRoutes(mux) // auth.go
+	mux.Handle(s.cfg.Path, s.checkOrigin(cop.Handler(s.authenticated(http.HandlerFunc(s.endpoint)))))
 	return mux
 }
 
