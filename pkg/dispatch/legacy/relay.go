@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/upstream"
 	"github.com/vmcp/vmcp/pkg/wire"
@@ -103,7 +104,7 @@ func isLoopback(hostport string) bool {
 func (d *Dispatcher) readBody(r *http.Request) ([]byte, bool) {
 	limit := d.opts.MaxBodyBytes
 	if limit <= 0 {
-		limit = 4 << 20
+		limit = config.DefaultMaxBodyBytes
 	}
 	if bb, ok := r.Body.(interface{ Bytes() []byte }); ok {
 		body := bb.Bytes()
