@@ -158,7 +158,7 @@ func (b *Backend) open(ctx context.Context, opts SessionOptions) (*mcp.ClientSes
 func (b *Backend) connect(ctx context.Context, opts SessionOptions, version string, retries int) (*mcp.ClientSession, *mcp.Client, error) {
 	hc := b.http
 	if opts.Tap != nil {
-		hc = tapHTTP(hc, opts.Tap)
+		hc = tapHTTP(hc, opts.Tap, opts.TapLogs)
 	}
 	if opts.CacheGuard {
 		hc = guardHTTP(hc)
@@ -168,7 +168,7 @@ func (b *Backend) connect(ctx context.Context, opts SessionOptions, version stri
 		return nil, nil, err
 	}
 	if _, isHTTP := t.(*mcp.StreamableClientTransport); opts.Tap != nil && !isHTTP {
-		t = &tapTransportConn{Transport: t, tap: opts.Tap}
+		t = &tapTransportConn{Transport: t, tap: opts.Tap, logs: opts.TapLogs}
 	}
 	if _, isHTTP := t.(*mcp.StreamableClientTransport); opts.CacheGuard && !isHTTP {
 		t = &guardTransportConn{Transport: t}

@@ -52,9 +52,12 @@ func (b *Backend) supervise(ctx context.Context, firstDone func()) {
 // connectControl connects and lists the backend, publishing its inventory.
 func (b *Backend) connectControl(ctx context.Context) (*mcp.ClientSession, error) {
 	cs, _, err := b.connect(ctx, SessionOptions{Client: b.controlOptions(), CacheGuard: true,
-		Receiving: []mcp.Middleware{b.controlNotifications}}, b.protocolVersion(), -1)
+		Receiving: []mcp.Middleware{b.controlNotifications}, Tap: b.controlTap, TapLogs: true}, b.protocolVersion(), -1)
 	if err != nil {
 		return nil, err
+	}
+	if err := RaiseLogLevel(ctx, cs); err != nil { // Modern clients' logs (sink.go)
+		b.log.Warn("logging/setLevel debug not applied to the control connection", "error", err)
 	}
 	b.startEpoch(ctx, cs) // listens and resource subscriptions, before listing
 	inv, err := b.list(ctx, cs)

@@ -34,6 +34,7 @@ func (d *Dispatcher) callToolDirect(rq *request, tool *mcp.Tool, route aggregato
 		meta = make(mcp.Meta, 3) // Direct adds protocolVersion and clientInfo
 	}
 	meta[mcp.MetaKeyClientCapabilities] = rq.clientCaps
+	meta = rq.stream.backendMeta(meta, true)
 	params := &mcp.CallToolParams{
 		Meta:           meta,
 		Name:           route.Name,
@@ -44,7 +45,7 @@ func (d *Dispatcher) callToolDirect(rq *request, tool *mcp.Tool, route aggregato
 	if len(p.Arguments) > 0 {
 		params.Arguments = p.Arguments
 	}
-	raw, err := b.Direct(ctx, version, backends.DirectRequest{Method: "tools/call", Name: route.Name, Params: params})
+	raw, err := b.Direct(ctx, version, backends.DirectRequest{Method: "tools/call", Name: route.Name, Params: params, Sink: rq.stream.sink()})
 	if err != nil {
 		return nil, true, backends.WireError(route.Backend, err)
 	}

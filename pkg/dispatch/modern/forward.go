@@ -111,7 +111,10 @@ func (d *Dispatcher) serveMRTR(rq *request, c *mrtrCall, unknown func() error) (
 	if err != nil {
 		return nil, err
 	}
-	if r := cs.InitializeResult(); r == nil || r.ProtocolVersion < FirstVersion {
+	st := d.newCallStream(rq, c.backend, c.meta)
+	r := cs.InitializeResult()
+	modern := r != nil && r.ProtocolVersion >= FirstVersion
+	if !modern {
 		declared, _ := rq.clientCaps.(map[string]any)
 		if caps, key, ok := parkCaps(declared); ok {
 			return d.park(rq, b, c, caps, key)
@@ -125,13 +128,24 @@ func (d *Dispatcher) serveMRTR(rq *request, c *mrtrCall, unknown func() error) (
 			return d.sealRaw(c, out)
 		}
 	}
-	ctx, done := backends.CallContext(backends.WithClientHeader(rq.r.Context(), rq.r.Header), b.Timeout())
-	defer done()
-	res, err := c.send(ctx, cs, d.forwardMeta(rq, cs, c.meta), c.responses, inner)
+	res, err := d.callShared(rq, b, cs, c, st, modern, inner)
 	if err != nil {
 		return nil, backends.WireError(c.backend, err)
 	}
 	return d.finish(c, res, retry)
+}
+
+// callShared sends c on b's control connection cs, shared by every Modern
+// client: the client's progressToken is replaced by one minted for this
+// call, and what the backend sends during the call reaches st (by that
+// token, by the call's context on HTTP, as b's only call over stdio).
+func (d *Dispatcher) callShared(rq *request, b *backends.Backend, cs *mcp.ClientSession, c *mrtrCall, st *callStream, modern bool, inner string) (any, error) {
+	ctx, done := backends.CallContext(backends.WithClientHeader(rq.r.Context(), rq.r.Header), b.Timeout())
+	defer done()
+	release := b.Attach(st, st.minted)
+	defer release()
+	meta := st.backendMeta(d.forwardMeta(rq, cs, c.meta), modern)
+	return c.send(backends.WithSink(ctx, st), cs, meta, c.responses, inner)
 }
 
 // seal returns the requestState vmcp gives the client for a Modern

@@ -1,0 +1,198 @@
+package backends
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/telemetry"
+)
+
+// Per-call sinks: what a backend sends during one call and related to it
+// (notifications/progress, notifications/message) goes to the Sink of that
+// call, in the order it was read off the wire and before the call's result
+// is returned (taps read ahead of the go-sdk client; direct calls read their
+// own stream). Attribution by transport:
+//   - a direct POST (direct.go): everything on its response stream;
+//   - a go-sdk session over streamable HTTP: the tap sees each SSE event
+//     with the HTTP request's context, which carries the call's Sink
+//     (WithSink), so logs follow their request's stream;
+//   - progress on a connection shared by many clients (the control
+//     connection): by a vmcp-minted token unique to the call (Attach);
+//   - logs over stdio or SSE, which relate to no request on the wire: to
+//     the only attached call on that backend's control connection, and
+//     undeliverable when several are in flight (never to the wrong one).
+// Whatever finds no Sink is logged and counted (telemetry.Undeliverable).
+
+// MethodProgress and MethodLog are the notifications a Sink receives.
+const (
+	MethodProgress = "notifications/progress"
+	MethodLog      = "notifications/message"
+)
+
+// Sink receives the notifications/progress and notifications/message a
+// backend sends during one call. params are the backend's raw params (a
+// progress token is the one vmcp sent, ProgressToken). Notify runs on the
+// reader of the backend's stream: it must not block for long.
+type Sink interface {
+	Notify(method string, params json.RawMessage)
+}
+
+type sinkKey struct{}
+
+// WithSink returns ctx carrying the Sink of one backend call; the taps of
+// HTTP backend sessions find it on the call's HTTP requests.
+func WithSink(ctx context.Context, s Sink) context.Context {
+	return context.WithValue(ctx, sinkKey{}, s)
+}
+
+func sinkFrom(ctx context.Context) Sink {
+	s, _ := ctx.Value(sinkKey{}).(Sink)
+	return s
+}
+
+// progressSeq numbers the progress tokens vmcp mints.
+var progressSeq atomic.Int64
+
+// ProgressToken mints a progress token unique in this process: the token a
+// backend sees instead of the client's, so calls of many clients sharing a
+// connection never collide.
+func ProgressToken() string {
+	return "vmcp-progress-" + strconv.FormatInt(progressSeq.Add(1), 10)
+}
+
+// attachments routes notifications read off control connections: progress
+// by minted token, stdio/SSE logs to a backend's only attached call.
+var attachments = struct {
+	sync.Mutex
+	byToken map[string]Sink
+	active  map[string]map[*attachment]struct{} // backend name → calls in flight
+}{byToken: map[string]Sink{}, active: map[string]map[*attachment]struct{}{}}
+
+type attachment struct{ sink Sink }
+
+// Attach routes what b's control connection receives for one call to s
+// until release: progress carrying token (from ProgressToken; "" for none)
+// and, over stdio or SSE, logs while this is b's only call in flight.
+func (b *Backend) Attach(s Sink, token string) (release func()) {
+	a := &attachment{sink: s}
+	name := b.Name()
+	attachments.Lock()
+	if token != "" {
+		attachments.byToken[token] = s
+	}
+	set := attachments.active[name]
+	if set == nil {
+		set = map[*attachment]struct{}{}
+		attachments.active[name] = set
+	}
+	set[a] = struct{}{}
+	attachments.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			attachments.Lock()
+			defer attachments.Unlock()
+			if token != "" {
+				delete(attachments.byToken, token)
+			}
+			set := attachments.active[name] // a stays in its set until here
+			delete(set, a)
+			if len(set) == 0 {
+				delete(attachments.active, name)
+			}
+		})
+	}
+}
+
+// loneCall is the Sink of b's only attached call, or nil.
+func (b *Backend) loneCall() Sink {
+	attachments.Lock()
+	defer attachments.Unlock()
+	set := attachments.active[b.Name()]
+	if len(set) != 1 {
+		return nil
+	}
+	for a := range set {
+		return a.sink
+	}
+	return nil
+}
+
+// controlTap routes the progress and log notifications of the control
+// connection (shared by every Modern client) to their calls' Sinks.
+func (b *Backend) controlTap(ctx context.Context, msg *jsonrpc.Request) {
+	switch msg.Method {
+	case MethodProgress:
+		tok, err := TokenOf(msg.Params)
+		if err != nil {
+			Undeliverable(b.log, msg.Method, b.Name(), err)
+			return
+		}
+		attachments.Lock()
+		s := attachments.byToken[tok]
+		attachments.Unlock()
+		if s == nil {
+			Undeliverable(b.log, msg.Method, b.Name(), fmt.Errorf("no call in flight has progress token %s", tok))
+			return
+		}
+		s.Notify(msg.Method, msg.Params)
+	case MethodLog:
+		s := sinkFrom(ctx)
+		if s == nil && !b.isHTTP() {
+			s = b.loneCall()
+		}
+		if s == nil {
+			Undeliverable(b.log, msg.Method, b.Name(), errors.New("the log message relates to no single call in flight"))
+			return
+		}
+		s.Notify(msg.Method, msg.Params)
+	}
+}
+
+// TokenOf returns the progressToken of raw progress params as compact JSON
+// text (a string token with its quotes, a number as written).
+func TokenOf(params json.RawMessage) (string, error) {
+	var p struct {
+		Token json.RawMessage `json:"progressToken"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return "", fmt.Errorf("malformed progress notification: %w", err)
+	}
+	if len(p.Token) == 0 {
+		return "", errors.New("progress notification without a progressToken")
+	}
+	var s string
+	if json.Unmarshal(p.Token, &s) == nil {
+		return s, nil
+	}
+	return string(p.Token), nil
+}
+
+// Undeliverable logs and counts (vmcp_undeliverable_messages_total) a
+// backend's message that reaches no client.
+func Undeliverable(log *slog.Logger, method, backend string, err error) {
+	telemetry.Undeliverable.WithLabelValues(method).Inc()
+	if log != nil {
+		log.Warn("message not delivered", "method", method, "backend", backend, "error", err)
+	}
+}
+
+// RaiseLogLevel asks a Legacy backend session to send every log message
+// (logging/setLevel "debug") when the backend offers logging, so vmcp can
+// filter per request by the level each Modern client asked for. Modern
+// backends take the level per request and are left alone.
+func RaiseLogLevel(ctx context.Context, cs *mcp.ClientSession) error {
+	r := cs.InitializeResult()
+	if r == nil || r.Capabilities == nil || r.Capabilities.Logging == nil || r.ProtocolVersion >= modernRevision {
+		return nil
+	}
+	return cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"})
+}
