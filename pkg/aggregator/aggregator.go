@@ -64,8 +64,10 @@ func (a *Aggregator) OnChange(f func(old, new *Catalogue, kinds []Kind)) {
 func (a *Aggregator) Update(inv Inventory) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	announced := inv.Announced
+	inv.Announced = nil
 	a.inv[inv.Backend] = inv
-	a.rebuild()
+	a.rebuild(announced)
 }
 
 // Remove drops a backend (e.g. it went down) and rebuilds the catalogue.
@@ -76,11 +78,12 @@ func (a *Aggregator) Remove(backend string) {
 		return
 	}
 	delete(a.inv, backend)
-	a.rebuild()
+	a.rebuild(nil)
 }
 
-// rebuild builds from a.inv and swaps it in if anything changed. a.mu is held.
-func (a *Aggregator) rebuild() {
+// rebuild builds from a.inv and swaps it in if anything changed, or a
+// backend announced a change of kinds in announced. a.mu is held.
+func (a *Aggregator) rebuild(announced []Kind) {
 	cat, conflicts, err := Build(a.policy, slices.Collect(maps.Values(a.inv)))
 	a.lastErr = err
 	if cat == nil {
@@ -94,6 +97,11 @@ func (a *Aggregator) rebuild() {
 
 	old := a.cur.Load()
 	kinds := changedKinds(old, cat)
+	for _, k := range announced {
+		if !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
 	if len(kinds) == 0 && sameRoutes(old, cat) {
 		return
 	}

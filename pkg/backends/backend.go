@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,6 +54,9 @@ type Backend struct {
 	sink func(aggregator.Inventory, bool) // inventory update (true) or removal (false)
 
 	refresh chan struct{} // list_changed on the control connection (cap 1, coalescing)
+	// announced are the kinds of list_changed received since the last
+	// refresh (under mu): passed on even when the lists look the same.
+	announced []aggregator.Kind
 
 	subs      resourceSubs                              // upstream resource subscriptions (resources.go)
 	onUpdated atomic.Pointer[func(backend, uri string)] // resources/updated handler (Manager.OnResourceUpdated)
@@ -202,6 +206,31 @@ func (b *Backend) setState(s State, err error) {
 	}
 }
 
+// announceChange records a notifications/<kind>/list_changed from the
+// backend and requests a refresh that passes the kind on.
+func (b *Backend) announceChange(method string) {
+	k := map[string]aggregator.Kind{
+		"notifications/tools/list_changed":     aggregator.KindTools,
+		"notifications/prompts/list_changed":   aggregator.KindPrompts,
+		"notifications/resources/list_changed": aggregator.KindResources,
+	}[method]
+	b.mu.Lock()
+	if k != "" && !slices.Contains(b.announced, k) {
+		b.announced = append(b.announced, k)
+	}
+	b.mu.Unlock()
+	b.requestRefresh()
+}
+
+// takeAnnounced returns and clears the kinds announced since the last call.
+func (b *Backend) takeAnnounced() []aggregator.Kind {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := b.announced
+	b.announced = nil
+	return k
+}
+
 func (b *Backend) requestRefresh() {
 	select {
 	case b.refresh <- struct{}{}:
@@ -233,7 +262,7 @@ func (b *Backend) controlNotifications(next mcp.MethodHandler) mcp.MethodHandler
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
-			b.requestRefresh()
+			b.announceChange(method)
 		case "notifications/resources/updated":
 			if p, ok := req.GetParams().(*mcp.ResourceUpdatedNotificationParams); ok && p != nil {
 				b.resourceUpdated(p.URI)

@@ -88,6 +88,7 @@ func (b *Backend) watch(ctx context.Context, cs *mcp.ClientSession) {
 		case <-closed:
 			return
 		case <-b.refresh:
+			announced := b.takeAnnounced()
 			inv, err := b.list(ctx, cs)
 			if err != nil {
 				b.log.Warn("refresh failed", "error", err)
@@ -97,6 +98,7 @@ func (b *Backend) watch(ctx context.Context, cs *mcp.ClientSession) {
 			b.mu.Lock()
 			b.tools = len(inv.Tools)
 			b.mu.Unlock()
+			inv.Announced = announced
 			b.sink(inv, true)
 		case <-tick.C:
 			if err := b.probe(ctx, cs); err != nil {
