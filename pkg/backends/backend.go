@@ -161,7 +161,7 @@ func (b *Backend) open(ctx context.Context, opts SessionOptions) (*mcp.ClientSes
 // notices a dead backend at once).
 func (b *Backend) connect(ctx context.Context, opts SessionOptions, version string, retries int) (*mcp.ClientSession, *mcp.Client, error) {
 	hc := b.http
-	if opts.Tap != nil {
+	if opts.Tap != nil && b.isHTTP() { // other transports are tapped at the connection (below)
 		hc = tapHTTP(hc, opts.Tap, opts.TapLogs)
 	}
 	if opts.CacheGuard {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -118,15 +119,27 @@ func handlerLogs(ps []*mcp.LoggingMessageParams, marker string) []string {
 }
 
 // everyBackendKind starts vmcp over a Legacy HTTP, a Modern HTTP, a
-// Modern stdio and a Legacy stdio backend, each with the report tool, and
-// returns the advertised tool names.
+// Modern stdio, a Legacy stdio and a Legacy SSE backend, each with the
+// report tool, and returns the advertised tool names by backend kind.
 func everyBackendKind(t *testing.T) (*harness.VMCP, map[string]string) {
 	legacy := harness.StartBackend(t, "legacyhttp", harness.Stateful, func(s *mcp.Server) { addReport(s, nil) })
 	modern := harness.StartBackend(t, "modernhttp", harness.Stateless, func(s *mcp.Server) { addReport(s, nil) })
-	v := harness.StartVMCP(t, nil, legacy.Config(), modern.Config(), harness.StdioBackend(t, "stdio"), harness.LegacyStdioBackend(t, "legacystdio"))
-	tools := map[string]string{"Legacy HTTP": "legacyhttp_report", "Modern HTTP": "modernhttp_report", "Modern stdio": "stdio_report", "Legacy stdio": "legacystdio_report"}
-	awaitTools(t, v, "legacyhttp_report", "modernhttp_report", "stdio_report", "legacystdio_report")
+	v := harness.StartVMCP(t, nil, legacy.Config(), modern.Config(), harness.StdioBackend(t, "stdio"),
+		harness.LegacyStdioBackend(t, "legacystdio"), startSSEBackend(t, "sse", func(s *mcp.Server) { addReport(s, nil) }))
+	tools := map[string]string{"Legacy HTTP": "legacyhttp_report", "Modern HTTP": "modernhttp_report",
+		"Modern stdio": "stdio_report", "Legacy stdio": "legacystdio_report", "Legacy SSE": "sse_report"}
+	awaitTools(t, v, "legacyhttp_report", "modernhttp_report", "stdio_report", "legacystdio_report", "sse_report")
 	return v, tools
+}
+
+// startSSEBackend serves a go-sdk server over the 2024-11-05 HTTP+SSE
+// transport on httptest and returns its vmcp config.
+func startSSEBackend(t *testing.T, name string, setup func(*mcp.Server)) config.Backend {
+	srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: "test"}, nil)
+	setup(srv)
+	hs := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+	return config.Backend{Name: name, URL: hs.URL, Transport: config.TransportSSE}
 }
 
 // TestModernProgressLostOnEveryBackendKind pins the missing progress of
