@@ -12,8 +12,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Tap sees a backend session's incoming progress notifications and
-// server-to-client requests as they are read off the wire, before the SDK
+// Tap sees a backend session's incoming progress notifications (and log
+// messages, with SessionOptions.TapLogs) and server-to-client requests as
+// they are read off the wire, before the SDK
 // client handles them, so a notification is forwarded before the response
 // that follows it (the SDK completes calls before it dispatches queued
 // notifications). ctx is the backend HTTP request's context, which carries
