@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -123,4 +124,38 @@ func TestModernProgressReplyNotStreamed(t *testing.T) {
 		assert.Equal(t, http.StatusOK, st, tool)
 		assert.NotNil(t, msg["result"], "%s: no progressToken nor logLevel is a JSON reply", tool)
 	}
+}
+
+// TestModernPromptProgressLostOnSharedConnection pins progress and logs of
+// a Modern HTTP backend reached through the go-sdk client on the shared
+// control connection (prompts/get has no direct path): they must reach
+// the request's stream before the result, logs at the client's level only.
+func TestModernPromptProgressLostOnSharedConnection(t *testing.T) {
+	be := harness.StartBackend(t, "mb", harness.Stateless, func(s *mcp.Server) {
+		s.AddPrompt(&mcp.Prompt{Name: "p"}, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			for i := 1; i <= 3; i++ {
+				if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i), Message: "pp"}); err != nil {
+					return nil, err
+				}
+			}
+			for _, lv := range reportLevels {
+				if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: lv, Data: map[string]any{"marker": "pp", "level": string(lv)}}); err != nil {
+					return nil, err
+				}
+			}
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}}, nil
+		})
+	})
+	v := harness.StartVMCP(t, nil, be.Config())
+	c := connectModern(t, v, "prompt", nil)
+	require.Eventually(t, func() bool {
+		_, err := c.cs.GetPrompt(ctx(t), &mcp.GetPromptParams{Name: "mb_p"})
+		return err == nil
+	}, stateWait, 10*time.Millisecond, "prompt never listed")
+	_, err := c.cs.GetPrompt(ctx(t), &mcp.GetPromptParams{Name: "mb_p", Meta: mcp.Meta{"progressToken": "gp", mcp.MetaKeyLogLevel: "error"}})
+	require.NoError(t, err)
+	total, onPost := c.wireProgress(`"gp"`)
+	assert.Equal(t, 3, total, "progress read before the result")
+	assert.Equal(t, 3, onPost)
+	assert.Equal(t, []string{"error"}, c.wireLogs("pp"), "logs at or above the client's level")
 }
