@@ -23,6 +23,7 @@ type Aggregator struct {
 	listeners []func(old, new *Catalogue, kinds []Kind)
 	lastErr   error
 	conflicts map[Conflict]bool // reported by the last successful build
+	withheld  map[string][]Withheld
 }
 
 // New returns an Aggregator whose Current is Empty until the first Update.
@@ -31,7 +32,7 @@ func New(p Policy, log *slog.Logger) *Aggregator {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	a := &Aggregator{policy: p, log: log, inv: map[string]Inventory{}}
+	a := &Aggregator{policy: p, log: log, inv: map[string]Inventory{}, withheld: map[string][]Withheld{}}
 	a.cur.Store(Empty())
 	return a
 }
@@ -60,14 +61,34 @@ func (a *Aggregator) OnChange(f func(old, new *Catalogue, kinds []Kind)) {
 	a.listeners = append(a.listeners, f)
 }
 
-// Update replaces one backend's inventory and rebuilds the catalogue.
+// Update replaces one backend's inventory and rebuilds the catalogue. A
+// tool the go-sdk server registry would refuse is withheld, with a warning
+// naming the backend and the tool (refuseInvalid).
 func (a *Aggregator) Update(inv Inventory) {
+	inv, refused := refuseInvalid(inv)
+	for _, w := range refused {
+		a.log.Warn("aggregator: tool withheld; the MCP server registry refuses it",
+			"backend", w.Backend, "tool", w.Name, "reason", w.Reason)
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	announced := inv.Announced
 	inv.Announced = nil
 	a.inv[inv.Backend] = inv
+	a.withheld[inv.Backend] = refused
 	a.rebuild(announced)
+}
+
+// Withheld lists the items of the current inventories kept out of the
+// catalogue because the MCP server registry refuses them.
+func (a *Aggregator) Withheld() []Withheld {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []Withheld
+	for _, b := range slices.Sorted(maps.Keys(a.withheld)) {
+		out = append(out, a.withheld[b]...)
+	}
+	return out
 }
 
 // Remove drops a backend (e.g. it went down) and rebuilds the catalogue.
@@ -78,6 +99,7 @@ func (a *Aggregator) Remove(backend string) {
 		return
 	}
 	delete(a.inv, backend)
+	delete(a.withheld, backend)
 	a.rebuild(nil)
 }
 

@@ -60,6 +60,8 @@ type Backend struct {
 
 	subs      resourceSubs                              // upstream resource subscriptions (resources.go)
 	onUpdated atomic.Pointer[func(backend, uri string)] // resources/updated handler (Manager.OnResourceUpdated)
+	// onUndeliverable handles messages that reach no call (sink.go).
+	onUndeliverable atomic.Pointer[func(method, backend string, err error)]
 
 	mu      sync.Mutex
 	state   State

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // Direct calls: a request to a Modern (2026-07-28+) streamable HTTP backend
@@ -243,7 +244,7 @@ func (env *envelope) response(id int64, anyID bool) (json.RawMessage, error) {
 // order; any other message before the response is undeliverable (a
 // 2026-07-28 server sends no requests on it).
 func (b *Backend) readSSE(body io.ReadCloser, id int64, sink Sink) (json.RawMessage, error) {
-	er := NewEventReader(body)
+	er := wire.NewEventReader(body)
 	for {
 		data, err := er.Next()
 		if err != nil {
@@ -274,9 +275,9 @@ func (b *Backend) readSSE(body io.ReadCloser, id int64, sink Sink) (json.RawMess
 func (b *Backend) notifyCall(sink Sink, method string, params json.RawMessage) {
 	switch {
 	case method != MethodProgress && method != MethodLog:
-		Undeliverable(b.log, method, b.Name(), errors.New("not deliverable on a 2026-07-28 request stream"))
+		b.undeliverable(method, errors.New("not deliverable on a 2026-07-28 request stream"))
 	case sink == nil:
-		Undeliverable(b.log, method, b.Name(), errors.New("the call has no stream for it"))
+		b.undeliverable(method, errors.New("the call has no stream for it"))
 	default:
 		sink.Notify(method, params)
 	}

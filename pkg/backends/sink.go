@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/vmcp/vmcp/pkg/telemetry"
 )
 
 // Per-call sinks: what a backend sends during one call and related to it
@@ -29,7 +27,8 @@ import (
 //   - logs over stdio or SSE, which relate to no request on the wire: to
 //     the only attached call on that backend's control connection, and
 //     undeliverable when several are in flight (never to the wrong one).
-// Whatever finds no Sink is logged and counted (telemetry.Undeliverable).
+// Whatever finds no Sink goes to the Manager.OnUndeliverable handler (the
+// Modern dispatcher logs and counts it).
 
 // MethodProgress and MethodLog are the notifications a Sink receives.
 const (
@@ -133,14 +132,14 @@ func (b *Backend) controlTap(ctx context.Context, msg *jsonrpc.Request) {
 	case MethodProgress:
 		tok, err := TokenOf(msg.Params)
 		if err != nil {
-			Undeliverable(b.log, msg.Method, b.Name(), err)
+			b.undeliverable(msg.Method, err)
 			return
 		}
 		attachments.Lock()
 		s := attachments.byToken[tok]
 		attachments.Unlock()
 		if s == nil {
-			Undeliverable(b.log, msg.Method, b.Name(), fmt.Errorf("no call in flight has progress token %s", tok))
+			b.undeliverable(msg.Method, fmt.Errorf("no call in flight has progress token %s", tok))
 			return
 		}
 		s.Notify(msg.Method, msg.Params)
@@ -150,7 +149,7 @@ func (b *Backend) controlTap(ctx context.Context, msg *jsonrpc.Request) {
 			s = b.loneCall()
 		}
 		if s == nil {
-			Undeliverable(b.log, msg.Method, b.Name(), errors.New("the log message relates to no single call in flight"))
+			b.undeliverable(msg.Method, errors.New("the log message relates to no single call in flight"))
 			return
 		}
 		s.Notify(msg.Method, msg.Params)
@@ -176,13 +175,22 @@ func TokenOf(params json.RawMessage) (string, error) {
 	return string(p.Token), nil
 }
 
-// Undeliverable logs and counts (vmcp_undeliverable_messages_total) a
-// backend's message that reaches no client.
-func Undeliverable(log *slog.Logger, method, backend string, err error) {
-	telemetry.Undeliverable.WithLabelValues(method).Inc()
-	if log != nil {
-		log.Warn("message not delivered", "method", method, "backend", backend, "error", err)
+// OnUndeliverable sets the handler of a backend's messages that reach no
+// call (a progress token no call in flight sent, a log relating to no
+// single call, a notification on a direct call's stream with no Sink);
+// unset, they are logged.
+func (m *Manager) OnUndeliverable(f func(method, backend string, err error)) {
+	for _, b := range m.list {
+		b.onUndeliverable.Store(&f)
 	}
+}
+
+func (b *Backend) undeliverable(method string, err error) {
+	if f := b.onUndeliverable.Load(); f != nil {
+		(*f)(method, b.Name(), err)
+		return
+	}
+	b.log.Warn("message not delivered", "method", method, "error", err)
 }
 
 // RaiseLogLevel asks a Legacy backend session to send every log message

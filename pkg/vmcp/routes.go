@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/vmcp/vmcp/pkg/dispatch/modern"
-	"github.com/vmcp/vmcp/pkg/telemetry"
 )
 
 // modernVersion is the first protocol revision served statelessly.
@@ -22,7 +21,7 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", s.readyz)
-	mux.Handle("GET /metrics", telemetry.Handler())
+	mux.Handle("GET /metrics", s.metrics.Handler())
 	cop := http.NewCrossOriginProtection()
 	for _, o := range s.cfg.HTTP.AllowedOrigins {
 		_ = cop.AddTrustedOrigin(o) // validated by config

@@ -20,7 +20,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vmcp/vmcp/pkg/config"
-	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/test/integration/harness"
 )
 
@@ -258,7 +257,7 @@ func TestModernForeignProgressTokenDelivered(t *testing.T) {
 	v := harness.StartVMCP(t, nil, legacy.Config())
 	awaitTools(t, v, "legacyhttp_rogue")
 	c := connectModern(t, v, "r", nil)
-	counter := telemetry.Undeliverable.WithLabelValues("notifications/progress")
+	counter := v.Server.Metrics().Undeliverable.WithLabelValues("notifications/progress")
 	before := testutil.ToFloat64(counter)
 	res, err := c.cs.CallTool(flowCtx(t), &mcp.CallToolParams{Name: "legacyhttp_rogue", Meta: mcp.Meta{"progressToken": "mine"}})
 	require.Equal(t, "rogue:<nil>", flowText(res, err))

@@ -32,7 +32,7 @@ type parkSession struct {
 	key     string
 	caps    *mcp.ClientCapabilities
 	backend string
-	log     *slog.Logger
+	miss    func(method, backend string, err error) // undeliverable messages
 	cur     atomic.Pointer[mrtr.Call]
 	token   atomic.Pointer[string]     // the progress token the current call sent the backend
 	out     atomic.Pointer[callStream] // the client request waiting on the current call (drive)
@@ -61,13 +61,13 @@ func (ps *parkSession) notify(_ context.Context, msg *jsonrpc.Request) {
 	if msg.Method == backends.MethodProgress {
 		tok, err := backends.TokenOf(msg.Params)
 		if want := ps.token.Load(); err != nil || want == nil || *want == "" || tok != *want {
-			backends.Undeliverable(ps.log, msg.Method, ps.backend, fmt.Errorf("progress token %s not sent by the parked call", tok))
+			ps.miss(msg.Method, ps.backend, fmt.Errorf("progress token %s not sent by the parked call", tok))
 			return
 		}
 	}
 	out := ps.out.Load()
 	if out == nil {
-		backends.Undeliverable(ps.log, msg.Method, ps.backend, errors.New("no client request is waiting on the parked call"))
+		ps.miss(msg.Method, ps.backend, errors.New("no client request is waiting on the parked call"))
 		return
 	}
 	out.deliver(msg.Method, msg.Params)
@@ -117,7 +117,8 @@ func (ps *parkSession) serverRequests(next mcp.MethodHandler) mcp.MethodHandler 
 // capabilities and the same principal (backends.Backend.Principal).
 type sessionPool struct {
 	log    *slog.Logger
-	stop   chan struct{} // closed by close: ends the janitor
+	miss   func(method, backend string, err error) // undeliverable messages of parked calls
+	stop   chan struct{}                           // closed by close: ends the janitor
 	mu     sync.Mutex
 	idle   map[string][]*parkSession
 	closed bool
@@ -142,8 +143,8 @@ func (p *sessionPool) tracked(id string) *parkSession {
 
 // newSessionPool returns an empty pool and starts its janitor, which
 // closes sessions idle beyond maxIdleAge until close.
-func newSessionPool(log *slog.Logger) *sessionPool {
-	p := &sessionPool{log: log, stop: make(chan struct{}), idle: map[string][]*parkSession{}}
+func newSessionPool(log *slog.Logger, miss func(method, backend string, err error)) *sessionPool {
+	p := &sessionPool{log: log, miss: miss, stop: make(chan struct{}), idle: map[string][]*parkSession{}}
 	go p.janitor()
 	return p
 }
@@ -207,7 +208,7 @@ func (p *sessionPool) get(ctx context.Context, b *backends.Backend, caps *mcp.Cl
 	if got != nil {
 		return got, nil
 	}
-	ps := &parkSession{key: key, caps: caps, backend: b.Name(), log: p.log}
+	ps := &parkSession{key: key, caps: caps, backend: b.Name(), miss: p.miss}
 	cs, err := b.Open(context.WithoutCancel(ctx), backends.SessionOptions{
 		Client:    &mcp.ClientOptions{Capabilities: caps, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}},
 		Receiving: []mcp.Middleware{ps.serverRequests},

@@ -42,8 +42,9 @@ func (rq *request) reply(result []byte) {
 	buf = append(buf, `,"result":`...)
 	buf = append(buf, result...)
 	buf = append(buf, '}')
-	if rq.stream != nil && rq.stream.finish(buf) {
-		return // the last event of the request's SSE response
+	if rq.stream != nil {
+		rq.stream.finish(http.StatusOK, buf) // the last event once the response is SSE
+		return
 	}
 	writeJSON(rq.w, http.StatusOK, buf)
 }
@@ -52,7 +53,8 @@ func (rq *request) reply(result []byte) {
 // event instead when the request's SSE response has begun).
 func (rq *request) fail(jerr *jsonrpc.Error) {
 	body := errorBody(rq.id, jerr)
-	if rq.stream != nil && rq.stream.finish(body) {
+	if rq.stream != nil {
+		rq.stream.finish(statusFor(jerr.Code), body)
 		return
 	}
 	writeJSON(rq.w, statusFor(jerr.Code), body)

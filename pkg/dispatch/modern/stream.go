@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"log/slog"
-	"net/http"
 	"slices"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // Progress and logs for Modern clients (2026-07-28): a request whose _meta
@@ -28,15 +26,12 @@ import (
 // tap via WithSink/Attach) and parked calls through deliver (park.go).
 type callStream struct {
 	rq       *request
-	log      *slog.Logger
-	backend  string          // for undeliverable messages
-	token    json.RawMessage // the client's progressToken exactly as sent; nil: none
-	minted   string          // the token the backend sees instead ("" without token)
-	minLevel int             // index in logLevels of the lowest level delivered; -1: no logs
-
-	mu      sync.Mutex
-	started bool // the SSE response has begun
-	done    bool // the response was written: later notifications are undeliverable
+	d        *Dispatcher       // counts undeliverable messages
+	backend  string            // for undeliverable messages
+	token    json.RawMessage   // the client's progressToken exactly as sent; nil: none
+	minted   string            // the token the backend sees instead ("" without token)
+	minLevel int               // index in logLevels of the lowest level delivered; -1: no logs
+	ew       *wire.EventWriter // the response: JSON until the first notification, then SSE
 }
 
 // logLevels are the 2026-07-28 (RFC 5424) log levels, least severe first.
@@ -46,7 +41,7 @@ var logLevels = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error"
 // client's progressToken (raw, from the request's params) and logLevel from
 // meta. An unknown level asks for no logs.
 func (d *Dispatcher) newCallStream(rq *request, backend string, meta mcp.Meta) *callStream {
-	s := &callStream{rq: rq, log: d.log, backend: backend, minLevel: -1}
+	s := &callStream{rq: rq, d: d, backend: backend, minLevel: -1, ew: wire.NewEventWriter(rq.w)}
 	if lv, ok := meta[mcp.MetaKeyLogLevel].(string); ok {
 		s.minLevel = slices.Index(logLevels, mcp.LoggingLevel(lv))
 	}
@@ -136,62 +131,28 @@ func (s *callStream) deliver(method string, params json.RawMessage) {
 		s.undeliverable(method, errors.New("not deliverable on a 2026-07-28 request stream"))
 		return
 	}
-	msg := make([]byte, 0, len(params)+len(method)+48)
-	msg = append(msg, `{"jsonrpc":"2.0","method":"`...)
-	msg = append(msg, method...)
-	msg = append(msg, `","params":`...)
-	msg = append(append(msg, params...), '}')
-	if err := s.event(msg, false); err != nil {
+	if err := s.ew.Send(wire.Notification(method, params)); err != nil {
 		s.undeliverable(method, err)
 	}
 }
 
-var errReplied = errors.New("the request was already answered")
-
-// event writes msg as one SSE event, starting the SSE response first if
-// needed; last marks the response (after which nothing more is written).
-func (s *callStream) event(msg []byte, last bool) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.done {
-		return errReplied
+// finish writes the response msg: the last event when the SSE response has
+// begun, else a JSON body with status; later notifications are
+// undeliverable.
+func (s *callStream) finish(status int, msg []byte) {
+	if err := s.ew.Final(status, msg); err != nil {
+		s.d.log.Debug("response not written", "backend", s.backend, "error", err)
 	}
-	s.done = last
-	w := s.rq.w
-	if !s.started {
-		s.started = true
-		h := w.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache")
-		h.Set("X-Accel-Buffering", "no")
-		w.WriteHeader(http.StatusOK)
-	}
-	buf := make([]byte, 0, len(msg)+24)
-	buf = append(buf, "event: message\ndata: "...)
-	buf = append(append(buf, msg...), "\n\n"...)
-	if _, err := w.Write(buf); err != nil {
-		return err
-	}
-	return http.NewResponseController(w).Flush()
-}
-
-// finish writes the response msg as the last event when the SSE response
-// has begun and reports true; otherwise it closes s to notifications and
-// reports false (the caller writes msg as a JSON body).
-func (s *callStream) finish(msg []byte) bool {
-	s.mu.Lock()
-	if !s.started {
-		s.done = true
-		s.mu.Unlock()
-		return false
-	}
-	s.mu.Unlock()
-	if err := s.event(msg, true); err != nil && !errors.Is(err, errReplied) {
-		s.log.Debug("response not written", "backend", s.backend, "error", err)
-	}
-	return true
 }
 
 func (s *callStream) undeliverable(method string, err error) {
-	backends.Undeliverable(s.log, method, s.backend, err)
+	s.d.undeliverable(method, s.backend, err)
+}
+
+// undeliverable logs and counts (vmcp_undeliverable_messages_total) a
+// backend's message that reaches no client; also the handler of
+// backends.Manager.OnUndeliverable.
+func (d *Dispatcher) undeliverable(method, backend string, err error) {
+	d.opts.Metrics.Undeliverable.WithLabelValues(method).Inc()
+	d.log.Warn("message not delivered", "method", method, "backend", backend, "error", err)
 }

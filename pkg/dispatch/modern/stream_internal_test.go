@@ -24,21 +24,22 @@ func newTestStream(t *testing.T, params string) (*callStream, *httptest.Response
 		Meta mcp.Meta `json:"_meta"`
 	}
 	require.NoError(t, json.Unmarshal(rq.params, &p))
-	d := &Dispatcher{log: slog.New(slog.DiscardHandler)}
+	d := &Dispatcher{log: slog.New(slog.DiscardHandler), opts: Options{Metrics: telemetry.New()}}
 	return d.newCallStream(rq, "b", p.Meta), w
 }
 
-func undeliverable(method string) float64 {
-	return testutil.ToFloat64(telemetry.Undeliverable.WithLabelValues(method))
+// undeliverable is s's dispatcher's count of undeliverable method messages.
+func undeliverable(s *callStream, method string) float64 {
+	return testutil.ToFloat64(s.d.opts.Metrics.Undeliverable.WithLabelValues(method))
 }
 
 // TestCallStreamForeignTokenDelivered pins progress whose token vmcp did
 // not mint for this call: dropped (nothing written) and counted.
 func TestCallStreamForeignTokenDelivered(t *testing.T) {
 	s, w := newTestStream(t, `{"_meta":{"progressToken":"c"}}`)
-	before := undeliverable(backends.MethodProgress)
+	before := undeliverable(s, backends.MethodProgress)
 	s.Notify(backends.MethodProgress, json.RawMessage(`{"progressToken":"c","progress":1}`)) // the client's, not the minted one
-	assert.Equal(t, 1.0, undeliverable(backends.MethodProgress)-before)
+	assert.Equal(t, 1.0, undeliverable(s, backends.MethodProgress)-before)
 	assert.Empty(t, w.Body.String())
 	s.Notify(backends.MethodProgress, json.RawMessage(`{"progressToken":"`+s.minted+`","progress":1}`))
 	assert.Contains(t, w.Body.String(), `"progressToken":"c"`, "mapped back to the client's token")
@@ -68,9 +69,9 @@ func TestCallStreamLateNotificationWritten(t *testing.T) {
 	s, w := newTestStream(t, `{"_meta":{"progressToken":"c"}}`)
 	s.rq.reply([]byte(`{}`))
 	assert.Equal(t, "application/json", w.Header().Get("Content-Type"))
-	before := undeliverable(backends.MethodProgress)
+	before := undeliverable(s, backends.MethodProgress)
 	s.Notify(backends.MethodProgress, json.RawMessage(`{"progressToken":"`+s.minted+`","progress":1}`))
-	assert.Equal(t, 1.0, undeliverable(backends.MethodProgress)-before)
+	assert.Equal(t, 1.0, undeliverable(s, backends.MethodProgress)-before)
 	assert.NotContains(t, w.Body.String(), "notifications/progress")
 
 	s, w = newTestStream(t, `{"_meta":{"progressToken":"c"}}`)
