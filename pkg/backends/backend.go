@@ -62,6 +62,7 @@ type Backend struct {
 	onUpdated atomic.Pointer[func(backend, uri string)] // resources/updated handler (Manager.OnResourceUpdated)
 	// onUndeliverable handles messages that reach no call (sink.go).
 	onUndeliverable atomic.Pointer[func(method, backend string, err error)]
+	calls           calls // the calls attached to the control connection (sink.go)
 
 	mu      sync.Mutex
 	state   State

@@ -67,13 +67,13 @@ func ProgressToken() string {
 	return "vmcp-progress-" + strconv.FormatInt(progressSeq.Add(1), 10)
 }
 
-// attachments routes notifications read off control connections: progress
-// by minted token, stdio/SSE logs to a backend's only attached call.
-var attachments = struct {
-	sync.Mutex
+// calls routes what one backend's control connection receives: progress
+// by minted token, stdio/SSE logs to the backend's only attached call.
+type calls struct {
+	mu      sync.Mutex
 	byToken map[string]Sink
-	active  map[string]map[*attachment]struct{} // backend name → calls in flight
-}{byToken: map[string]Sink{}, active: map[string]map[*attachment]struct{}{}}
+	active  map[*attachment]struct{} // calls in flight
+}
 
 type attachment struct{ sink Sink }
 
@@ -82,44 +82,44 @@ type attachment struct{ sink Sink }
 // and, over stdio or SSE, logs while this is b's only call in flight.
 func (b *Backend) Attach(s Sink, token string) (release func()) {
 	a := &attachment{sink: s}
-	name := b.Name()
-	attachments.Lock()
+	c := &b.calls
+	c.mu.Lock()
+	if c.byToken == nil {
+		c.byToken, c.active = map[string]Sink{}, map[*attachment]struct{}{}
+	}
 	if token != "" {
-		attachments.byToken[token] = s
+		c.byToken[token] = s
 	}
-	set := attachments.active[name]
-	if set == nil {
-		set = map[*attachment]struct{}{}
-		attachments.active[name] = set
-	}
-	set[a] = struct{}{}
-	attachments.Unlock()
+	c.active[a] = struct{}{}
+	c.mu.Unlock()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			attachments.Lock()
-			defer attachments.Unlock()
+			c.mu.Lock()
+			defer c.mu.Unlock()
 			if token != "" {
-				delete(attachments.byToken, token)
+				delete(c.byToken, token)
 			}
-			set := attachments.active[name] // a stays in its set until here
-			delete(set, a)
-			if len(set) == 0 {
-				delete(attachments.active, name)
-			}
+			delete(c.active, a)
 		})
 	}
 }
 
+// byToken is the Sink of the call that sent progress token tok, or nil.
+func (b *Backend) byToken(tok string) Sink {
+	b.calls.mu.Lock()
+	defer b.calls.mu.Unlock()
+	return b.calls.byToken[tok]
+}
+
 // loneCall is the Sink of b's only attached call, or nil.
 func (b *Backend) loneCall() Sink {
-	attachments.Lock()
-	defer attachments.Unlock()
-	set := attachments.active[b.Name()]
-	if len(set) != 1 {
+	b.calls.mu.Lock()
+	defer b.calls.mu.Unlock()
+	if len(b.calls.active) != 1 {
 		return nil
 	}
-	for a := range set {
+	for a := range b.calls.active {
 		return a.sink
 	}
 	return nil
@@ -135,9 +135,7 @@ func (b *Backend) controlTap(ctx context.Context, msg *jsonrpc.Request) {
 			b.undeliverable(msg.Method, err)
 			return
 		}
-		attachments.Lock()
-		s := attachments.byToken[tok]
-		attachments.Unlock()
+		s := b.byToken(tok)
 		if s == nil {
 			b.undeliverable(msg.Method, fmt.Errorf("no call in flight has progress token %s", tok))
 			return
@@ -193,14 +191,16 @@ func (b *Backend) undeliverable(method string, err error) {
 	b.log.Warn("message not delivered", "method", method, "error", err)
 }
 
-// RaiseLogLevel asks a Legacy backend session to send every log message
-// (logging/setLevel "debug") when the backend offers logging, so vmcp can
-// filter per request by the level each Modern client asked for. Modern
-// backends take the level per request and are left alone.
-func RaiseLogLevel(ctx context.Context, cs *mcp.ClientSession) error {
+// RaiseLogLevel asks cs, a Legacy session on b, to send every log message
+// (logging/setLevel "debug", within b's timeout) when the backend offers
+// logging, so vmcp can filter per request by the level each Modern client
+// asked for. Modern backends take the level per request: left alone.
+func (b *Backend) RaiseLogLevel(ctx context.Context, cs *mcp.ClientSession) error {
 	r := cs.InitializeResult()
 	if r == nil || r.Capabilities == nil || r.Capabilities.Logging == nil || r.ProtocolVersion >= modernRevision {
 		return nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, b.Timeout())
+	defer cancel()
 	return cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"})
 }

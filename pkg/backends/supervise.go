@@ -56,7 +56,7 @@ func (b *Backend) connectControl(ctx context.Context) (*mcp.ClientSession, error
 	if err != nil {
 		return nil, err
 	}
-	if err := RaiseLogLevel(ctx, cs); err != nil { // Modern clients' logs (sink.go)
+	if err := b.RaiseLogLevel(ctx, cs); err != nil { // Modern clients' logs (sink.go)
 		b.log.Warn("logging/setLevel debug not applied to the control connection", "error", err)
 	}
 	b.startEpoch(ctx, cs) // listens and resource subscriptions, before listing

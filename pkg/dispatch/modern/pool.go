@@ -218,7 +218,7 @@ func (p *sessionPool) get(ctx context.Context, b *backends.Backend, caps *mcp.Cl
 	if err != nil {
 		return nil, err
 	}
-	if err := backends.RaiseLogLevel(ctx, cs); err != nil { // filtered per request (notify)
+	if err := b.RaiseLogLevel(ctx, cs); err != nil { // filtered per request (notify)
 		p.log.Warn("logging/setLevel debug not applied to a parked call's backend session", "backend", b.Name(), "error", err)
 	}
 	ps.cs = cs
