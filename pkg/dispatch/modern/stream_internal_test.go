@@ -1,12 +1,14 @@
 package modern
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
@@ -80,4 +82,23 @@ func TestCallStreamLateNotificationWritten(t *testing.T) {
 	body := w.Body.String()
 	assert.Equal(t, "text/event-stream", w.Header().Get("Content-Type"))
 	assert.Less(t, strings.Index(body, "notifications/progress"), strings.Index(body, `"result"`), body)
+}
+
+// TestParkedProgressWithNobodyWaitingWritten pins a parked call's progress
+// while no client request waits on it (between rounds): counted, not
+// written; with a request waiting, written under that request's token.
+func TestParkedProgressWithNobodyWaitingWritten(t *testing.T) {
+	var missed []string
+	ps := &parkSession{backend: "b", miss: func(method, _ string, _ error) { missed = append(missed, method) }}
+	ps.bind(nil, "vmcp-progress-x")
+	msg := &jsonrpc.Request{Method: backends.MethodProgress, Params: json.RawMessage(`{"progressToken":"vmcp-progress-x","progress":1}`)}
+	ps.notify(context.Background(), msg)
+	assert.Equal(t, []string{backends.MethodProgress}, missed)
+
+	s, w := newTestStream(t, `{"_meta":{"progressToken":"retry-token"}}`)
+	ps.out.Store(s)
+	ps.notify(context.Background(), msg)
+	assert.Contains(t, w.Body.String(), `"progressToken":"retry-token"`)
+	ps.notify(context.Background(), &jsonrpc.Request{Method: backends.MethodProgress, Params: json.RawMessage(`{"progressToken":"foreign","progress":1}`)})
+	assert.Len(t, missed, 2, "a token the parked call did not send")
 }
