@@ -31,7 +31,7 @@ type callStream struct {
 	token    json.RawMessage   // the client's progressToken exactly as sent; nil: none
 	minted   string            // the token the backend sees instead ("" without token)
 	minLevel int               // index in logLevels of the lowest level delivered; -1: no logs
-	ew       *wire.EventWriter // the response: JSON until the first notification, then SSE
+	ew       *wire.EventWriter // the response: JSON until the first notification, then SSE (nil unless asked)
 }
 
 // logLevels are the 2026-07-28 (RFC 5424) log levels, least severe first.
@@ -41,7 +41,7 @@ var logLevels = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error"
 // client's progressToken (raw, from the request's params) and logLevel from
 // meta. An unknown level asks for no logs.
 func (d *Dispatcher) newCallStream(rq *request, backend string, meta mcp.Meta) *callStream {
-	s := &callStream{rq: rq, d: d, backend: backend, minLevel: -1, ew: wire.NewEventWriter(rq.w)}
+	s := &callStream{rq: rq, d: d, backend: backend, minLevel: -1}
 	if lv, ok := meta[mcp.MetaKeyLogLevel].(string); ok {
 		s.minLevel = slices.Index(logLevels, mcp.LoggingLevel(lv))
 	}
@@ -54,6 +54,9 @@ func (d *Dispatcher) newCallStream(rq *request, backend string, meta mcp.Meta) *
 		if json.Unmarshal(rq.params, &p) == nil && len(p.Meta.Token) > 0 && !bytes.Equal(p.Meta.Token, []byte("null")) {
 			s.token, s.minted = p.Meta.Token, backends.ProgressToken()
 		}
+	}
+	if s.asked() {
+		s.ew = wire.NewEventWriter(rq.w)
 	}
 	rq.stream = s
 	return s
@@ -140,6 +143,10 @@ func (s *callStream) deliver(method string, params json.RawMessage) {
 // begun, else a JSON body with status; later notifications are
 // undeliverable.
 func (s *callStream) finish(status int, msg []byte) {
+	if s.ew == nil { // nothing asked, nothing written before
+		writeJSON(s.rq.w, status, msg)
+		return
+	}
 	if err := s.ew.Final(status, msg); err != nil {
 		s.d.log.Debug("response not written", "backend", s.backend, "error", err)
 	}
