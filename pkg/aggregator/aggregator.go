@@ -2,6 +2,7 @@ package aggregator
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"log/slog"
 	"maps"
@@ -49,6 +50,21 @@ func (a *Aggregator) LastError() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.lastErr
+}
+
+// Conflicts returns the resource, template and duplicate-item conflicts
+// the last successful build resolved by order (see Conflict), sorted by
+// kind, key, winner and loser. Tool and prompt names withheld for colliding
+// are named in LastError instead.
+func (a *Aggregator) Conflicts() []Conflict {
+	a.mu.Lock()
+	out := slices.Collect(maps.Keys(a.conflicts))
+	a.mu.Unlock()
+	slices.SortFunc(out, func(x, y Conflict) int {
+		return cmp.Or(cmp.Compare(x.Kind, y.Kind), cmp.Compare(x.Key, y.Key),
+			cmp.Compare(x.Winner, y.Winner), cmp.Compare(x.Loser, y.Loser))
+	})
+	return out
 }
 
 // OnChange registers f, called synchronously after each catalogue swap with

@@ -16,6 +16,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
+	"github.com/vmcp/vmcp/pkg/auth"
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/capabilities"
 	"github.com/vmcp/vmcp/pkg/cluster"
@@ -59,6 +60,7 @@ type Server struct {
 	cluster  *cluster.Cluster
 	metrics  *telemetry.Metrics
 	core     *upstream.Core
+	auth     *auth.Authenticator // nil: no inbound authentication
 	handler  http.Handler
 	stateKey []byte
 }
@@ -75,6 +77,9 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: log, stateKey: key, metrics: telemetry.New()}
+	if err := s.newAuthenticator(cfg.Auth); err != nil {
+		return nil, err
+	}
 	if err := s.startCluster(opts.ClusterTiming); err != nil {
 		return nil, err
 	}
@@ -139,8 +144,8 @@ func (s *Server) modernCapabilities() *mcp.ServerCapabilities {
 	return capabilities.Compute(s.mgr.Capabilities(), modernDeliverable)
 }
 
-// Handler is the HTTP handler: the MCP endpoint at cfg.Path, /healthz and
-// /readyz.
+// Handler is the HTTP handler: the MCP endpoint at cfg.Path, /healthz,
+// /readyz, /metrics and /status (the operator page, see Status).
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Metrics are this server's Prometheus metrics (served at /metrics).
