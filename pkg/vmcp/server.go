@@ -84,8 +84,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.agg = aggregator.New(policy(cfg), log)
-	s.mgr = backends.NewManager(cfg.Backends, s.agg, log)
-	backends.Version = Version
+	s.mgr = backends.NewManager(cfg.Backends, s.agg, log, Version)
 	wait := opts.StartWait
 	if wait <= 0 {
 		wait = 10 * time.Second
