@@ -119,9 +119,20 @@ func serve(cfg *config.Config, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "vmcp:", err)
 		return 1
 	}
-	srv, err := vmcp.New(cfg, vmcp.Options{Logger: log})
+	var metrics net.Listener
+	if cfg.HTTP.MetricsListen != "" {
+		if metrics, err = net.Listen("tcp", cfg.HTTP.MetricsListen); err != nil {
+			lis.Close()
+			fmt.Fprintln(stderr, "vmcp: http.metrics_listen:", err)
+			return 1
+		}
+	}
+	srv, err := vmcp.New(cfg, vmcp.Options{Logger: log, MetricsListener: metrics})
 	if err != nil {
 		lis.Close()
+		if metrics != nil {
+			metrics.Close()
+		}
 		fmt.Fprintln(stderr, "vmcp:", err)
 		return 1
 	}

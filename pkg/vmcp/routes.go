@@ -2,36 +2,48 @@ package vmcp
 
 import (
 	"net/http"
-	"net/url"
-	"slices"
 
 	"github.com/vmcp/vmcp/pkg/dispatch/modern"
+	"github.com/vmcp/vmcp/pkg/edge"
 	"github.com/vmcp/vmcp/pkg/telemetry"
 )
 
 // modernVersion is the first protocol revision served statelessly.
 const modernVersion = modern.FirstVersion
 
-// routes builds the HTTP surface. The MCP endpoint picks the revision from
-// the request: a POST whose MCP-Protocol-Version is 2026-07-28 or later is
-// Modern; initialize, session requests, GET and DELETE are Legacy
-// (2026-07-28 versioning: a dual-era server serves both on one endpoint).
-// A POST routed to Legacy whose body is Modern (its _meta names 2026-07-28
-// or later) is refused with -32020, since its header is missing or unlike.
+// routes builds the main listener's HTTP surface behind the edge (edge.go).
+// The MCP endpoint picks the revision from the request: a POST whose
+// MCP-Protocol-Version is 2026-07-28 or later is Modern; initialize,
+// session requests, GET and DELETE are Legacy (2026-07-28 versioning: a
+// dual-era server serves both on one endpoint). A POST routed to Legacy
+// whose body is Modern (its _meta names 2026-07-28 or later) is refused
+// with -32020, since its header is missing or unlike. Browser Origins are
+// checked, and CORS answered, on the MCP endpoint only. /metrics is here
+// unless http.metrics_listen moves it to its own listener.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", s.readyz)
-	mux.Handle("GET /metrics", telemetry.Handler())
-	cop := http.NewCrossOriginProtection()
-	for _, o := range s.cfg.HTTP.AllowedOrigins {
-		_ = cop.AddTrustedOrigin(o) // validated by config
+	if s.cfg.HTTP.MetricsListen == "" {
+		mux.Handle("GET /metrics", telemetry.Handler())
 	}
-	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		http.Error(w, "Forbidden: cross-origin request rejected (Origin not allowed)", http.StatusForbidden)
-	}))
-	mux.Handle(s.cfg.Path, s.checkOrigin(cop.Handler(http.HandlerFunc(s.endpoint))))
-	return mux
+	mux.Handle(s.cfg.Path, edge.NewOrigins(s.cfg.HTTP.AllowedOrigins).Handler(http.HandlerFunc(s.endpoint)))
+	return s.edge(mux)
+}
+
+// metricsRoutes is the http.metrics_listen listener's surface: /metrics
+// alone, behind the same Host guard and body bounds.
+func (s *Server) metricsRoutes() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", telemetry.Handler())
+	return s.edge(mux)
+}
+
+// edge puts h behind what every request meets first: the DNS-rebinding
+// Host guard (http.allowed_hosts), then the body read whole within
+// http.read_body_timeout and http.max_body_bytes.
+func (s *Server) edge(h http.Handler) http.Handler {
+	return edge.NewHostGuard(s.cfg.HTTP.AllowedHosts).Handler(edge.ReadBody(h, s.cfg.HTTP.ReadBodyTimeout.D(), s.cfg.HTTP.MaxBodyBytes))
 }
 
 func (s *Server) endpoint(w http.ResponseWriter, r *http.Request) {
@@ -45,23 +57,4 @@ func (s *Server) endpoint(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.serveLegacy(w, r) // here, or forwarded to the session's owner node (cluster.go)
-}
-
-// checkOrigin refuses (403) any request, GET included, whose Origin header
-// is neither this host nor in http.allowed_origins (Streamable HTTP: servers
-// MUST validate Origin, against DNS rebinding). Requests without Origin
-// (non-browser clients) pass.
-func (s *Server) checkOrigin(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		origin := r.Header.Get("Origin")
-		if origin == "" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if u, err := url.Parse(origin); err == nil && u.Host == r.Host || slices.Contains(s.cfg.HTTP.AllowedOrigins, origin) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		http.Error(w, "Forbidden: Origin "+origin+" is not allowed", http.StatusForbidden)
-	})
 }

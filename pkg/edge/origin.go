@@ -1,0 +1,116 @@
+package edge
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/rs/cors"
+)
+
+// CORS policy for browser clients of the MCP endpoint.
+var (
+	// corsMethods are the methods of Streamable HTTP.
+	corsMethods = []string{http.MethodPost, http.MethodGet, http.MethodDelete}
+	// corsHeaders are the request headers a page may send; Mcp-Param-*
+	// headers (2026-07-28 x-mcp-header) are accepted by paramPrefix.
+	corsHeaders = []string{"Content-Type", "Authorization", "MCP-Protocol-Version", "Mcp-Session-Id",
+		"Last-Event-ID", "Mcp-Method", "Mcp-Name"}
+	// corsExposed are the response headers a page may read: its session id
+	// and the authentication challenge.
+	corsExposed = []string{"Mcp-Session-Id", "WWW-Authenticate"}
+)
+
+// paramPrefix starts every Mcp-Param-* header name (lower case).
+const paramPrefix = "mcp-param-"
+
+// Origins validates the Origin of requests to the MCP endpoint and answers
+// CORS for the allowed ones. A request without Origin (not a browser), or
+// whose Origin names the request's own Host, passes without CORS headers.
+type Origins struct {
+	allowed map[string]bool // lower-case Origins
+	listed  *cors.Cors      // AllowedHeaders = corsHeaders
+	params  *cors.Cors      // AllowedHeaders = "*", for preflights paramHeadersOnly admits
+}
+
+// NewOrigins allows the Origins in allowed (scheme://host[:port],
+// validated by pkg/config), compared case-insensitively.
+func NewOrigins(allowed []string) *Origins {
+	o := &Origins{allowed: map[string]bool{}}
+	for _, a := range allowed {
+		o.allowed[strings.ToLower(a)] = true
+	}
+	opts := cors.Options{
+		AllowOriginFunc: o.listedOrigin,
+		AllowedMethods:  corsMethods,
+		AllowedHeaders:  corsHeaders,
+		ExposedHeaders:  corsExposed,
+	}
+	o.listed = cors.New(opts)
+	opts.AllowedHeaders = []string{"*"}
+	o.params = cors.New(opts)
+	return o
+}
+
+func (o *Origins) listedOrigin(origin string) bool { return o.allowed[strings.ToLower(origin)] }
+
+// Allowed reports whether r's Origin is absent, same-host, or allowed.
+func (o *Origins) Allowed(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" || o.listedOrigin(origin) {
+		return true
+	}
+	u, err := url.Parse(origin)
+	return err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host)
+}
+
+// Handler refuses (403, naming the Origin) a request whose Origin is not
+// allowed, before next runs; answers an allowed preflight (OPTIONS with
+// Access-Control-Request-Method) with 204 and the CORS policy; and adds
+// Access-Control-Allow-Origin and -Expose-Headers to every other response
+// to an allowed Origin.
+func (o *Origins) Handler(next http.Handler) http.Handler {
+	listed, params := o.listed.Handler(next), o.params.Handler(next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !o.Allowed(r) {
+			w.Header().Set("Connection", "close")
+			http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not allowed (http.allowed_origins)", truncate(r.Header.Get("Origin"))), http.StatusForbidden)
+			return
+		}
+		if r.Method == http.MethodOptions && paramHeadersOnly(r.Header.Values("Access-Control-Request-Headers")) {
+			params.ServeHTTP(w, r)
+			return
+		}
+		listed.ServeHTTP(w, r)
+	})
+}
+
+// paramHeadersOnly reports whether a preflight's requested headers are all
+// in corsHeaders or Mcp-Param-*, and at least one is Mcp-Param-* (else the
+// listed policy answers it alone).
+func paramHeadersOnly(values []string) bool {
+	param := false
+	for _, v := range values {
+		for name := range strings.SplitSeq(v, ",") {
+			name = strings.ToLower(strings.TrimSpace(name))
+			switch {
+			case name == "":
+			case strings.HasPrefix(name, paramPrefix) && len(name) > len(paramPrefix):
+				param = true
+			case !listedHeader(name):
+				return false
+			}
+		}
+	}
+	return param
+}
+
+func listedHeader(name string) bool {
+	for _, h := range corsHeaders {
+		if strings.EqualFold(h, name) {
+			return true
+		}
+	}
+	return false
+}
