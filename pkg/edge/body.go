@@ -36,7 +36,10 @@ func ReadBody(next http.Handler, timeout time.Duration, limit int64) http.Handle
 		body, err := readAll(r.Body, r.ContentLength, limit)
 		switch {
 		case err == nil && deadline:
-			_ = rc.SetReadDeadline(time.Time{}) // the response may stream for long
+			// The response may stream for long. (net/http's HTTP/1 server
+			// also clears it when its background read starts at the body's
+			// end; this does not rely on that.)
+			_ = rc.SetReadDeadline(time.Time{})
 		case err != nil:
 			_ = rc.SetReadDeadline(time.Now()) // nothing waits on the rest of a failed body
 		}
