@@ -4,7 +4,7 @@ GO        ?= go
 BIN       := bin
 RACE      ?= -race
 
-.PHONY: build run test unit conformance bench redis vet clean
+.PHONY: build run test unit conformance bench redis chromium fuzz vet clean
 
 build: ## vmcp and the demo backend (the go-sdk conformance everything-server)
 	$(GO) build -o $(BIN)/vmcp ./cmd/vmcp
@@ -15,7 +15,7 @@ run: build ## vmcp on 127.0.0.1:8080/mcp over two real MCP servers (examples/dem
 
 test: unit conformance ## everything CI runs
 
-unit: redis ## go vet and every Go test with the race detector
+unit: redis chromium ## go vet and every Go test with the race detector (test/browser drives headless Chromium)
 	$(GO) vet ./...
 	$(GO) test $(RACE) -count=1 -timeout 20m ./...
 
@@ -27,6 +27,13 @@ bench: build ## tools/call and tools/list walks, direct vs through vmcp, with ra
 
 redis: ## make sure a Redis server listens (install and start it if needed)
 	./scripts/ensure-redis.sh
+
+chromium: ## make sure headless Chromium is installed (Debian's chromium), for test/browser
+	./scripts/ensure-chromium.sh >/dev/null
+
+FUZZTIME ?= 30s
+fuzz: ## the HTTP edge's fuzz target for a bounded time (go test runs its seeds always)
+	$(GO) test -run '^$$' -fuzz FuzzEdgeDecoding -fuzztime $(FUZZTIME) ./pkg/edge
 
 clean:
 	rm -rf $(BIN) .cache
