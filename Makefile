@@ -13,7 +13,7 @@ build: ## vmcp and the demo backend (the go-sdk conformance everything-server)
 run: build ## vmcp on 127.0.0.1:8080/mcp over two real MCP servers (examples/demo.yaml; VMCP_LISTEN, DEMO_BACKEND_PORT)
 	VMCP_LISTEN=$(VMCP_LISTEN) DEMO_BACKEND_PORT=$(DEMO_BACKEND_PORT) ./scripts/run-demo.sh
 
-test: unit conformance ## everything CI runs
+test: unit conformance fuzz ## everything CI runs
 
 unit: redis chromium ## go vet and every Go test with the race detector (test/browser drives headless Chromium)
 	$(GO) vet ./...
@@ -31,7 +31,7 @@ redis: ## make sure a Redis server listens (install and start it if needed)
 chromium: ## make sure headless Chromium is installed (Debian's chromium), for test/browser
 	./scripts/ensure-chromium.sh >/dev/null
 
-FUZZTIME ?= 30s
+FUZZTIME ?= 20s
 fuzz: ## the HTTP edge's fuzz target for a bounded time (go test runs its seeds always)
 	$(GO) test -run '^$$' -fuzz FuzzEdgeDecoding -fuzztime $(FUZZTIME) ./pkg/edge
 
