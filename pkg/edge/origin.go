@@ -55,10 +55,20 @@ func NewOrigins(allowed []string) *Origins {
 
 func (o *Origins) listedOrigin(origin string) bool { return o.allowed[strings.ToLower(origin)] }
 
-// Allowed reports whether r's Origin is absent, same-host, or allowed.
+// Allowed reports whether r's Origin is same-host or allowed. A request
+// without Origin passes (not a browser), unless a browser marked it
+// cross-site (Sec-Fetch-Site) and its method is not safe, as net/http's
+// CrossOriginProtection rules.
 func (o *Origins) Allowed(r *http.Request) bool {
 	origin := r.Header.Get("Origin")
-	if origin == "" || o.listedOrigin(origin) {
+	if origin == "" {
+		switch r.Header.Get("Sec-Fetch-Site") {
+		case "", "same-origin", "none":
+			return true
+		}
+		return r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions
+	}
+	if o.listedOrigin(origin) {
 		return true
 	}
 	u, err := url.Parse(origin)
@@ -74,8 +84,11 @@ func (o *Origins) Handler(next http.Handler) http.Handler {
 	listed, params := o.listed.Handler(next), o.params.Handler(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !o.Allowed(r) {
-			w.Header().Set("Connection", "close")
-			http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not allowed (http.allowed_origins)", truncate(r.Header.Get("Origin"))), http.StatusForbidden)
+			msg := fmt.Sprintf("Forbidden: Origin %q is not allowed (http.allowed_origins)", truncate(r.Header.Get("Origin")))
+			if r.Header.Get("Origin") == "" {
+				msg = fmt.Sprintf("Forbidden: cross-site %s without Origin (Sec-Fetch-Site %q)", r.Method, truncate(r.Header.Get("Sec-Fetch-Site")))
+			}
+			refuse(w, http.StatusForbidden, msg)
 			return
 		}
 		if r.Method == http.MethodOptions && paramHeadersOnly(r.Header.Values("Access-Control-Request-Headers")) {

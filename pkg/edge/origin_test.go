@@ -111,3 +111,20 @@ func TestRequestsWithoutOriginOrFromOwnHostPassWithoutCORS(t *testing.T) {
 	h.ServeHTTP(w, withOrigin(httptest.NewRequest(http.MethodPost, "http://vmcp.test/mcp", nil), trusted))
 	assert.Equal(t, http.StatusForbidden, w.Code, "with no allowed_origins every other Origin is refused")
 }
+
+func TestCrossSiteFetchWithoutOriginIsRefused(t *testing.T) {
+	h, ran := originsUnder(trusted)
+	r := httptest.NewRequest(http.MethodPost, "http://vmcp.test/mcp", strings.NewReader("{}"))
+	r.Header.Set("Sec-Fetch-Site", "cross-site")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	assert.Equal(t, http.StatusForbidden, w.Code)
+	assert.Contains(t, w.Body.String(), "cross-site POST without Origin")
+	assert.False(t, *ran)
+
+	r = withOrigin(httptest.NewRequest(http.MethodPost, "http://vmcp.test/mcp", strings.NewReader("{}")), "HTTPS://APP.example")
+	r.Header.Set("Sec-Fetch-Site", "cross-site")
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	assert.Equal(t, http.StatusOK, w.Code, "an allowed Origin in any case")
+}
