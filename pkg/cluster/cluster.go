@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/prometheus/client_golang/prometheus"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -25,6 +26,9 @@ type Options struct {
 	MaxEventsPerSession int          // messages kept per session in the event log (default 1000)
 	Timing              Timing       // periods and TTLs; zero fields take DefaultTiming
 	Logger              *slog.Logger // nil discards
+	// EventsNotStored counts session events the event store could not
+	// write (nil: counted nowhere else but the log).
+	EventsNotStored prometheus.Counter
 }
 
 // Cluster is this node's view of the cluster: session ownership, the
@@ -89,7 +93,7 @@ func New(opts Options) (*Cluster, error) {
 			return nil, err
 		}
 		c.redis = rc
-		c.redisEvts = newRedisEvents(rc, maxEvents, c.timing.SessionTTL, c.log)
+		c.redisEvts = newRedisEvents(rc, maxEvents, c.timing.SessionTTL, c.log, opts.EventsNotStored)
 		c.dir, c.leases, c.events = &redisDirectory{c: rc}, &redisLeases{c: rc}, c.redisEvts
 	}
 	c.transport = newTransport(c.timing.DialTimeout)

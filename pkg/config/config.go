@@ -1,5 +1,9 @@
 // Package config holds vmcp's YAML configuration: its shape, defaults and
 // validation. Load reports every problem with the key and line it concerns.
+// ParseFile also reads the MCP server lists clients keep (Claude Desktop /
+// Cursor "mcpServers" JSON, VS Code "servers" JSON), recognised by content
+// and converted into the same Config before the same defaults and
+// validation (import.go); File.YAML prints such a file as vmcp's YAML.
 package config
 
 import "time"

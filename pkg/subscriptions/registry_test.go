@@ -102,7 +102,7 @@ func res(uris ...string) []Resource {
 func TestOpenSubscribesOncePerURIAndReleaseUnsubscribesLast(t *testing.T) {
 	up := newFake()
 	up.fail["x://refused"] = true
-	r := NewRegistry(up, nil)
+	r := NewRegistry(up, nil, nil)
 	a := r.Open(t.Context(), json.RawMessage(`1`), mcp.NotificationSubscriptions{ToolsListChanged: true}, res("x://a", "x://refused"))
 	b := r.Open(t.Context(), json.RawMessage(`1`), mcp.NotificationSubscriptions{}, res("x://a", "x://b"))
 	assert.Equal(t, mcp.NotificationSubscriptions{ToolsListChanged: true, ResourceSubscriptions: []string{"x://a"}}, a.Honored,
@@ -123,7 +123,7 @@ func TestOpenSubscribesOncePerURIAndReleaseUnsubscribesLast(t *testing.T) {
 }
 
 func TestServeDeliversOnlyWhatWasGrantedWithSubscriptionID(t *testing.T) {
-	r := NewRegistry(newFake(), nil)
+	r := NewRegistry(newFake(), nil, nil)
 	a := r.Open(t.Context(), json.RawMessage(`"A"`), mcp.NotificationSubscriptions{ToolsListChanged: true}, res("x://a"))
 	b := r.Open(t.Context(), json.RawMessage(`"B"`), mcp.NotificationSubscriptions{PromptsListChanged: true}, res("x://b"))
 	sa, sb := newSink(), newSink()
@@ -164,7 +164,7 @@ func TestPendingNotificationsCoalesceAndOverflowDrops(t *testing.T) {
 	for i := range uris {
 		uris[i] = fmt.Sprintf("x://%d", i)
 	}
-	r := NewRegistry(newFake(), nil)
+	r := NewRegistry(newFake(), nil, nil)
 	s := r.Open(t.Context(), json.RawMessage(`1`), mcp.NotificationSubscriptions{ToolsListChanged: true}, res(uris...))
 	for range 3 {
 		r.ListChanged(true, true, true)
@@ -181,7 +181,7 @@ func TestPendingNotificationsCoalesceAndOverflowDrops(t *testing.T) {
 }
 
 func TestCloseEndsStreamsGracefully(t *testing.T) {
-	r := NewRegistry(nil, nil)
+	r := NewRegistry(nil, nil, nil)
 	s := r.Open(t.Context(), json.RawMessage(`7`), mcp.NotificationSubscriptions{ToolsListChanged: true}, res("x://a"))
 	assert.Empty(t, s.Honored.ResourceSubscriptions, "no upstream: no resource subscription")
 	done := make(chan bool)
@@ -200,7 +200,7 @@ func TestCloseEndsStreamsGracefully(t *testing.T) {
 }
 
 func TestServeEndsOnWriteFailure(t *testing.T) {
-	r := NewRegistry(nil, nil)
+	r := NewRegistry(nil, nil, nil)
 	s := r.Open(t.Context(), json.RawMessage(`1`), mcp.NotificationSubscriptions{ToolsListChanged: true}, nil)
 	sink := newSink()
 	sink.fail = true
@@ -216,7 +216,7 @@ func TestServeEndsOnWriteFailure(t *testing.T) {
 func TestConcurrentOpenReleaseStaysInSync(t *testing.T) {
 	up := newFake()
 	up.jitter = true
-	r := NewRegistry(up, nil)
+	r := NewRegistry(up, nil, nil)
 	var wg sync.WaitGroup
 	for i := range 16 {
 		wg.Add(1)

@@ -30,6 +30,7 @@ func (s *Server) startCluster(timing cluster.Timing) error {
 		MaxEventsPerSession: c.MaxEventsPerSession,
 		Timing:              timing,
 		Logger:              s.log,
+		EventsNotStored:     s.metrics.EventsNotStored,
 	})
 	if err != nil {
 		return err

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vmcp/vmcp/pkg/config"
-	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/pkg/vmcp"
 	"github.com/vmcp/vmcp/test/integration/harness"
 )
@@ -73,12 +72,12 @@ func TestNonLoopbackHostOnLoopbackListenerIs403UnlessAllowed(t *testing.T) {
 
 		cs, err := connectVia(t, allowing, publicHost, version)
 		require.NoError(t, err, "version %q", version)
-		relayed := testutil.ToFloat64(telemetry.Relayed.WithLabelValues("tools/call"))
+		relayed := testutil.ToFloat64(allowing.Srv.Metrics().Relayed.WithLabelValues("tools/call"))
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "alpha_echo", Arguments: map[string]any{"text": "hi"}})
 		require.NoError(t, err, "version %q", version)
 		assert.Equal(t, "echo:hi", harness.Text(t, res), "version %q", version)
 		if version != "" {
-			assert.Equal(t, relayed+1, testutil.ToFloat64(telemetry.Relayed.WithLabelValues("tools/call")), "the Legacy call went through the relay")
+			assert.Equal(t, relayed+1, testutil.ToFloat64(allowing.Srv.Metrics().Relayed.WithLabelValues("tools/call")), "the Legacy call went through the relay")
 		}
 	}
 }

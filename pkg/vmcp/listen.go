@@ -42,7 +42,7 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener, grace time.Duratio
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(lis) }()
 	if m := s.cfg.HTTP.MetricsListen; m != "" {
-		ml := s.metrics
+		ml := s.metricsLis
 		if ml == nil {
 			var err error
 			if ml, err = net.Listen("tcp", m); err != nil {
@@ -55,8 +55,8 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener, grace time.Duratio
 		servers = append(servers, msrv)
 		go func() { errc <- msrv.Serve(ml) }()
 		s.log.Info("vmcp serving /metrics", "addr", ml.Addr().String())
-	} else if s.metrics != nil {
-		_ = s.metrics.Close() // not configured: nothing serves it
+	} else if s.metricsLis != nil {
+		_ = s.metricsLis.Close() // not configured: nothing serves it
 	}
 	s.log.Info("vmcp serving", "addr", lis.Addr().String(), "path", s.cfg.Path)
 	select {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/vmcp/vmcp/pkg/dispatch/modern"
 	"github.com/vmcp/vmcp/pkg/edge"
-	"github.com/vmcp/vmcp/pkg/telemetry"
+	"github.com/vmcp/vmcp/pkg/status"
 )
 
 // modernVersion is the first protocol revision served statelessly.
@@ -18,16 +18,19 @@ const modernVersion = modern.FirstVersion
 // dual-era server serves both on one endpoint). A POST routed to Legacy
 // whose body is Modern (its _meta names 2026-07-28 or later) is refused
 // with -32020, since its header is missing or unlike. Browser Origins are
-// checked, and CORS answered, on the MCP endpoint only. /metrics is here
+// checked on the MCP endpoint and /status; CORS is answered on the MCP
+// endpoint only. /metrics is here
 // unless http.metrics_listen moves it to its own listener.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", s.readyz)
 	if s.cfg.HTTP.MetricsListen == "" {
-		mux.Handle("GET /metrics", telemetry.Handler())
+		mux.Handle("GET /metrics", s.metrics.Handler())
 	}
-	mux.Handle(s.cfg.Path, edge.NewOrigins(s.cfg.HTTP.AllowedOrigins).Handler(http.HandlerFunc(s.endpoint)))
+	origins := edge.NewOrigins(s.cfg.HTTP.AllowedOrigins)
+	mux.Handle("GET /status", origins.Guard(status.Handler(s.Status))) // operator page (pkg/status); no CORS
+	mux.Handle(s.cfg.Path, origins.Handler(http.HandlerFunc(s.endpoint)))
 	return s.edge(mux)
 }
 
@@ -35,7 +38,7 @@ func (s *Server) routes() http.Handler {
 // alone, behind the same Host guard and body bounds.
 func (s *Server) metricsRoutes() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", telemetry.Handler())
+	mux.Handle("GET /metrics", s.metrics.Handler())
 	return s.edge(mux)
 }
 

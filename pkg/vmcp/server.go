@@ -23,6 +23,8 @@ import (
 	"github.com/vmcp/vmcp/pkg/dispatch/modern"
 	"github.com/vmcp/vmcp/pkg/mrtr"
 	"github.com/vmcp/vmcp/pkg/pagination"
+	"github.com/vmcp/vmcp/pkg/telemetry"
+	"github.com/vmcp/vmcp/pkg/upstream"
 )
 
 // Version is vmcp's release version (set with -ldflags at build time).
@@ -38,6 +40,10 @@ type Options struct {
 	// ClusterTiming overrides the cluster's heartbeat periods and TTLs
 	// (zero fields: cluster.DefaultTiming); tests shorten them.
 	ClusterTiming cluster.Timing
+	// ProgressGrace overrides how long a relayed Legacy call's progress
+	// token stays known after its response (0: the default, 2s); tests
+	// shorten it.
+	ProgressGrace time.Duration
 	// MetricsListener is an open listener for /metrics when
 	// http.metrics_listen is set (bind it before New, like the main one);
 	// nil: Serve binds http.metrics_listen itself. Serve closes it.
@@ -47,16 +53,19 @@ type Options struct {
 // Server is a running vmcp: its backends are connected and supervised until
 // Close. Handler serves the MCP endpoint, /healthz and /readyz.
 type Server struct {
-	cfg      *config.Config
-	log      *slog.Logger
-	agg      *aggregator.Aggregator
-	mgr      *backends.Manager
-	legacy   *legacy.Dispatcher
-	modern   *modern.Dispatcher
-	cluster  *cluster.Cluster
-	handler  http.Handler
-	metrics  net.Listener // Options.MetricsListener
-	stateKey []byte
+	cfg     *config.Config
+	log     *slog.Logger
+	agg     *aggregator.Aggregator
+	mgr     *backends.Manager
+	legacy  *legacy.Dispatcher
+	modern  *modern.Dispatcher
+	cluster *cluster.Cluster
+	metrics *telemetry.Metrics
+	core    *upstream.Core
+	handler http.Handler
+	// metricsLis is Options.MetricsListener.
+	metricsLis net.Listener
+	stateKey   []byte
 }
 
 // New connects the configured backends and builds the endpoint. cfg must be
@@ -70,7 +79,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, stateKey: key, metrics: opts.MetricsListener}
+	s := &Server{cfg: cfg, log: log, stateKey: key, metrics: telemetry.New(), metricsLis: opts.MetricsListener}
 	if err := s.startCluster(opts.ClusterTiming); err != nil {
 		return nil, err
 	}
@@ -82,6 +91,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		wait = 10 * time.Second
 	}
 	s.mgr.Start(wait)
+	s.core = upstream.New(s.agg, s.mgr, s.metrics)
 	impl := &mcp.Implementation{Name: cfg.Name, Version: Version}
 	s.legacy = legacy.New(s.agg, s.mgr, legacy.Options{
 		Implementation: impl,
@@ -94,6 +104,9 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		Logger:         log,
 		EventStore:     s.cluster.EventStore(),
 		OnSession:      s.onSession,
+		ProgressGrace:  opts.ProgressGrace,
+		Core:           s.core,
+		Metrics:        s.metrics,
 	})
 	s.modern = modern.New(s.agg, s.mgr, modern.Options{
 		Implementation: impl,
@@ -107,6 +120,8 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		ParkTimeout:    cfg.MRTR.ParkTimeout.D(),
 		NodeID:         s.cluster.Self().ID,
 		ResumeOn:       s.resumeOn,
+		Core:           s.core,
+		Metrics:        s.metrics,
 	})
 	s.handler = s.routes()
 	return s, nil
@@ -130,8 +145,15 @@ func (s *Server) modernCapabilities() *mcp.ServerCapabilities {
 
 // Handler is the main listener's HTTP handler, behind the edge (Host
 // guard, body bounds, Origin and CORS): the MCP endpoint at cfg.Path,
-// /healthz, /readyz and, unless http.metrics_listen is set, /metrics.
+// /healthz, /readyz, /status (the operator page, see Status) and, unless
+// http.metrics_listen is set, /metrics.
 func (s *Server) Handler() http.Handler { return s.handler }
+
+// Metrics are this server's Prometheus metrics (served at /metrics).
+func (s *Server) Metrics() *telemetry.Metrics { return s.metrics }
+
+// Withheld lists the backend items kept out of the catalogue, and why.
+func (s *Server) Withheld() []aggregator.Withheld { return s.agg.Withheld() }
 
 // Ready reports whether at least one backend is connected.
 func (s *Server) Ready() bool { return s.mgr.Ready() }

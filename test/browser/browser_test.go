@@ -1,7 +1,8 @@
-// Package browser_test drives vmcp from headless Chromium: a page served
-// from one origin talks to vmcp on another with fetch, as a browser MCP
-// client would (CORS, Mcp-Session-Id, the GET stream).
-package browser_test
+// Package browser drives vmcp from headless Chromium: a page served from
+// one origin talks to vmcp on another with fetch, as a browser MCP client
+// would (CORS, Mcp-Session-Id, the GET stream), and the /status page is
+// rendered.
+package browser
 
 import (
 	"context"
@@ -10,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"os/exec"
 	"regexp"
 	"sync"
@@ -30,26 +30,6 @@ var page []byte
 
 // browserWait bounds one page run (Chromium's start included).
 const browserWait = 90 * time.Second
-
-// chromium finds the browser: $VMCP_CHROMIUM, else chromium on PATH
-// (scripts/ensure-chromium.sh installs it). Without one the test is
-// skipped, unless CI is set: there it fails.
-func chromium(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("VMCP_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "" {
-		t.Skip("chromium not found (run scripts/ensure-chromium.sh or set VMCP_CHROMIUM)")
-	}
-	t.Fatal("chromium not found and CI is set: run scripts/ensure-chromium.sh")
-	return ""
-}
 
 // pageSite serves the page at / and receives its signals: /signal (the GET
 // stream is open) and /result (the page's #out, when it is done).
@@ -85,15 +65,15 @@ func startPageSite(t *testing.T) *pageSite {
 	return p
 }
 
-// statusLog records vmcp's answers by request Origin and method.
-type statusLog struct {
+// answerLog records vmcp's answers by request Origin and method.
+type answerLog struct {
 	mu  sync.Mutex
 	got map[string][]int // "origin METHOD" -> statuses
 }
 
-func (l *statusLog) wrap(h http.Handler) http.Handler {
+func (l *answerLog) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		rw := &answerWriter{ResponseWriter: w, status: http.StatusOK}
 		h.ServeHTTP(rw, r)
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -102,31 +82,31 @@ func (l *statusLog) wrap(h http.Handler) http.Handler {
 	})
 }
 
-func (l *statusLog) statuses(origin, method string) []int {
+func (l *answerLog) statuses(origin, method string) []int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.got[origin+" "+method]
 }
 
-type statusWriter struct {
+type answerWriter struct {
 	http.ResponseWriter
 	status int
 }
 
-func (w *statusWriter) WriteHeader(code int)        { w.status = code; w.ResponseWriter.WriteHeader(code) }
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-func (w *statusWriter) Flush()                      { http.NewResponseController(w.ResponseWriter).Flush() }
+func (w *answerWriter) WriteHeader(code int)        { w.status = code; w.ResponseWriter.WriteHeader(code) }
+func (w *answerWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *answerWriter) Flush()                      { http.NewResponseController(w.ResponseWriter).Flush() }
 
 // startVMCP serves vmcp (its own http.Server settings) over backend,
 // allowing the given Origins, and records its statuses.
-func startVMCP(t *testing.T, backend config.Backend, origins ...string) (*vmcp.Server, string, *statusLog) {
+func startVMCP(t *testing.T, backend config.Backend, origins ...string) (*vmcp.Server, string, *answerLog) {
 	t.Helper()
 	cfg := &config.Config{Listen: "127.0.0.1:0", Backends: []config.Backend{backend}}
 	cfg.ApplyDefaults()
 	cfg.HTTP.AllowedOrigins = origins
 	srv, err := vmcp.New(cfg, vmcp.Options{})
 	require.NoError(t, err)
-	log := &statusLog{got: map[string][]int{}}
+	log := &answerLog{got: map[string][]int{}}
 	hs := httptest.NewUnstartedServer(nil)
 	hs.Config = srv.HTTPServer()
 	hs.Config.Handler = log.wrap(hs.Config.Handler)
@@ -204,7 +184,7 @@ func items(dom string) map[string]string {
 // with Mcp-Method and Mcp-Name, and DELETE. The same page from another
 // Origin fails at its first request: vmcp answers its preflight 403.
 func TestBrowserPageUsesVMCPAcrossOrigins(t *testing.T) {
-	browser := chromium(t)
+	browser := chromiumPath(t)
 	b := harness.StartBackend(t, "alpha", harness.Stateful, func(s *mcp.Server) { harness.AddEcho(s, "echo") })
 	allowed, other := startPageSite(t), startPageSite(t)
 	srv, target, statuses := startVMCP(t, b.Config(), allowed.URL)

@@ -16,6 +16,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/identity"
+	"github.com/vmcp/vmcp/pkg/telemetry"
+	"github.com/vmcp/vmcp/pkg/upstream"
 )
 
 // Options configures the Legacy dispatcher.
@@ -35,11 +38,22 @@ type Options struct {
 	// true, during initialize: an error refuses the initialize with its
 	// message) and when it ends (start false; the error is ignored).
 	OnSession func(id string, start bool) error
+	// ProgressGrace is how long a relayed call's progress token stays known
+	// after its response (<= 0: DefaultProgressGrace).
+	ProgressGrace time.Duration
+	// Core routes and sends every request to a backend (nil: a core of
+	// its own over agg and mgr).
+	Core *upstream.Core
+	// Metrics counts undeliverable messages and relayed calls (nil:
+	// metrics of its own).
+	Metrics *telemetry.Metrics
 }
 
 // Dispatcher is the Legacy half of the vmcp endpoint.
 type Dispatcher struct {
 	opts    Options
+	core    *upstream.Core
+	metrics *telemetry.Metrics
 	agg     *aggregator.Aggregator
 	mgr     *backends.Manager
 	server  *mcp.Server
@@ -58,7 +72,16 @@ type Dispatcher struct {
 // New builds the dispatcher, registers the current catalogue and follows
 // its changes.
 func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispatcher {
-	d := &Dispatcher{opts: opts, agg: agg, mgr: mgr, log: opts.Logger, sessions: map[string]*clientSession{}}
+	if opts.Metrics == nil {
+		opts.Metrics = telemetry.New()
+	}
+	if opts.ProgressGrace <= 0 {
+		opts.ProgressGrace = DefaultProgressGrace
+	}
+	if opts.Core == nil {
+		opts.Core = upstream.New(agg, mgr, opts.Metrics)
+	}
+	d := &Dispatcher{opts: opts, core: opts.Core, metrics: opts.Metrics, agg: agg, mgr: mgr, log: opts.Logger, sessions: map[string]*clientSession{}}
 	d.server = mcp.NewServer(opts.Implementation, &mcp.ServerOptions{
 		Instructions:            opts.Instructions,
 		Logger:                  slog.New(minLevel{opts.Logger.Handler(), slog.LevelWarn}),
@@ -91,6 +114,7 @@ func (d *Dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method == http.MethodPost && id != "" {
 		if s := d.lookup(id); s != nil {
+			s.setPrincipal(identity.From(r.Context()))
 			s.idle.start()
 			defer s.idle.end()
 			handled, sdk := d.relay(w, r, s)
@@ -99,12 +123,14 @@ func (d *Dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			if sdk != nil { // one set of in-flight ids for both paths
 				key, _ := idKey(sdk.ID)
-				untrack, ok := s.relayState.track(key, nil)
+				mw := &mutableWriter{ResponseWriter: w}
+				untrack, ok := s.relayState.track(key, tracked{mute: mw.mute})
 				if !ok {
 					_ = newEventWriter(w).fail(http.StatusBadRequest, sdk.ID, errDuplicateID)
 					return
 				}
 				defer untrack()
+				w = mw
 			}
 		}
 	}
