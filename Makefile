@@ -34,8 +34,9 @@ chromium: ## make sure headless Chromium is installed (Debian's chromium), for t
 	./scripts/ensure-chromium.sh >/dev/null
 
 FUZZTIME ?= 20s
-fuzz: ## the HTTP edge's fuzz target for a bounded time (go test runs its seeds always)
+fuzz: ## the HTTP edge's and the endpoint's fuzz targets, each for FUZZTIME (go test runs their seeds always)
 	$(GO) test -run '^$$' -fuzz FuzzEdgeDecoding -fuzztime $(FUZZTIME) ./pkg/edge
+	$(GO) test -run '^$$' -fuzz FuzzEndpointDecoding -fuzztime $(FUZZTIME) ./pkg/vmcp
 
 clean:
 	rm -rf $(BIN) .cache
