@@ -34,14 +34,11 @@ func ReadBody(next http.Handler, timeout time.Duration, limit int64) http.Handle
 		rc := http.NewResponseController(w)
 		deadline := timeout > 0 && rc.SetReadDeadline(time.Now().Add(timeout)) == nil
 		body, err := readAll(r.Body, r.ContentLength, limit)
-		switch {
-		case err == nil && deadline:
+		if err == nil && deadline {
 			// The response may stream for long. (net/http's HTTP/1 server
 			// also clears it when its background read starts at the body's
 			// end; this does not rely on that.)
 			_ = rc.SetReadDeadline(time.Time{})
-		case err != nil:
-			_ = rc.SetReadDeadline(time.Now()) // nothing waits on the rest of a failed body
 		}
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded):
@@ -84,9 +81,18 @@ func readAll(rd io.Reader, size, limit int64) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// refuse answers a request whose body was not read whole, and closes the
-// connection: what is left of the body is never read.
+// refuse answers a request whose body may not have been read whole, and
+// closes the connection: what is left of the body is never read (net/http
+// would otherwise try to drain up to 256 KiB of it after the handler,
+// waiting on a stalled client).
 func refuse(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Connection", "close")
+	dontRead(w)
 	http.Error(w, msg, status)
+}
+
+// dontRead closes the connection after this response, and expires its read
+// deadline, so nothing waits on the rest of the request's body.
+func dontRead(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 }

@@ -66,7 +66,7 @@ func (g *HostGuard) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ok, listed := g.Check(r)
 		if !ok {
-			http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q (a loopback listener serves loopback names and http.allowed_hosts)", truncate(r.Host)), http.StatusForbidden)
+			refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: invalid Host header %q (a loopback listener serves loopback names and http.allowed_hosts)", truncate(r.Host)))
 			return
 		}
 		if listed {

@@ -96,7 +96,7 @@ func (o *Origins) refuse(w http.ResponseWriter, r *http.Request) {
 }
 
 // Handler refuses (403, naming the Origin) a request whose Origin is not
-// allowed, before next runs; answers an allowed preflight (OPTIONS with
+// allowed, before next runs and without reading its body; answers an allowed preflight (OPTIONS with
 // Access-Control-Request-Method) with 204 and the CORS policy; and adds
 // Access-Control-Allow-Origin and -Expose-Headers to every other response
 // to an allowed Origin.
@@ -107,7 +107,11 @@ func (o *Origins) Handler(next http.Handler) http.Handler {
 			o.refuse(w, r)
 			return
 		}
-		if r.Method == http.MethodOptions && paramHeadersOnly(r.Header.Values("Access-Control-Request-Headers")) {
+		preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
+		if preflight && r.ContentLength != 0 {
+			dontRead(w) // rs/cors answers without reading a body; a preflight has none
+		}
+		if preflight && paramHeadersOnly(r.Header.Values("Access-Control-Request-Headers")) {
 			params.ServeHTTP(w, r)
 			return
 		}

@@ -1,6 +1,7 @@
 package vmcp_test
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"net"
@@ -134,6 +135,15 @@ func TestCORSFromAllowedOriginAndRefusalOfOthers(t *testing.T) {
 	assert.Equal(t, origin, resp.Header.Get("Access-Control-Allow-Origin"))
 	assert.Contains(t, strings.ToLower(resp.Header.Get("Access-Control-Expose-Headers")), "mcp-session-id")
 	assert.Contains(t, strings.ToLower(resp.Header.Get("Access-Control-Expose-Headers")), "www-authenticate")
+	// The edge's own refusals carry CORS too, so the page can read them.
+	c := rawConn(t, v.Addr)
+	_, _ = io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: "+v.Addr+"\r\nOrigin: "+origin+"\r\nContent-Type: application/json\r\nContent-Length: 5000000\r\n\r\n")
+	tooLarge, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err)
+	tooLarge.Body.Close()
+	assert.Equal(t, http.StatusRequestEntityTooLarge, tooLarge.StatusCode)
+	assert.Equal(t, origin, tooLarge.Header.Get("Access-Control-Allow-Origin"))
+
 	sessions := v.Srv.SessionCount()
 
 	for _, method := range []string{http.MethodOptions, http.MethodPost} {

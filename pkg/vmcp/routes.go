@@ -11,16 +11,16 @@ import (
 // modernVersion is the first protocol revision served statelessly.
 const modernVersion = modern.FirstVersion
 
-// routes builds the main listener's HTTP surface behind the edge (edge.go).
-// The MCP endpoint picks the revision from the request: a POST whose
-// MCP-Protocol-Version is 2026-07-28 or later is Modern; initialize,
-// session requests, GET and DELETE are Legacy (2026-07-28 versioning: a
-// dual-era server serves both on one endpoint). A POST routed to Legacy
-// whose body is Modern (its _meta names 2026-07-28 or later) is refused
-// with -32020, since its header is missing or unlike. Browser Origins are
-// checked on the MCP endpoint and /status; CORS is answered on the MCP
-// endpoint only. /metrics is here
-// unless http.metrics_listen moves it to its own listener.
+// routes builds the main listener's HTTP surface behind the edge
+// (pkg/edge): the Host guard; on the MCP endpoint the Origin check and
+// CORS; the body bounds. The MCP endpoint picks the revision from the
+// request: a POST whose MCP-Protocol-Version is 2026-07-28 or later is
+// Modern; initialize, session requests, GET and DELETE are Legacy
+// (2026-07-28 versioning: a dual-era server serves both on one endpoint).
+// A POST routed to Legacy whose body is Modern (its _meta names 2026-07-28
+// or later) is refused with -32020, since its header is missing or unlike.
+// /status checks Origins too, without CORS. /metrics is here unless
+// http.metrics_listen moves it to its own listener.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
@@ -30,8 +30,16 @@ func (s *Server) routes() http.Handler {
 	}
 	origins := edge.NewOrigins(s.cfg.HTTP.AllowedOrigins)
 	mux.Handle("GET /status", origins.Guard(status.Handler(s.Status))) // operator page (pkg/status); no CORS
-	mux.Handle(s.cfg.Path, origins.Handler(http.HandlerFunc(s.endpoint)))
-	return s.edge(mux)
+	mux.HandleFunc(s.cfg.Path, s.endpoint)
+	bounded := s.bodies(mux)
+	endpoint := origins.Handler(bounded) // CORS headers on every answer, 408 and 413 included
+	return s.hosts(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mux.Handler(r); pattern == s.cfg.Path { // the mux's own choice
+			endpoint.ServeHTTP(w, r)
+			return
+		}
+		bounded.ServeHTTP(w, r)
+	}))
 }
 
 // metricsRoutes is the http.metrics_listen listener's surface: /metrics
@@ -39,14 +47,19 @@ func (s *Server) routes() http.Handler {
 func (s *Server) metricsRoutes() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", s.metrics.Handler())
-	return s.edge(mux)
+	return s.hosts(s.bodies(mux))
 }
 
-// edge puts h behind what every request meets first: the DNS-rebinding
-// Host guard (http.allowed_hosts), then the body read whole within
-// http.read_body_timeout and http.max_body_bytes.
-func (s *Server) edge(h http.Handler) http.Handler {
-	return edge.NewHostGuard(s.cfg.HTTP.AllowedHosts).Handler(edge.ReadBody(h, s.cfg.HTTP.ReadBodyTimeout.D(), s.cfg.HTTP.MaxBodyBytes))
+// hosts is the DNS-rebinding Host guard (http.allowed_hosts), what every
+// request meets first.
+func (s *Server) hosts(h http.Handler) http.Handler {
+	return edge.NewHostGuard(s.cfg.HTTP.AllowedHosts).Handler(h)
+}
+
+// bodies reads every request body whole within http.read_body_timeout and
+// http.max_body_bytes before h runs.
+func (s *Server) bodies(h http.Handler) http.Handler {
+	return edge.ReadBody(h, s.cfg.HTTP.ReadBodyTimeout.D(), s.cfg.HTTP.MaxBodyBytes)
 }
 
 func (s *Server) endpoint(w http.ResponseWriter, r *http.Request) {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,9 +32,17 @@ func shortEdgeTimeouts(c *config.Config) {
 	c.HTTP.ReadBodyTimeout = config.Duration(bodyTimeout)
 	c.HTTP.IdleTimeout = config.Duration(idleTimeout)
 	c.HTTP.ReadHeaderTimeout = config.Duration(headerTimeout)
+	c.HTTP.MaxBodyBytes = 2048 // below net/http's 256 KiB post-handler drain
+	c.HTTP.AllowedOrigins = []string{"http://app.example"}
 }
 
 const stalledPost = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n"
+
+// stalled is a request with the given method and extra header lines that
+// announces a 100-byte body and sends none of it.
+func stalled(method, host, extra string) string {
+	return method + " /mcp HTTP/1.1\r\nHost: " + host + "\r\nContent-Type: application/json\r\n" + extra + "Content-Length: 100\r\n\r\n"
+}
 
 // Each slow client holds a connection (and a server goroutine) until its
 // timeout closes it; then the goroutines return to the baseline. Before
@@ -57,6 +66,22 @@ func TestSlowClientsAreClosedWithinTheirTimeoutAndGoroutinesReturn(t *testing.T)
 			func(c net.Conn) { _, _ = io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") }, nil},
 		{"headers never finished", headerTimeout, 0,
 			func(c net.Conn) { _, _ = io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n") }, nil},
+		// Refused at once, the rest of the body unread: the connection
+		// closes now rather than wait on the body (timeout 0).
+		{"refused Origin with a stalled body", 0, http.StatusForbidden,
+			func(c net.Conn) {
+				_, _ = io.WriteString(c, stalled("POST", "127.0.0.1", "Origin: http://evil.example\r\n"))
+			}, nil},
+		{"refused Host with a stalled body", 0, http.StatusForbidden,
+			func(c net.Conn) { _, _ = io.WriteString(c, stalled("POST", "evil.example", "")) }, nil},
+		{"preflight with a stalled body", 0, http.StatusNoContent,
+			func(c net.Conn) {
+				_, _ = io.WriteString(c, stalled("OPTIONS", "127.0.0.1", "Origin: http://app.example\r\nAccess-Control-Request-Method: POST\r\n"))
+			}, nil},
+		{"body announced over max_body_bytes", 0, http.StatusRequestEntityTooLarge,
+			func(c net.Conn) {
+				_, _ = io.WriteString(c, strings.Replace(stalledPost, "Content-Length: 100", "Content-Length: 4096", 1))
+			}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
