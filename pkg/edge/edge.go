@@ -1,17 +1,23 @@
 // Package edge is what every HTTP request to vmcp meets before it is
-// routed:
+// routed, in this order (pkg/vmcp composes them; Origins only on the MCP
+// endpoint):
 //
 //   - HostGuard: the DNS-rebinding guard. A request arriving on a loopback
 //     address must name a loopback Host or one of http.allowed_hosts (403
-//     otherwise), on every endpoint: MCP, /healthz, /readyz, /metrics.
+//     otherwise), on every endpoint: MCP, /healthz, /readyz, /status,
+//     /metrics.
+//   - Origins: browser Origins are validated (403 unless same-host or in
+//     http.allowed_origins; Streamable HTTP: servers MUST validate Origin)
+//     and CORS is answered for the allowed ones (github.com/rs/cors);
+//     Guard is the check without CORS (/status).
 //   - ReadBody: the request body is read whole within http.read_body_timeout
 //     (408 beyond) and http.max_body_bytes (413 beyond), then handed on in
 //     memory, so no handler ever waits on a slow client's body.
-//   - Origins: browser Origins are validated (403 unless same-host or in
-//     http.allowed_origins; Streamable HTTP: servers MUST validate Origin)
-//     and CORS is answered for the allowed ones (github.com/rs/cors).
 //   - NewServer: the one http.Server construction, with header and idle
 //     timeouts and no write timeout, since SSE responses live long.
+//
+// A request refused before its body is read closes its connection at once,
+// so a stalled body holds nothing.
 package edge
 
 import (
