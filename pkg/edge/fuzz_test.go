@@ -29,7 +29,7 @@ func FuzzEdgeDecoding(f *testing.F) {
 			return
 		}
 		ran := false
-		h := g.Handler(ReadBody(o.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ran = true })), time.Second, 1024))
+		h := g.Handler(o.Handler(ReadBody(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ran = true }), time.Second, 1024))) // pkg/vmcp's order
 		r := httptest.NewRequest(http.MethodGet, "http://vmcp.test/mcp", strings.NewReader(body))
 		r.Method, r.Host = method, host
 		r.Header.Set("Origin", origin)
