@@ -141,6 +141,9 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path string, key *yaml.Node)
 		return
 	}
 	n = deref(n)
+	for t.Kind() == reflect.Pointer { // optional sections (auth)
+		t = t.Elem()
+	}
 	if _, seen := w.ix.entries[path]; !seen {
 		w.ix.entries[path] = entry{key: key, val: n}
 	}

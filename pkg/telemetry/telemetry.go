@@ -37,6 +37,13 @@ type Metrics struct {
 	// the cluster event store (a Last-Event-ID resume cannot replay them;
 	// the live stream still carried them).
 	EventsNotStored prometheus.Counter
+	// AuthRejected counts MCP endpoint requests refused by authentication,
+	// by reason (no_token, invalid_request, invalid_token,
+	// insufficient_scope, unavailable).
+	AuthRejected *prometheus.CounterVec
+	// SessionForbidden counts Legacy session requests refused (403)
+	// because another principal created the session, by HTTP method.
+	SessionForbidden *prometheus.CounterVec
 }
 
 // New returns a fresh set of metrics on a registry of its own.
@@ -68,10 +75,24 @@ func New() *Metrics {
 			Name: "vmcp_session_events_not_stored_total",
 			Help: "Session events that could not be written to the cluster event store.",
 		}),
+		AuthRejected: NewAuthRejected(),
+		SessionForbidden: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vmcp_session_principal_mismatch_total",
+			Help: "Legacy session requests refused because another principal created the session, by method.",
+		}, []string{"method"}),
 	}
 	m.Registry.MustRegister(m.Undeliverable, m.BackendRequests, m.BackendErrors, m.BackendLatency,
-		m.Relayed, m.EventsNotStored, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		m.Relayed, m.EventsNotStored, m.AuthRejected, m.SessionForbidden, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// NewAuthRejected is the vmcp_auth_rejected_requests_total{reason} counter
+// (for an authenticator built without a server's Metrics).
+func NewAuthRejected() *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "vmcp_auth_rejected_requests_total",
+		Help: "MCP endpoint requests refused by authentication, by reason.",
+	}, []string{"reason"})
 }
 
 // Handler serves m's registry in the Prometheus text format.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/vmcp/vmcp/pkg/auth/authtest"
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/vmcp"
 	"github.com/vmcp/vmcp/test/integration/harness"
@@ -156,4 +158,47 @@ func TestCORSFromAllowedOriginAndRefusalOfOthers(t *testing.T) {
 		assert.Empty(t, resp.Header.Get("Access-Control-Allow-Origin"))
 	}
 	assert.Equal(t, sessions, v.Srv.SessionCount(), "a refused Origin creates no session")
+}
+
+// With auth configured a browser's preflight needs no token (204), a
+// request without one gets 401 whose challenge the page can read
+// (Access-Control-Expose-Headers: WWW-Authenticate), and the protected
+// resource metadata it points to is readable cross-origin.
+func TestCORSWithAuthPreflightNeedsNoTokenAnd401IsReadable(t *testing.T) {
+	const origin = "http://app.example:3000"
+	idp := authtest.Start(t, audience)
+	v, _ := protected(t, idp, func(c *config.Config) { c.HTTP.AllowedOrigins = []string{origin} })
+
+	req, err := http.NewRequest(http.MethodOptions, v.URL, nil)
+	require.NoError(t, err)
+	req.Header.Set("Origin", origin)
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	req.Header.Set("Access-Control-Request-Headers", "authorization,content-type")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusNoContent, resp.StatusCode)
+	assert.Equal(t, origin, resp.Header.Get("Access-Control-Allow-Origin"))
+
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"page","version":"1"}}}`
+	resp, err = http.DefaultClient.Do(post(t, v.URL, init, map[string]string{"Origin": origin}))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	assert.Equal(t, origin, resp.Header.Get("Access-Control-Allow-Origin"))
+	assert.Contains(t, strings.ToLower(resp.Header.Get("Access-Control-Expose-Headers")), "www-authenticate")
+	challenge := resp.Header.Get("WWW-Authenticate")
+	require.Contains(t, challenge, "resource_metadata=")
+
+	meta := strings.Trim(strings.SplitN(strings.SplitN(challenge, `resource_metadata="`, 2)[1], `"`, 2)[0], " ")
+	u, err := url.Parse(meta)
+	require.NoError(t, err)
+	mreq, err := http.NewRequest(http.MethodGet, v.Base+u.Path, nil)
+	require.NoError(t, err)
+	mreq.Header.Set("Origin", origin)
+	resp, err = http.DefaultClient.Do(mreq)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode, u.Path)
+	assert.NotEmpty(t, resp.Header.Get("Access-Control-Allow-Origin"), "public metadata: the go-sdk handler answers CORS for any Origin")
 }

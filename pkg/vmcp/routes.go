@@ -20,7 +20,10 @@ const modernVersion = modern.FirstVersion
 // A POST routed to Legacy whose body is Modern (its _meta names 2026-07-28
 // or later) is refused with -32020, since its header is missing or unlike.
 // /status checks Origins too, without CORS. /metrics is here unless
-// http.metrics_listen moves it to its own listener.
+// http.metrics_listen moves it to its own listener. With auth configured
+// every endpoint request needs a bearer token (after CORS, so a 401 carries
+// it and a preflight needs none), and the protected resource metadata is
+// served (auth.go).
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
@@ -30,12 +33,13 @@ func (s *Server) routes() http.Handler {
 	}
 	origins := edge.NewOrigins(s.cfg.HTTP.AllowedOrigins)
 	mux.Handle("GET /status", origins.Guard(status.Handler(s.Status))) // operator page (pkg/status); no CORS
-	mux.HandleFunc(s.cfg.Path, s.endpoint)
+	mux.Handle(s.cfg.Path, s.authenticated(http.HandlerFunc(s.endpoint)))
+	s.metadataRoutes(mux) // auth.go; public, with its own CORS
 	bounded := s.bodies(mux)
-	endpoint := origins.Handler(bounded) // CORS headers on every answer, 408 and 413 included
+	withCORS := origins.Handler(bounded) // CORS headers on every answer, 401, 408 and 413 included
 	return s.hosts(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, pattern := mux.Handler(r); pattern == s.cfg.Path { // the mux's own choice
-			endpoint.ServeHTTP(w, r)
+			withCORS.ServeHTTP(w, r)
 			return
 		}
 		bounded.ServeHTTP(w, r)

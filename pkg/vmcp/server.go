@@ -15,6 +15,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
+	"github.com/vmcp/vmcp/pkg/auth"
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/capabilities"
 	"github.com/vmcp/vmcp/pkg/cluster"
@@ -53,19 +54,20 @@ type Options struct {
 // Server is a running vmcp: its backends are connected and supervised until
 // Close. Handler serves the MCP endpoint, /healthz and /readyz.
 type Server struct {
-	cfg     *config.Config
-	log     *slog.Logger
-	agg     *aggregator.Aggregator
-	mgr     *backends.Manager
-	legacy  *legacy.Dispatcher
-	modern  *modern.Dispatcher
-	cluster *cluster.Cluster
-	metrics *telemetry.Metrics
-	core    *upstream.Core
-	handler http.Handler
+	cfg      *config.Config
+	log      *slog.Logger
+	agg      *aggregator.Aggregator
+	mgr      *backends.Manager
+	legacy   *legacy.Dispatcher
+	modern   *modern.Dispatcher
+	cluster  *cluster.Cluster
+	metrics  *telemetry.Metrics
+	core     *upstream.Core
+	auth     *auth.Authenticator // nil: no inbound authentication
+	handler  http.Handler
+	stateKey []byte
 	// metricsLis is Options.MetricsListener.
 	metricsLis net.Listener
-	stateKey   []byte
 }
 
 // New connects the configured backends and builds the endpoint. cfg must be
@@ -80,6 +82,9 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: log, stateKey: key, metrics: telemetry.New(), metricsLis: opts.MetricsListener}
+	if err := s.newAuthenticator(cfg.Auth); err != nil {
+		return nil, err
+	}
 	if err := s.startCluster(opts.ClusterTiming); err != nil {
 		return nil, err
 	}

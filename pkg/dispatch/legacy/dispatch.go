@@ -35,9 +35,11 @@ type Options struct {
 	// (2025-11-25 transports, resumability); nil disables resumption.
 	EventStore mcp.EventStore
 	// OnSession, if set, is called when a client session starts (start
-	// true, during initialize: an error refuses the initialize with its
-	// message) and when it ends (start false; the error is ignored).
-	OnSession func(id string, start bool) error
+	// true, during initialize, with the initialize request's context, which
+	// carries its identity.Principal: an error refuses the initialize with
+	// its message) and when it ends (start false, a background context; the
+	// error is ignored).
+	OnSession func(ctx context.Context, id string, start bool) error
 	// ProgressGrace is how long a relayed call's progress token stays known
 	// after its response (<= 0: DefaultProgressGrace).
 	ProgressGrace time.Duration
@@ -199,7 +201,7 @@ func (d *Dispatcher) lifecycle(next mcp.MethodHandler) mcp.MethodHandler {
 		if ss == nil {
 			return next(ctx, method, req)
 		}
-		if err := d.admit(ss); err != nil {
+		if err := d.admit(ctx, ss); err != nil {
 			return nil, err
 		}
 		res, err := next(ctx, method, req)
@@ -212,7 +214,7 @@ func (d *Dispatcher) lifecycle(next mcp.MethodHandler) mcp.MethodHandler {
 
 // admit registers a new client session, or fails when sessions.max is
 // reached or OnSession refuses it.
-func (d *Dispatcher) admit(ss *mcp.ServerSession) error {
+func (d *Dispatcher) admit(ctx context.Context, ss *mcp.ServerSession) error {
 	d.mu.Lock()
 	if _, ok := d.sessions[ss.ID()]; ok {
 		d.mu.Unlock()
@@ -228,11 +230,12 @@ func (d *Dispatcher) admit(ss *mcp.ServerSession) error {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("too many client sessions (sessions.max is %d); retry later", d.opts.MaxSessions)}
 	}
 	s := newClientSession(d, ss)
+	s.setPrincipal(identity.From(ctx)) // the initialize request's (the HTTP edge put it there)
 	d.sessions[ss.ID()] = s
 	d.wg.Add(1)
 	d.mu.Unlock()
 	if d.opts.OnSession != nil {
-		if err := d.opts.OnSession(s.id, true); err != nil { // outside d.mu: may do I/O
+		if err := d.opts.OnSession(ctx, s.id, true); err != nil { // outside d.mu: may do I/O
 			d.mu.Lock()
 			delete(d.sessions, s.id)
 			d.mu.Unlock()
@@ -258,7 +261,7 @@ func (d *Dispatcher) release(s *clientSession) {
 	}
 	d.mu.Unlock()
 	if d.opts.OnSession != nil {
-		_ = d.opts.OnSession(s.id, false)
+		_ = d.opts.OnSession(context.Background(), s.id, false)
 	}
 	s.close()
 }
