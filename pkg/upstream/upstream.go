@@ -19,6 +19,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/identity"
+	"github.com/vmcp/vmcp/pkg/policy"
 	"github.com/vmcp/vmcp/pkg/telemetry"
 )
 
@@ -55,7 +56,12 @@ type Core struct {
 	agg     *aggregator.Aggregator
 	mgr     *backends.Manager
 	metrics *telemetry.Metrics
+	policy  *policy.Policy // nil: every principal may use everything
 }
+
+// SetPolicy makes Route refuse what p does not allow the request's
+// principal, with the error of an unknown name (call before serving).
+func (c *Core) SetPolicy(p *policy.Policy) { c.policy = p }
 
 // New returns the call core over agg's catalogue and mgr's backends,
 // counting into metrics.
@@ -66,7 +72,8 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, metrics *telemetry.M
 // Route resolves req's advertised name on one catalogue snapshot and
 // chooses its transport. An unknown tool or prompt is -32602 naming it
 // (and the backends that are down); an unknown URI is the SDK's
-// resource-not-found error (-32602).
+// resource-not-found error (-32602). A name the policy does not allow the
+// principal gets exactly the error of an unknown one (no existence oracle).
 func (c *Core) Route(req *Request) (Target, error) {
 	cat := c.agg.Current()
 	var t Target
@@ -74,19 +81,19 @@ func (c *Core) Route(req *Request) (Target, error) {
 	switch req.Method {
 	case "tools/call":
 		tool, rt, ok := cat.Tool(req.Name)
-		if !ok {
+		if !ok || !c.policy.Allows(req.Principal, aggregator.KindTools, rt.Backend, req.Name) {
 			return t, ErrUnknownTool(req.Name, c.mgr.Unavailable())
 		}
 		backend, t.Name, t.Tool = rt.Backend, rt.Name, tool
 	case "prompts/get":
 		_, rt, ok := cat.Prompt(req.Name)
-		if !ok {
+		if !ok || !c.policy.Allows(req.Principal, aggregator.KindPrompts, rt.Backend, req.Name) {
 			return t, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Name)}
 		}
 		backend, t.Name = rt.Backend, rt.Name
 	case "resources/read", "resources/subscribe", "resources/unsubscribe":
 		rt, ok := cat.Resource(req.Name)
-		if !ok {
+		if !ok || !c.policy.Allows(req.Principal, aggregator.KindResources, rt.Backend, req.Name) {
 			return t, mcp.ResourceNotFoundError(req.Name)
 		}
 		backend, t.Name = rt.Backend, rt.Name

@@ -25,6 +25,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/mrtr"
 	"github.com/vmcp/vmcp/pkg/pagination"
+	"github.com/vmcp/vmcp/pkg/policy"
 	"github.com/vmcp/vmcp/pkg/subscriptions"
 	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/pkg/upstream"
@@ -41,6 +42,7 @@ type Options struct {
 	PageSize       int                            // list page size (<= 0: everything on one page)
 	MaxBodyBytes   int64                          // request body limit (413 beyond; <= 0: none)
 	Codec          *pagination.Codec              // mints and checks list cursors (required)
+	Policy         *policy.Policy                 // per-principal views of lists and listen streams (nil: everything)
 	Capabilities   func() *mcp.ServerCapabilities // Modern capabilities (pkg/capabilities)
 	Logger         *slog.Logger                   // nil discards
 
@@ -115,6 +117,7 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 	}
 	if opts.Core == nil {
 		opts.Core = upstream.New(agg, mgr, opts.Metrics)
+		opts.Core.SetPolicy(opts.Policy)
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
