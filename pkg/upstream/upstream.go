@@ -75,32 +75,67 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, metrics *telemetry.M
 // resource-not-found error (-32602). A name the policy does not allow the
 // principal gets exactly the error of an unknown one (no existence oracle).
 func (c *Core) Route(req *Request) (Target, error) {
+	rt, tool, found, err := c.lookup(req)
+	switch {
+	case err != nil:
+		return Target{}, err
+	case !found || !c.allowed(req, rt.Backend):
+		return Target{}, c.unknown(req)
+	}
+	return c.Pin(req, rt.Backend, rt.Name, tool)
+}
+
+// Hidden is the error of an unknown name when req names an item of the
+// catalogue that the policy hides from its principal, else nil: the check
+// of Route for a path that resolves names itself.
+func (c *Core) Hidden(req *Request) error {
+	if c.policy == nil {
+		return nil
+	}
+	if rt, _, found, err := c.lookup(req); err == nil && found && !c.allowed(req, rt.Backend) {
+		return c.unknown(req)
+	}
+	return nil
+}
+
+// lookup resolves req's name on the current catalogue.
+func (c *Core) lookup(req *Request) (rt aggregator.Route, tool *mcp.Tool, found bool, err error) {
 	cat := c.agg.Current()
-	var t Target
-	var backend string
 	switch req.Method {
 	case "tools/call":
-		tool, rt, ok := cat.Tool(req.Name)
-		if !ok || !c.policy.Allows(req.Principal, aggregator.KindTools, rt.Backend, req.Name) {
-			return t, ErrUnknownTool(req.Name, c.mgr.Unavailable())
-		}
-		backend, t.Name, t.Tool = rt.Backend, rt.Name, tool
+		tool, rt, found = cat.Tool(req.Name)
 	case "prompts/get":
-		_, rt, ok := cat.Prompt(req.Name)
-		if !ok || !c.policy.Allows(req.Principal, aggregator.KindPrompts, rt.Backend, req.Name) {
-			return t, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Name)}
-		}
-		backend, t.Name = rt.Backend, rt.Name
+		_, rt, found = cat.Prompt(req.Name)
 	case "resources/read", "resources/subscribe", "resources/unsubscribe":
-		rt, ok := cat.Resource(req.Name)
-		if !ok || !c.policy.Allows(req.Principal, aggregator.KindResources, rt.Backend, req.Name) {
-			return t, mcp.ResourceNotFoundError(req.Name)
-		}
-		backend, t.Name = rt.Backend, rt.Name
+		rt, found = cat.Resource(req.Name)
 	default:
-		return t, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "upstream: " + req.Method + " is not routed by name"}
+		err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "upstream: " + req.Method + " is not routed by name"}
 	}
-	return c.Pin(req, backend, t.Name, t.Tool)
+	return rt, tool, found, err
+}
+
+// allowed reports whether the policy lets req's principal use req's name
+// on backend.
+func (c *Core) allowed(req *Request, backend string) bool {
+	kind := aggregator.KindResources
+	switch req.Method {
+	case "tools/call":
+		kind = aggregator.KindTools
+	case "prompts/get":
+		kind = aggregator.KindPrompts
+	}
+	return c.policy.Allows(req.Principal, kind, backend, req.Name)
+}
+
+// unknown is the error for a name the catalogue does not have.
+func (c *Core) unknown(req *Request) error {
+	switch req.Method {
+	case "tools/call":
+		return ErrUnknownTool(req.Name, c.mgr.Unavailable())
+	case "prompts/get":
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Name)}
+	}
+	return mcp.ResourceNotFoundError(req.Name)
 }
 
 // Pin targets backend directly (a retry pinned by its requestState, or a

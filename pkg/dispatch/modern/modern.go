@@ -23,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/mrtr"
 	"github.com/vmcp/vmcp/pkg/pagination"
 	"github.com/vmcp/vmcp/pkg/policy"
@@ -225,6 +226,10 @@ func (d *Dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rq.fail(jerr)
 		return
 	}
+	if err := d.hidden(rq, m, params); err != nil {
+		rq.fail(toWireError(err))
+		return
+	}
 	result, err := m.serve(d, rq, params)
 	switch {
 	case rq.written:
@@ -233,4 +238,15 @@ func (d *Dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		rq.reply(result)
 	}
+}
+
+// hidden is the error of an unknown name for a call, get or read of a name
+// the policy hides from the request's principal (upstream.Core.Hidden),
+// else nil.
+func (d *Dispatcher) hidden(rq *request, m *method, params mcp.Params) error {
+	if m.name == nil {
+		return nil
+	}
+	return d.core.Hidden(&upstream.Request{Method: rq.method, Name: m.name(params), Revision: upstream.RevisionModern,
+		Principal: identity.From(rq.r.Context())})
 }
