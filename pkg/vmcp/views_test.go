@@ -3,7 +3,7 @@ package vmcp_test
 import (
 	"context"
 	"errors"
-	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -301,10 +301,41 @@ func TestListChangedReachesOnlyPrincipalsWhoseViewChanged(t *testing.T) {
 		require.Equal(t, "tools", next(t, got["admin "+rev], "admin "+rev))
 	}
 	addPrompt(be.Server, "pubq") // alpha_pubq: both views
+	first := map[string]string{}
 	for who, ch := range got {
-		require.Equal(t, "prompts", next(t, ch, who), fmt.Sprintf("%s: the next list_changed is the prompts one", who))
+		first[who] = next(t, ch, who)
 	}
+	require.Equal(t, map[string]string{"admin legacy": "prompts", "admin modern": "prompts",
+		"user legacy": "prompts", "user modern": "prompts"}, first, "the next list_changed after the admin-only change")
 	for who, ch := range got {
 		require.Empty(t, ch, who)
 	}
+}
+
+// A 2025-03-26 batch is served by the go-sdk handler, not the relay: its
+// list requests still get vmcp's cursors and checks, never the SDK's.
+func TestBatchedLegacyListGetsVmcpsCursors(t *testing.T) {
+	v := harness.StartVMCP(t, viewsConfig, viewsBackend(t).Config())
+	cs := v.Connect(t, "2025-03-26", nil)
+	first, err := cs.ListTools(ctx10(t), nil)
+	require.NoError(t, err)
+	batch := `[{"jsonrpc":"2.0","id":1,"method":"tools/list"},` +
+		`{"jsonrpc":"2.0","id":2,"method":"prompts/list","params":{"cursor":"` + first.NextCursor + `"}}]`
+	req, err := http.NewRequestWithContext(ctx10(t), http.MethodPost, v.URL, strings.NewReader(batch))
+	require.NoError(t, err)
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	req.Header.Set("Mcp-Protocol-Version", "2025-03-26")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	_, after, ok := strings.Cut(string(body), `"nextCursor":"`)
+	require.True(t, ok, "a first page with a next cursor: %s", body)
+	cursor, _, _ := strings.Cut(after, `"`)
+	_, err = pagination.NewCodec([]byte(viewsKey)).Decode(cursor, "tools/list", "")
+	require.NoError(t, err, "vmcp's own cursor")
+	require.Contains(t, string(body), `"code":-32602`, "a tools/list cursor on prompts/list")
 }

@@ -143,17 +143,25 @@ func (d *Dispatcher) listMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// paramCursor is the cursor of a list request's params.
+// paramCursor is the cursor of a list request's params ("" when absent).
 func paramCursor(p mcp.Params) string {
 	switch p := p.(type) {
 	case *mcp.ListToolsParams:
-		return p.Cursor
+		if p != nil {
+			return p.Cursor
+		}
 	case *mcp.ListPromptsParams:
-		return p.Cursor
+		if p != nil {
+			return p.Cursor
+		}
 	case *mcp.ListResourcesParams:
-		return p.Cursor
+		if p != nil {
+			return p.Cursor
+		}
 	case *mcp.ListResourceTemplatesParams:
-		return p.Cursor
+		if p != nil {
+			return p.Cursor
+		}
 	}
 	return ""
 }
