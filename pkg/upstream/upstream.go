@@ -98,6 +98,30 @@ func (c *Core) Hidden(req *Request) error {
 	return nil
 }
 
+// HiddenCompletion is the error of an unknown reference when the
+// completion/complete params p refer to a prompt or resource the policy
+// hides from principal pr, else nil (a reference the catalogue lacks is
+// left to the caller, whose error is the same).
+func (c *Core) HiddenCompletion(pr identity.Principal, p *mcp.CompleteParams) error {
+	if c.policy == nil || p == nil || p.Ref == nil {
+		return nil
+	}
+	cat := c.agg.Current()
+	_, backend, err := cat.Completion(p)
+	if err != nil {
+		return nil
+	}
+	kind, name := aggregator.KindResources, p.Ref.URI
+	if p.Ref.Type == "ref/prompt" {
+		kind, name = aggregator.KindPrompts, p.Ref.Name
+	}
+	if c.policy.Allows(pr, kind, backend, name) {
+		return nil
+	}
+	_, _, err = aggregator.Empty().Completion(p) // exactly the unknown reference's error
+	return err
+}
+
 // lookup resolves req's name on the current catalogue.
 func (c *Core) lookup(req *Request) (rt aggregator.Route, tool *mcp.Tool, found bool, err error) {
 	cat := c.agg.Current()

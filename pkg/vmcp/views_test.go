@@ -3,6 +3,7 @@ package vmcp_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -219,6 +220,15 @@ func TestHiddenItemsAreNotListedAndUsingOneIsLikeAnUnknownName(t *testing.T) {
 				strings.ReplaceAll(rpcErr(t, hidden).Message, "alpha_secp", "X"))
 			_, err = a.GetPrompt(ctx10(t), &mcp.GetPromptParams{Name: "alpha_secp"})
 			require.NoError(t, err)
+			complete := func(cs *mcp.ClientSession, prompt string) error {
+				_, err := cs.Complete(ctx10(t), &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: prompt},
+					Argument: mcp.CompleteParamsArgument{Name: "x", Value: "y"}})
+				return err
+			}
+			hidden, unknown = complete(b, "alpha_secp"), complete(b, "alpha_nope")
+			require.Equal(t, strings.ReplaceAll(rpcErr(t, unknown).Message, "alpha_nope", "X"),
+				strings.ReplaceAll(rpcErr(t, hidden).Message, "alpha_secp", "X"), "completion of a hidden prompt")
+			require.NotContains(t, fmt.Sprint(complete(a, "alpha_secp")), "unknown", "the admin's completion reaches the backend")
 
 			rs, err := b.ListResources(ctx10(t), nil)
 			require.NoError(t, err)

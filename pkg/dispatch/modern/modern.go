@@ -240,10 +240,13 @@ func (d *Dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// hidden is the error of an unknown name for a call, get or read of a name
-// the policy hides from the request's principal (upstream.Core.Hidden),
-// else nil.
+// hidden is the error of an unknown name for a call, get, read or
+// completion of something the policy hides from the request's principal
+// (upstream.Core.Hidden, HiddenCompletion), else nil.
 func (d *Dispatcher) hidden(rq *request, m *method, params mcp.Params) error {
+	if p, ok := params.(*mcp.CompleteParams); ok {
+		return d.core.HiddenCompletion(identity.From(rq.r.Context()), p)
+	}
 	if m.name == nil {
 		return nil
 	}
