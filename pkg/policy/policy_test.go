@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -100,4 +101,21 @@ func TestChangedOnlyForAffectedPrincipals(t *testing.T) {
 	assert.False(t, tools || prompts || res, "user's view did not change")
 	tools, _, _ = (*Policy)(nil).Changed(user, old, cur)
 	assert.True(t, tools)
+}
+
+// The cache keeps the views of the last two catalogues only: a stream of
+// catalogue swaps must not keep every old catalogue alive.
+func TestViewCacheKeepsTwoCatalogues(t *testing.T) {
+	p := testPolicy()
+	cats := []*aggregator.Catalogue{catalogue(t, "echo"), catalogue(t, "echo"), catalogue(t, "echo")}
+	v0 := p.View(user, cats[0])
+	p.View(user, cats[1])
+	assert.Same(t, v0, p.View(user, cats[0]), "cats[0] used last")
+	p.View(user, cats[2]) // evicts cats[1], the least recently used
+	p.views.mu.Lock()
+	kept := slices.Clone(p.views.cats)
+	n := len(p.views.m)
+	p.views.mu.Unlock()
+	assert.Equal(t, []*aggregator.Catalogue{cats[0], cats[2]}, kept)
+	assert.Equal(t, 2, n)
 }

@@ -3,6 +3,7 @@ package policy
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -46,19 +47,54 @@ func digest(x any) [sha256.Size]byte {
 	return sha256.Sum256(b)
 }
 
-// maxViews bounds the cache of views (per catalogue and rule signature).
-const maxViews = 256
-
-type viewKey struct {
-	cat *aggregator.Catalogue
-	sig string
-}
+// maxSignatures bounds the views cached per catalogue (one per distinct
+// set of matching rules); keptCatalogues is how many catalogues keep
+// theirs (the current one and the one before, for Changed), so an old
+// catalogue is never kept alive by the cache.
+const (
+	maxSignatures  = 256
+	keptCatalogues = 2
+)
 
 // viewCache keeps the views computed lately: principals with the same
-// signature share one, and a catalogue swap makes new keys.
+// signature share one, per catalogue, for the catalogues used last.
 type viewCache struct {
-	mu sync.Mutex
-	m  map[viewKey]*View
+	mu   sync.Mutex
+	cats []*aggregator.Catalogue // most recently used last
+	m    map[*aggregator.Catalogue]map[string]*View
+}
+
+// get returns the cached view, marking cat as used.
+func (c *viewCache) get(cat *aggregator.Catalogue, sig string) *View {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if i := slices.Index(c.cats, cat); i >= 0 && i != len(c.cats)-1 {
+		c.cats = append(slices.Delete(c.cats, i, i+1), cat)
+	}
+	return c.m[cat][sig]
+}
+
+// put caches v, forgetting the least recently used catalogue beyond
+// keptCatalogues and every view of cat beyond maxSignatures.
+func (c *viewCache) put(cat *aggregator.Catalogue, sig string, v *View) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[*aggregator.Catalogue]map[string]*View{}
+	}
+	views := c.m[cat]
+	if views == nil || len(views) >= maxSignatures {
+		views = map[string]*View{}
+		c.m[cat] = views
+		if !slices.Contains(c.cats, cat) {
+			c.cats = append(c.cats, cat)
+		}
+		for len(c.cats) > keptCatalogues {
+			delete(c.m, c.cats[0])
+			c.cats = c.cats[1:]
+		}
+	}
+	views[sig] = v
 }
 
 // View returns pr's part of cat. A nil Policy returns the whole catalogue
@@ -67,20 +103,12 @@ func (p *Policy) View(pr identity.Principal, cat *aggregator.Catalogue) *View {
 	if p == nil {
 		return &View{Tools: cat.Tools, Resources: cat.Resources, Templates: cat.Templates, Prompts: cat.Prompts}
 	}
-	k := viewKey{cat: cat, sig: p.signature(pr)}
-	p.views.mu.Lock()
-	v := p.views.m[k]
-	p.views.mu.Unlock()
-	if v != nil {
+	sig := p.signature(pr)
+	if v := p.views.get(cat, sig); v != nil {
 		return v
 	}
-	v = p.filter(k.sig, cat)
-	p.views.mu.Lock()
-	defer p.views.mu.Unlock()
-	if p.views.m == nil || len(p.views.m) >= maxViews {
-		p.views.m = map[viewKey]*View{}
-	}
-	p.views.m[k] = v
+	v := p.filter(sig, cat)
+	p.views.put(cat, sig, v)
 	return v
 }
 
