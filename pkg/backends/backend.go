@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,9 +54,15 @@ type Backend struct {
 	sink func(aggregator.Inventory, bool) // inventory update (true) or removal (false)
 
 	refresh chan struct{} // list_changed on the control connection (cap 1, coalescing)
+	// announced are the kinds of list_changed received since the last
+	// refresh (under mu): passed on even when the lists look the same.
+	announced []aggregator.Kind
 
 	subs      resourceSubs                              // upstream resource subscriptions (resources.go)
 	onUpdated atomic.Pointer[func(backend, uri string)] // resources/updated handler (Manager.OnResourceUpdated)
+	// onUndeliverable handles messages that reach no call (sink.go).
+	onUndeliverable atomic.Pointer[func(method, backend string, err error)]
+	calls           calls // the calls attached to the control connection (sink.go)
 
 	mu      sync.Mutex
 	state   State
@@ -85,7 +92,7 @@ func (b *Backend) Timeout() time.Duration {
 	if d := b.cfg.Timeout.D(); d > 0 {
 		return d
 	}
-	return 30 * time.Second
+	return config.DefaultBackendTimeout
 }
 
 // Status reports the backend's current state.
@@ -157,8 +164,8 @@ func (b *Backend) open(ctx context.Context, opts SessionOptions) (*mcp.ClientSes
 // notices a dead backend at once).
 func (b *Backend) connect(ctx context.Context, opts SessionOptions, version string, retries int) (*mcp.ClientSession, *mcp.Client, error) {
 	hc := b.http
-	if opts.Tap != nil {
-		hc = tapHTTP(hc, opts.Tap)
+	if opts.Tap != nil && b.isHTTP() { // other transports are tapped at the connection (below)
+		hc = tapHTTP(hc, opts.Tap, opts.TapLogs)
 	}
 	if opts.CacheGuard {
 		hc = guardHTTP(hc)
@@ -168,7 +175,7 @@ func (b *Backend) connect(ctx context.Context, opts SessionOptions, version stri
 		return nil, nil, err
 	}
 	if _, isHTTP := t.(*mcp.StreamableClientTransport); opts.Tap != nil && !isHTTP {
-		t = &tapTransportConn{Transport: t, tap: opts.Tap}
+		t = &tapTransportConn{Transport: t, tap: opts.Tap, logs: opts.TapLogs}
 	}
 	if _, isHTTP := t.(*mcp.StreamableClientTransport); opts.CacheGuard && !isHTTP {
 		t = &guardTransportConn{Transport: t}
@@ -202,6 +209,31 @@ func (b *Backend) setState(s State, err error) {
 	}
 }
 
+// announceChange records a notifications/<kind>/list_changed from the
+// backend and requests a refresh that passes the kind on.
+func (b *Backend) announceChange(method string) {
+	k := map[string]aggregator.Kind{
+		"notifications/tools/list_changed":     aggregator.KindTools,
+		"notifications/prompts/list_changed":   aggregator.KindPrompts,
+		"notifications/resources/list_changed": aggregator.KindResources,
+	}[method]
+	b.mu.Lock()
+	if k != "" && !slices.Contains(b.announced, k) {
+		b.announced = append(b.announced, k)
+	}
+	b.mu.Unlock()
+	b.requestRefresh()
+}
+
+// takeAnnounced returns and clears the kinds announced since the last call.
+func (b *Backend) takeAnnounced() []aggregator.Kind {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := b.announced
+	b.announced = nil
+	return k
+}
+
 func (b *Backend) requestRefresh() {
 	select {
 	case b.refresh <- struct{}{}:
@@ -233,7 +265,7 @@ func (b *Backend) controlNotifications(next mcp.MethodHandler) mcp.MethodHandler
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
-			b.requestRefresh()
+			b.announceChange(method)
 		case "notifications/resources/updated":
 			if p, ok := req.GetParams().(*mcp.ResourceUpdatedNotificationParams); ok && p != nil {
 				b.resourceUpdated(p.URI)

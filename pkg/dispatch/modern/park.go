@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/mrtr"
+	"github.com/vmcp/vmcp/pkg/upstream"
 )
 
 // A Legacy backend asks its client with server-to-client requests during a
@@ -31,8 +32,10 @@ type inputRequired struct {
 	RequestState  string              `json:"requestState"`
 }
 
-// park starts c on a parkSession of b for a client that declared caps.
-func (d *Dispatcher) park(rq *request, b *backends.Backend, c *mrtrCall, caps *mcp.ClientCapabilities, capsKey string) ([]byte, error) {
+// park starts c (routed ViaParked to t) on a parkSession of t's backend
+// for a client that declared caps.
+func (d *Dispatcher) park(rq *request, req *upstream.Request, t upstream.Target, c *mrtrCall, caps *mcp.ClientCapabilities, capsKey string) ([]byte, error) {
+	b := t.Backend
 	done, ok := d.enter()
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: errShutdown.Error()}
@@ -49,8 +52,14 @@ func (d *Dispatcher) park(rq *request, b *backends.Backend, c *mrtrCall, caps *m
 		done()
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "recording the call: " + err.Error()}
 	}
-	ps.bind(call)
 	meta := backends.ForwardMeta(c.meta)
+	token := rq.stream.minted // progress reaches whichever request waits (drive)
+	if token != "" {
+		meta["progressToken"] = token
+	}
+	ps.bind(call, token)
+	ps.out.Store(rq.stream)
+	d.pool.track(call.ID, ps)
 	var broken bool // written by the call, read by its cleanup (same goroutine)
 	call.Start(func(ctx context.Context) (any, error) {
 		res, err := c.send(ctx, ps.cs, meta, nil, "")
@@ -58,12 +67,13 @@ func (d *Dispatcher) park(rq *request, b *backends.Backend, c *mrtrCall, caps *m
 		broken = err != nil && ctx.Err() == nil && !errors.As(err, &we)
 		return res, err
 	}, func(abandoned bool) {
-		ps.bind(nil)
+		d.pool.track(call.ID, nil)
+		ps.bind(nil, "")
 		d.pool.put(ps, !abandoned && !broken)
 		d.parked.Remove(call.ID)
 		done()
 	})
-	return d.drive(rq, b, c, call)
+	return d.drive(rq, req, t, c, call)
 }
 
 // resume serves a retry whose requestState names a parked call.
@@ -85,29 +95,40 @@ func (d *Dispatcher) resume(rq *request, c *mrtrCall, st mrtr.State) ([]byte, er
 	if err := call.Resume(st.Round, c.responses); err != nil {
 		return nil, invalidParams("%s: %v", c.method, err)
 	}
-	b, err := d.mgr.Backend(st.Backend)
+	req := d.upstreamRequest(rq, c.method, c.name)
+	t, err := d.core.Pin(req, st.Backend, "", nil)
 	if err != nil {
 		call.Cancel(err)
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		return nil, err
 	}
 	c.backend = st.Backend
-	return d.drive(rq, b, c, call)
+	d.newCallStream(rq, st.Backend, c.meta)
+	return d.drive(rq, req, t, c, call)
 }
 
-// drive waits for the call's next outcome on behalf of rq: the result, or
-// the backend's requests as an input_required result (the call parks).
-func (d *Dispatcher) drive(rq *request, b *backends.Backend, c *mrtrCall, call *mrtr.Call) ([]byte, error) {
+// drive waits for the call's next outcome on behalf of rq, counted by the
+// call core as one backend request: the result, or the backend's requests
+// as an input_required result (the call parks). While it waits, the call's
+// progress and logs go to rq's stream.
+func (d *Dispatcher) drive(rq *request, req *upstream.Request, t upstream.Target, c *mrtrCall, call *mrtr.Call) ([]byte, error) {
+	b, done := t.Backend, d.core.Start(req, t)
+	if ps := d.pool.tracked(call.ID); ps != nil {
+		ps.out.Store(rq.stream)
+		defer ps.out.CompareAndSwap(rq.stream, nil)
+	}
 	out, err := call.Next(rq.r.Context(), b.Timeout())
 	switch {
 	case errors.Is(err, mrtr.ErrBackendIdle):
-		return nil, backends.WireError(b.Name(), context.DeadlineExceeded)
+		return nil, done(context.DeadlineExceeded)
 	case err != nil:
-		return nil, err // the client is gone; nothing can be written
+		return nil, done(err) // the client is gone; nothing can be written
 	case out.Asks == nil && out.Err != nil:
-		return nil, backends.WireError(b.Name(), out.Err)
+		return nil, done(out.Err)
 	case out.Asks == nil:
+		done(nil)
 		return d.finish(c, out.Result, true)
 	}
+	done(nil)
 	round := call.Park(d.opts.ParkTimeout)
 	return json.Marshal(&inputRequired{
 		Meta:          d.meta(),
