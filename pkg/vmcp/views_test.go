@@ -238,6 +238,12 @@ func TestHiddenItemsAreNotListedAndUsingOneIsLikeAnUnknownName(t *testing.T) {
 			require.Equal(t, rpcErr(t, unknown).Code, rpcErr(t, hidden).Code)
 			_, err = a.ReadResource(ctx10(t), &mcp.ReadResourceParams{URI: "doc://a"})
 			require.NoError(t, err)
+			if rev == "legacy" {
+				hidden = b.Subscribe(ctx10(t), &mcp.SubscribeParams{URI: "doc://a"})
+				unknown = b.Subscribe(ctx10(t), &mcp.SubscribeParams{URI: "doc://zz"})
+				require.Equal(t, strings.ReplaceAll(rpcErr(t, unknown).Message, "doc://zz", "X"),
+					strings.ReplaceAll(rpcErr(t, hidden).Message, "doc://a", "X"), "subscribing to a hidden resource")
+			}
 		})
 	}
 }
