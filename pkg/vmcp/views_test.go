@@ -1,7 +1,9 @@
 package vmcp_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -53,7 +55,7 @@ func viewsConfig(c *config.Config) {
 
 // protectedViews is a vmcp requiring tokens from idp, where principals
 // with groups [admin] see everything and everyone else alpha_pub* only.
-func protectedViews(t *testing.T, idp *authtest.IdP, b *harness.Backend) *harness.VMCP {
+func protectedViews(t *testing.T, idp *authtest.IdP, b *harness.Backend, more ...config.Backend) *harness.VMCP {
 	return harness.StartVMCP(t, func(c *config.Config) {
 		viewsConfig(c)
 		c.Auth = &config.Auth{Issuer: idp.Issuer(), Audience: audience, RequiredScopes: []string{"mcp:tools"},
@@ -62,7 +64,7 @@ func protectedViews(t *testing.T, idp *authtest.IdP, b *harness.Backend) *harnes
 			{When: config.AuthzMatch{Claims: map[string][]string{"groups": {"admin"}}}, Allow: &config.AuthzItems{Backends: []string{"*"}}},
 			{Allow: &config.AuthzItems{Tools: []string{"alpha_pub*"}, Prompts: []string{"alpha_pub*"}}},
 		}}
-	}, b.Config())
+	}, append([]config.Backend{b.Config()}, more...)...)
 }
 
 // principals are an admin's token (groups [admin]) and a user's.
@@ -354,4 +356,63 @@ func TestBatchedLegacyListGetsVmcpsCursors(t *testing.T) {
 	_, err = pagination.NewCodec([]byte(viewsKey)).Decode(cursor, "tools/list", "")
 	require.NoError(t, err, "vmcp's own cursor")
 	require.Contains(t, string(body), `"code":-32602`, "a tools/list cursor on prompts/list")
+}
+
+// modernCall is one raw Modern tools/call of name with token and extra
+// params; it returns the HTTP status and the decoded reply.
+func modernCall(t *testing.T, url, token, name string, extra map[string]any) (int, map[string]any) {
+	t.Helper()
+	params := map[string]any{"name": name, "_meta": map[string]any{
+		mcp.MetaKeyProtocolVersion: "2026-07-28", mcp.MetaKeyClientCapabilities: map[string]any{"elicitation": map[string]any{}}}}
+	for k, v := range extra {
+		params[k] = v
+	}
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+	require.NoError(t, err)
+	req, err := http.NewRequestWithContext(ctx10(t), http.MethodPost, url, bytes.NewReader(b))
+	require.NoError(t, err)
+	for k, v := range map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json",
+		"Accept": "application/json, text/event-stream", "Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": name} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var msg map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&msg))
+	return resp.StatusCode, msg
+}
+
+// A Modern retry pinned by its requestState skips the catalogue lookup:
+// the user retrying, with the admin's requestState, a tool hidden from it
+// must get the unknown-tool error, not the admin's backend round.
+func TestRetryOfAHiddenToolWithAnotherPrincipalsStateIsUnknown(t *testing.T) {
+	idp := authtest.Start(t, audience)
+	asks := harness.StartBackend(t, "mb", harness.Stateless, func(s *mcp.Server) {
+		s.AddTool(&mcp.Tool{Name: "secw", InputSchema: map[string]any{"type": "object"}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if req.Params.RequestState == "" {
+				return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"q": &mcp.ElicitParams{Message: "q?",
+					RequestedSchema: map[string]any{"type": "object"}}}, RequestState: "asked"}, nil
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "answered"}}}, nil
+		})
+	})
+	v := protectedViews(t, idp, viewsBackend(t), asks.Config())
+	admin, user := principals(t, idp)
+	status, msg := modernCall(t, v.URL, admin, "mb_secw", nil)
+	require.Equal(t, http.StatusOK, status, "%v", msg)
+	res := msg["result"].(map[string]any)
+	require.Equal(t, "input_required", res["resultType"], "%v", msg)
+	retry := map[string]any{"requestState": res["requestState"],
+		"inputResponses": map[string]any{"q": map[string]any{"action": "accept", "content": map[string]any{}}}}
+
+	status, msg = modernCall(t, v.URL, user, "mb_secw", retry)
+	require.Equal(t, http.StatusBadRequest, status, "%v", msg)
+	e := msg["error"].(map[string]any)
+	require.Equal(t, float64(jsonrpc.CodeInvalidParams), e["code"])
+	require.Equal(t, `unknown tool "mb_secw"`, e["message"])
+
+	status, msg = modernCall(t, v.URL, admin, "mb_secw", retry)
+	require.Equal(t, http.StatusOK, status, "%v", msg)
+	require.Contains(t, fmt.Sprint(msg["result"]), "answered", "the admin's own retry completes")
 }
