@@ -1,6 +1,7 @@
 package vmcp_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -415,4 +417,68 @@ func TestRetryOfAHiddenToolWithAnotherPrincipalsStateIsUnknown(t *testing.T) {
 	status, msg = modernCall(t, v.URL, admin, "mb_secw", retry)
 	require.Equal(t, http.StatusOK, status, "%v", msg)
 	require.Contains(t, fmt.Sprint(msg["result"]), "answered", "the admin's own retry completes")
+}
+
+// subscribableBackend serves docs://a and can subscribe to it.
+func subscribableBackend(t *testing.T) config.Backend {
+	s := mcp.NewServer(&mcp.Implementation{Name: "docs", Version: "1"}, &mcp.ServerOptions{
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil }})
+	s.AddResource(&mcp.Resource{URI: "docs://a", Name: "a"}, func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.Params.URI, Text: "a"}}}, nil
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+	return config.Backend{Name: "docs", URL: hs.URL, Transport: config.TransportStreamableHTTP}
+}
+
+// listenAck opens a Modern subscriptions/listen for uri with token and
+// returns the notifications its acknowledgement honors.
+func listenAck(t *testing.T, url, token, uri string) map[string]any {
+	t.Helper()
+	ctx, cancel := context.WithCancel(ctx10(t))
+	defer cancel()
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "L", "method": "subscriptions/listen", "params": map[string]any{
+		"notifications": map[string]any{"resourceSubscriptions": []string{uri}},
+		"_meta":         map[string]any{mcp.MetaKeyProtocolVersion: "2026-07-28", mcp.MetaKeyClientCapabilities: map[string]any{}}}})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
+	require.NoError(t, err)
+	for k, v := range map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json",
+		"Accept": "application/json, text/event-stream", "Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			var m map[string]any
+			require.NoError(t, json.Unmarshal([]byte(data), &m))
+			require.Equal(t, "notifications/subscriptions/acknowledged", m["method"], data)
+			return m["params"].(map[string]any)["notifications"].(map[string]any)
+		}
+	}
+	t.Fatalf("no acknowledgement (status %d)", resp.StatusCode)
+	return nil
+}
+
+// A Modern listen must not subscribe a principal to a resource the policy
+// hides from it: the acknowledgement honors it for the admin only.
+func TestListenDoesNotHonorHiddenResources(t *testing.T) {
+	idp := authtest.Start(t, audience)
+	v := protectedViews(t, idp, viewsBackend(t), subscribableBackend(t))
+	admin, user := principals(t, idp)
+	a, _, err := connect(t, v.URL, admin, "2025-11-25", nil)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		for r, err := range a.Resources(ctx10(t), nil) {
+			if err == nil && r.URI == "docs://a" {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 10*time.Millisecond, "the docs backend joined the catalogue")
+	require.Equal(t, []any{"docs://a"}, listenAck(t, v.URL, admin, "docs://a")["resourceSubscriptions"])
+	require.NotContains(t, listenAck(t, v.URL, user, "docs://a"), "resourceSubscriptions")
 }
