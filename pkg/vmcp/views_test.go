@@ -299,4 +299,3 @@ func TestBatchedLegacyListGetsVmcpsCursors(t *testing.T) {
 	require.NoError(t, err, "vmcp's own cursor")
 	require.Contains(t, string(body), `"code":-32602`, "a tools/list cursor on prompts/list")
 }
-
