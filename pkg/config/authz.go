@@ -111,3 +111,22 @@ func checkItems(ps *problems, p string, it *AuthzItems, names map[string]bool) {
 		}
 	}
 }
+
+// deadClaimRules returns a warning for every rule with when.claims while
+// auth is absent: every client is then anonymous, has no claims, and the
+// rule never applies.
+func deadClaimRules(ps *problems, c *Config) []Problem {
+	if c.Auth != nil || c.Authorization == nil {
+		return nil
+	}
+	var out []Problem
+	for i, r := range c.Authorization.Rules {
+		if len(r.When.Claims) == 0 {
+			continue
+		}
+		key := joinIndex("authorization.rules", i) + ".when.claims"
+		out = append(out, Problem{File: ps.file, Line: ps.ix.line(key), Key: ps.ix.display(key),
+			Msg: "never matches: without auth every client is anonymous and has no claims"})
+	}
+	return out
+}

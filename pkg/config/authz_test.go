@@ -54,3 +54,19 @@ func TestAuthorizationValid(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, c.Authorization, "no authorization key: allow all")
 }
+
+// A claims rule without auth never matches (every client is anonymous):
+// warned, with its line, not refused.
+func TestClaimRuleWithoutAuthIsWarned(t *testing.T) {
+	src := okBackend + "authorization:\n  rules:\n    - when: {claims: {groups: [admin]}}\n      allow: {backends: [\"*\"]}\n    - allow: {tools: [a_x]}\n"
+	f, err := ParseFile([]byte(src), "w.yaml")
+	require.NoError(t, err)
+	require.Len(t, f.Warnings, 1)
+	assert.Equal(t, 6, f.Warnings[0].Line)
+	assert.Equal(t, "authorization.rules[0].when.claims", f.Warnings[0].Key)
+	assert.Contains(t, f.Warnings[0].Msg, "never matches")
+
+	f, err = ParseFile([]byte(src+authOK("")), "w.yaml")
+	require.NoError(t, err)
+	assert.Empty(t, f.Warnings, "with auth the rule can match")
+}
