@@ -1,7 +1,9 @@
 // Package upstream is the call core: the one seam through which vmcp sends
 // a backend a request on a client's behalf, for both revisions. Both
 // dispatchers translate their wire format into a Request; the core routes
-// it on one catalogue snapshot (Route), chooses its transport (Via), and
+// it on one catalogue snapshot (Route; a name the access policy hides from
+// the principal is refused like an unknown one), chooses its transport
+// (Via), and
 // runs it (Call) with the backend's timeout, the client's cancellation,
 // the forwarded headers, metrics, and the spec's JSON-RPC error naming the
 // backend. Identity (the Request's Principal) is passed explicitly.
