@@ -24,6 +24,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/dispatch/modern"
 	"github.com/vmcp/vmcp/pkg/mrtr"
 	"github.com/vmcp/vmcp/pkg/pagination"
+	authz "github.com/vmcp/vmcp/pkg/policy"
 	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/pkg/upstream"
 )
@@ -96,6 +97,9 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	}
 	s.mgr.Start(wait)
 	s.core = upstream.New(s.agg, s.mgr, s.metrics)
+	access := authz.New(cfg.Authorization) // nil: every principal sees and uses everything
+	s.core.SetPolicy(access)
+	codec := pagination.NewCodec(s.stateKey) // one cursor codec for both revisions
 	impl := &mcp.Implementation{Name: cfg.Name, Version: Version}
 	s.legacy = legacy.New(s.agg, s.mgr, legacy.Options{
 		Implementation: impl,
@@ -105,6 +109,8 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		MaxSessions:    cfg.Sessions.Max,
 		MaxBodyBytes:   cfg.HTTP.MaxBodyBytes,
 		Capabilities:   s.legacyCapabilities,
+		Codec:          codec,
+		Policy:         access,
 		Logger:         log,
 		EventStore:     s.cluster.EventStore(),
 		OnSession:      s.onSession,
@@ -117,7 +123,8 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		Instructions:   cfg.Instructions,
 		PageSize:       cfg.Pagination.PageSize,
 		MaxBodyBytes:   cfg.HTTP.MaxBodyBytes,
-		Codec:          pagination.NewCodec(s.stateKey),
+		Codec:          codec,
+		Policy:         access,
 		Capabilities:   s.modernCapabilities,
 		Logger:         log,
 		State:          mrtr.NewCodec(s.stateKey),

@@ -60,6 +60,9 @@ func (d *Dispatcher) relay(w http.ResponseWriter, r *http.Request, s *clientSess
 		return s.relayState.cancel(w, m.Params), nil
 	case hasID && relayMethods[m.Method] != "" && d.relayCall(w, r, s, key, &m):
 		return true, nil
+	case hasID && listMembers[m.Method] != "":
+		d.serveList(w, s, &m)
+		return true, nil
 	case hasID && m.Method != "":
 		return false, &m
 	}
