@@ -52,6 +52,9 @@ type Backend struct {
 	log  *slog.Logger
 	sink func(aggregator.Inventory, bool) // inventory update (true) or removal (false)
 
+	timing  Timing                  // supervision timings, defaults filled
+	onState func(name string, s State) // state-transition hook (may be nil)
+
 	refresh chan struct{} // list_changed on the control connection (cap 1, coalescing)
 
 	subs      resourceSubs                              // upstream resource subscriptions (resources.go)
@@ -66,15 +69,18 @@ type Backend struct {
 	hints   map[string]CacheHint // list method -> cache hint of the last walk (cacheguard.go)
 }
 
-func newBackend(cfg config.Backend, log *slog.Logger, sink func(aggregator.Inventory, bool)) *Backend {
-	return &Backend{
+func newBackend(cfg config.Backend, log *slog.Logger, sink func(aggregator.Inventory, bool), o managerOptions) *Backend {
+	b := &Backend{
 		cfg:     cfg,
-		http:    newHTTPClient(cfg),
 		log:     log.With("backend", cfg.Name),
 		sink:    sink,
+		timing:  o.timing.withDefaults(),
+		onState: o.onState,
 		refresh: make(chan struct{}, 1),
 		state:   StateConnecting,
 	}
+	b.http = newHTTPClient(cfg, b.steadyGET)
+	return b
 }
 
 // Name is the backend's configured name.
@@ -194,6 +200,9 @@ func (b *Backend) setState(s State, err error) {
 	b.state, b.lastErr = s, err
 	b.mu.Unlock()
 	if changed {
+		if b.onState != nil {
+			b.onState(b.cfg.Name, s)
+		}
 		if err != nil {
 			b.log.Warn("backend state", "state", s, "error", err)
 		} else {

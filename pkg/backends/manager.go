@@ -25,12 +25,34 @@ type Manager struct {
 	wg     sync.WaitGroup
 }
 
+// Option configures a Manager (NewManager).
+type Option func(*managerOptions)
+
+type managerOptions struct {
+	timing  Timing
+	onState func(name string, s State)
+}
+
+// WithTiming sets the supervision timings (zero fields: DefaultTiming).
+func WithTiming(t Timing) Option { return func(o *managerOptions) { o.timing = t } }
+
+// WithStateHook calls f(backend, state) on every change of a backend's
+// state (connecting, ready, down), synchronously from its supervisor; f
+// must not block.
+func WithStateHook(f func(backend string, s State)) Option {
+	return func(o *managerOptions) { o.onState = f }
+}
+
 // NewManager builds (but does not connect) the backends of cfgs, in config
 // order, reporting inventories to agg.
-func NewManager(cfgs []config.Backend, agg *aggregator.Aggregator, log *slog.Logger) *Manager {
+func NewManager(cfgs []config.Backend, agg *aggregator.Aggregator, log *slog.Logger, opts ...Option) *Manager {
+	var o managerOptions
+	for _, f := range opts {
+		f(&o)
+	}
 	m := &Manager{byName: map[string]*Backend{}, agg: agg, log: log}
 	for _, c := range cfgs {
-		b := newBackend(c, log, m.publish)
+		b := newBackend(c, log, m.publish, o)
 		m.list = append(m.list, b)
 		m.byName[c.Name] = b
 	}

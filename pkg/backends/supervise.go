@@ -8,18 +8,58 @@ import (
 	"github.com/vmcp/vmcp/pkg/aggregator"
 )
 
-// Supervision timings.
-const (
-	minBackoff     = 100 * time.Millisecond
-	maxBackoff     = 30 * time.Second
-	healthInterval = 5 * time.Second
-)
+// Timing is how backends are supervised. Zero fields take the defaults
+// (DefaultTiming); tests shorten them through WithTiming.
+type Timing struct {
+	// MinBackoff and MaxBackoff bound the reconnect backoff of control
+	// connections, listen streams, GET streams and stdio processes
+	// (doubling from MinBackoff; defaults 100ms and 30s).
+	MinBackoff, MaxBackoff time.Duration
+	// HealthInterval is the period of health probes (default 5s).
+	HealthInterval time.Duration
+	// StreamAttempts is how many failed GET stream attempts in a row end
+	// vmcp's reopening of that stream (default 8; getstream.go).
+	StreamAttempts int
+	// StreamStable is how long a GET stream must stay open, without an
+	// event, to count as a success that resets the backoff (default 1s).
+	StreamStable time.Duration
+}
+
+// DefaultTiming is the supervision timing used for zero Timing fields.
+var DefaultTiming = Timing{
+	MinBackoff:     100 * time.Millisecond,
+	MaxBackoff:     30 * time.Second,
+	HealthInterval: 5 * time.Second,
+	StreamAttempts: 8,
+	StreamStable:   time.Second,
+}
+
+// withDefaults fills t's zero fields from DefaultTiming.
+func (t Timing) withDefaults() Timing {
+	d := DefaultTiming
+	if t.MinBackoff > 0 {
+		d.MinBackoff = t.MinBackoff
+	}
+	if t.MaxBackoff > 0 {
+		d.MaxBackoff = max(t.MaxBackoff, d.MinBackoff)
+	}
+	if t.HealthInterval > 0 {
+		d.HealthInterval = t.HealthInterval
+	}
+	if t.StreamAttempts > 0 {
+		d.StreamAttempts = t.StreamAttempts
+	}
+	if t.StreamStable > 0 {
+		d.StreamStable = t.StreamStable
+	}
+	return d
+}
 
 // supervise owns the control connection: connect, list, serve refreshes and
 // health checks until the connection fails, then reconnect with backoff.
 // It returns when ctx ends, closing the control connection.
 func (b *Backend) supervise(ctx context.Context, firstDone func()) {
-	backoff := minBackoff
+	backoff := b.timing.MinBackoff
 	for ctx.Err() == nil {
 		cs, err := b.connectControl(ctx)
 		if firstDone != nil {
@@ -31,10 +71,10 @@ func (b *Backend) supervise(ctx context.Context, firstDone func()) {
 			if !sleep(ctx, backoff) {
 				return
 			}
-			backoff = min(backoff*2, maxBackoff)
+			backoff = min(backoff*2, b.timing.MaxBackoff)
 			continue
 		}
-		backoff = minBackoff
+		backoff = b.timing.MinBackoff
 		b.watch(ctx, cs)
 		b.stopEpoch()
 		b.mu.Lock()
@@ -44,7 +84,7 @@ func (b *Backend) supervise(ctx context.Context, firstDone func()) {
 		b.sink(aggregator.Inventory{Backend: b.cfg.Name}, false)
 		if ctx.Err() == nil {
 			b.setState(StateDown, b.Status().errOr("control connection closed"))
-			sleep(ctx, minBackoff)
+			sleep(ctx, b.timing.MinBackoff)
 		}
 	}
 }
@@ -76,7 +116,7 @@ func (b *Backend) connectControl(ctx context.Context) (*mcp.ClientSession, error
 func (b *Backend) watch(ctx context.Context, cs *mcp.ClientSession) {
 	closed := make(chan struct{})
 	go func() { _ = cs.Wait(); close(closed) }()
-	tick := time.NewTicker(healthInterval)
+	tick := time.NewTicker(b.timing.HealthInterval)
 	defer tick.Stop()
 	for {
 		select {

@@ -53,8 +53,9 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // newHTTPClient builds the pooled HTTP client of one backend. Connections
 // are kept alive and shared by the control connection and every backend
-// session of that backend.
-func newHTTPClient(cfg config.Backend) *http.Client {
+// session of that backend. On a streamable-HTTP backend, GET requests (the
+// go-sdk client's standalone stream) go through steady (getstream.go).
+func newHTTPClient(cfg config.Backend, steady func(http.RoundTripper) http.RoundTripper) *http.Client {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.MaxIdleConns = 0
 	base.MaxIdleConnsPerHost = 512
@@ -63,7 +64,11 @@ func newHTTPClient(cfg config.Backend) *http.Client {
 	for k, v := range cfg.Headers {
 		static.Set(k, v)
 	}
-	return &http.Client{Transport: &headerTransport{base: base, static: static, forward: cfg.ForwardHeaders}}
+	var rt http.RoundTripper = &headerTransport{base: base, static: static, forward: cfg.ForwardHeaders}
+	if cfg.Transport == config.TransportStreamableHTTP || cfg.Transport == "" {
+		rt = steady(rt)
+	}
+	return &http.Client{Transport: rt}
 }
 
 // newTransport returns a fresh mcp.Transport for one connection to cfg: a
