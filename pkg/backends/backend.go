@@ -169,7 +169,7 @@ func (b *Backend) connect(ctx context.Context, opts SessionOptions, version stri
 	if opts.CacheGuard {
 		hc = guardHTTP(hc)
 	}
-	t, err := newTransport(b.cfg, hc, retries)
+	t, err := newTransport(b.cfg, hc, retries, b.log)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -23,6 +23,10 @@ type Timing struct {
 	// StreamStable is how long a GET stream must stay open, without an
 	// event, to count as a success that resets the backoff (default 1s).
 	StreamStable time.Duration
+	// ConnStable is how long a control connection must last to reset the
+	// reconnect backoff (default 1s), so a stdio process that keeps dying
+	// is restarted ever more slowly.
+	ConnStable time.Duration
 }
 
 // DefaultTiming is the supervision timing used for zero Timing fields.
@@ -32,6 +36,7 @@ var DefaultTiming = Timing{
 	HealthInterval: 5 * time.Second,
 	StreamAttempts: 8,
 	StreamStable:   time.Second,
+	ConnStable:     time.Second,
 }
 
 // withDefaults fills t's zero fields from DefaultTiming.
@@ -52,12 +57,17 @@ func (t Timing) withDefaults() Timing {
 	if t.StreamStable > 0 {
 		d.StreamStable = t.StreamStable
 	}
+	if t.ConnStable > 0 {
+		d.ConnStable = t.ConnStable
+	}
 	return d
 }
 
 // supervise owns the control connection: connect, list, serve refreshes and
-// health checks until the connection fails, then reconnect with backoff.
-// It returns when ctx ends, closing the control connection.
+// health checks until the connection fails, then reconnect with backoff. The
+// backoff doubles up to MaxBackoff after every failure, and resets only
+// after a connection that lasted ConnStable. It returns when ctx ends,
+// closing the control connection.
 func (b *Backend) supervise(ctx context.Context, firstDone func()) {
 	backoff := b.timing.MinBackoff
 	for ctx.Err() == nil {
@@ -66,26 +76,28 @@ func (b *Backend) supervise(ctx context.Context, firstDone func()) {
 			firstDone()
 			firstDone = nil
 		}
-		if err != nil {
-			b.setState(StateDown, err)
-			if !sleep(ctx, backoff) {
+		if err == nil {
+			up := time.Now()
+			b.watch(ctx, cs)
+			b.stopEpoch()
+			b.mu.Lock()
+			b.control = nil
+			b.mu.Unlock()
+			_ = cs.Close()
+			b.sink(aggregator.Inventory{Backend: b.cfg.Name}, false)
+			if ctx.Err() != nil {
 				return
 			}
-			backoff = min(backoff*2, b.timing.MaxBackoff)
-			continue
+			err = b.Status().errOr("control connection closed")
+			if time.Since(up) >= b.timing.ConnStable {
+				backoff = b.timing.MinBackoff
+			}
 		}
-		backoff = b.timing.MinBackoff
-		b.watch(ctx, cs)
-		b.stopEpoch()
-		b.mu.Lock()
-		b.control = nil
-		b.mu.Unlock()
-		_ = cs.Close()
-		b.sink(aggregator.Inventory{Backend: b.cfg.Name}, false)
-		if ctx.Err() == nil {
-			b.setState(StateDown, b.Status().errOr("control connection closed"))
-			sleep(ctx, b.timing.MinBackoff)
+		b.setState(StateDown, err)
+		if !sleep(ctx, backoff) {
+			return
 		}
+		backoff = min(backoff*2, b.timing.MaxBackoff)
 	}
 }
 

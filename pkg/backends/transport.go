@@ -4,8 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
+	"log/slog"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -73,8 +72,8 @@ func newHTTPClient(cfg config.Backend, steady func(http.RoundTripper) http.Round
 
 // newTransport returns a fresh mcp.Transport for one connection to cfg: a
 // streamable HTTP or SSE client on the pooled HTTP client, or a new stdio
-// process.
-func newTransport(cfg config.Backend, hc *http.Client, retries int) (mcp.Transport, error) {
+// process (stdio.go) whose stray output is logged to log.
+func newTransport(cfg config.Backend, hc *http.Client, retries int, log *slog.Logger) (mcp.Transport, error) {
 	switch cfg.Transport {
 	case config.TransportStreamableHTTP, "":
 		if cfg.URL == "" {
@@ -84,13 +83,7 @@ func newTransport(cfg config.Backend, hc *http.Client, retries int) (mcp.Transpo
 	case config.TransportSSE:
 		return &mcp.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: hc}, nil
 	case config.TransportStdio:
-		cmd := exec.Command(cfg.Command, cfg.Args...)
-		cmd.Env = os.Environ()
-		for k, v := range cfg.Env {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
-		cmd.Stderr = os.Stderr
-		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+		return &stdioTransport{log: log, cfg: configStdio{name: cfg.Name, command: cfg.Command, args: cfg.Args, env: cfg.Env}}, nil
 	}
 	return nil, fmt.Errorf("backend %q: unsupported transport %q", cfg.Name, cfg.Transport)
 }
