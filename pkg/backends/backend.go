@@ -52,7 +52,7 @@ type Backend struct {
 	log  *slog.Logger
 	sink func(aggregator.Inventory, bool) // inventory update (true) or removal (false)
 
-	timing  Timing                  // supervision timings, defaults filled
+	timing  Timing                     // supervision timings, defaults filled
 	onState func(name string, s State) // state-transition hook (may be nil)
 
 	refresh chan struct{} // list_changed on the control connection (cap 1, coalescing)

@@ -3,8 +3,8 @@ package backends
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
