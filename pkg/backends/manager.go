@@ -23,6 +23,9 @@ type Manager struct {
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	stateMu sync.Mutex
+	changed chan struct{} // closed and replaced on every backend state change
 }
 
 // Option configures a Manager (NewManager).
@@ -50,7 +53,17 @@ func NewManager(cfgs []config.Backend, agg *aggregator.Aggregator, log *slog.Log
 	for _, f := range opts {
 		f(&o)
 	}
-	m := &Manager{byName: map[string]*Backend{}, agg: agg, log: log}
+	m := &Manager{byName: map[string]*Backend{}, agg: agg, log: log, changed: make(chan struct{})}
+	hook := o.onState
+	o.onState = func(name string, s State) {
+		m.stateMu.Lock()
+		close(m.changed)
+		m.changed = make(chan struct{})
+		m.stateMu.Unlock()
+		if hook != nil {
+			hook(name, s)
+		}
+	}
 	for _, c := range cfgs {
 		b := newBackend(c, log, m.publish, o)
 		m.list = append(m.list, b)
@@ -68,8 +81,9 @@ func (m *Manager) publish(inv aggregator.Inventory, present bool) {
 }
 
 // Start connects all backends in parallel and supervises them until Close.
-// It returns once every backend has made its first attempt or wait elapses;
-// backends that failed keep retrying with backoff.
+// With wait > 0 it returns once every backend has made its first attempt or
+// wait elapses; with wait <= 0 it returns at once. Backends that failed keep
+// retrying with backoff.
 func (m *Manager) Start(wait time.Duration) {
 	ctx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
@@ -82,6 +96,9 @@ func (m *Manager) Start(wait time.Duration) {
 			b.supervise(ctx, first.Done)
 		}()
 	}
+	if wait <= 0 {
+		return
+	}
 	done := make(chan struct{})
 	go func() { first.Wait(); close(done) }()
 	t := time.NewTimer(wait)
@@ -90,6 +107,40 @@ func (m *Manager) Start(wait time.Duration) {
 	case <-done:
 	case <-t.C:
 		m.log.Warn("backends still connecting after start wait", "wait", wait)
+	}
+}
+
+// WaitReady waits until at least one backend is ready (Ready) or ctx ends,
+// returning ctx's error then.
+func (m *Manager) WaitReady(ctx context.Context) error { return m.await(ctx, m.Ready) }
+
+// WaitSettled waits until no backend is still connecting for the first
+// time (each is ready or down) or ctx ends, returning ctx's error then.
+func (m *Manager) WaitSettled(ctx context.Context) error {
+	return m.await(ctx, func() bool {
+		for _, b := range m.list {
+			if b.Status().State == StateConnecting {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// await waits until cond holds, re-checking it on every state change.
+func (m *Manager) await(ctx context.Context, cond func() bool) error {
+	for {
+		m.stateMu.Lock()
+		ch := m.changed
+		m.stateMu.Unlock()
+		if cond() {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 
