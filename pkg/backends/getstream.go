@@ -33,7 +33,9 @@ import (
 // Timing.StreamAttempts failed attempts in a row, or at once on 405 (no
 // stream offered) or 404 (session gone), vmcp stops reopening it and the
 // stream stays silent. So a GET stream never changes a backend's state:
-// only failing POSTs and health probes do.
+// only failing POSTs and health probes do. On the control connection, a
+// reopened stream requests a catalogue refresh, covering list_changed
+// notifications the backend sent while it was closed.
 
 // GetStreamReconnects counts reopened backend GET streams, by backend;
 // GetStreamAbandoned counts GET streams vmcp stopped reopening (messages
@@ -50,6 +52,11 @@ var (
 )
 
 func init() { telemetry.Registry.MustRegister(GetStreamReconnects, GetStreamAbandoned) }
+
+// controlKey marks the control connection's context; the go-sdk keeps
+// context values on the connection's own (detached) context, so its GET
+// requests carry the mark.
+type controlKey struct{}
 
 // errReaderGone: the go-sdk client closed its end of the stream.
 var errReaderGone = errors.New("GET stream closed by the client")
@@ -105,10 +112,15 @@ func (t *steadyTransport) keep(req *http.Request, w io.Writer, closed <-chan str
 	b, ctx := t.b, req.Context()
 	timing := b.timing
 	backoff, failures := timing.MinBackoff, 0
+	control := ctx.Value(controlKey{}) != nil
 	var lastID string
-	for {
+	for attempt := 0; ; attempt++ {
 		opened := time.Now()
-		events, status, err := t.once(req, &lastID, w)
+		events, status, err := t.once(req, &lastID, w, func() {
+			if control && attempt > 0 {
+				b.requestRefresh() // cover what the gap missed
+			}
+		})
 		if ctx.Err() != nil || errors.Is(err, errReaderGone) {
 			return
 		}
@@ -142,8 +154,9 @@ func (t *steadyTransport) keep(req *http.Request, w io.Writer, closed <-chan str
 
 // once opens the backend's GET stream once and copies its whole events to
 // w until it ends, returning the number of events, the HTTP status (0 if
-// none) and why it ended. *lastID tracks the last event id.
-func (t *steadyTransport) once(req *http.Request, lastID *string, w io.Writer) (int, int, error) {
+// none) and why it ended. *lastID tracks the last event id; opened runs
+// once the stream is open.
+func (t *steadyTransport) once(req *http.Request, lastID *string, w io.Writer, opened func()) (int, int, error) {
 	r := req.Clone(req.Context())
 	if *lastID != "" {
 		r.Header.Set("Last-Event-ID", *lastID)
@@ -158,6 +171,7 @@ func (t *steadyTransport) once(req *http.Request, lastID *string, w io.Writer) (
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 		return 0, resp.StatusCode, fmt.Errorf("GET stream: HTTP %d (%s)", resp.StatusCode, ct)
 	}
+	opened()
 	return copyEvents(resp.Body, w, lastID)
 }
 

@@ -262,3 +262,74 @@ func TestGETStreamResumesWithLastEventID(t *testing.T) {
 		t.Errorf("Last-Event-ID sent = %q then %q, want \"\" then \"7\"", first, second)
 	}
 }
+
+// TestControlGETStreamGapIsCoveredByRefresh: a tools/list_changed sent
+// while the control connection's GET stream was down is lost by the
+// backend; once vmcp reopens the stream it refreshes the catalogue, so the
+// new tool is listed anyway.
+func TestControlGETStreamGapIsCoveredByRefresh(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "gap", Version: "test"}, nil)
+	handler := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil }
+	srv.AddTool(&mcp.Tool{Name: "a", InputSchema: map[string]any{"type": "object"}}, handler)
+	announced := make(chan struct{}, 1)
+	srv.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if method == "notifications/tools/list_changed" {
+				announced <- struct{}{}
+			}
+			return res, err
+		}
+	})
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	var allow atomic.Bool
+	allow.Store(true)
+	streams := make(chan context.CancelFunc, 8) // live GET streams, to cut
+	rejected := make(chan struct{}, 64)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			if !allow.Load() {
+				rejected <- struct{}{}
+				http.Error(w, "not now", http.StatusServiceUnavailable)
+				return
+			}
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			select {
+			case streams <- cancel:
+			default:
+			}
+			r = r.WithContext(ctx)
+		}
+		sdk.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	agg := aggregator.New(aggregator.Policy{Strategy: config.StrategyPriority, Order: []string{"gap"}}, slog.New(slog.DiscardHandler))
+	listed := make(chan struct{}, 16)
+	agg.OnChange(func(_, c *aggregator.Catalogue, _ []aggregator.Kind) {
+		if _, _, ok := c.Tool("b"); ok {
+			listed <- struct{}{}
+		}
+	})
+	mgr := NewManager([]config.Backend{{Name: "gap", URL: hs.URL, Transport: config.TransportStreamableHTTP}},
+		agg, slog.New(slog.DiscardHandler), WithTiming(Timing{MinBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, StreamAttempts: 1000}))
+	mgr.Start(0)
+	t.Cleanup(func() { closeWithin(t, mgr, 5*time.Second) })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := mgr.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cut := <-streams // the control connection's GET stream is live
+	allow.Store(false)
+	cut()
+	<-rejected // vmcp's reopening is refused: the stream is down
+	srv.AddTool(&mcp.Tool{Name: "b", InputSchema: map[string]any{"type": "object"}}, handler)
+	<-announced // sent to no stream: lost
+	allow.Store(true)
+	select {
+	case <-listed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("tool b added during the GET stream's gap never listed")
+	}
+}

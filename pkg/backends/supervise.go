@@ -103,7 +103,8 @@ func (b *Backend) supervise(ctx context.Context, firstDone func()) {
 
 // connectControl connects and lists the backend, publishing its inventory.
 func (b *Backend) connectControl(ctx context.Context) (*mcp.ClientSession, error) {
-	cs, _, err := b.connect(ctx, SessionOptions{Client: b.controlOptions(), CacheGuard: true,
+	cctx := context.WithValue(ctx, controlKey{}, true) // its GET stream refreshes after a gap
+	cs, _, err := b.connect(cctx, SessionOptions{Client: b.controlOptions(), CacheGuard: true,
 		Receiving: []mcp.Middleware{b.controlNotifications}}, b.protocolVersion(), -1)
 	if err != nil {
 		return nil, err
