@@ -269,7 +269,9 @@ func TestGETStreamResumesWithLastEventID(t *testing.T) {
 // new tool is listed anyway.
 func TestControlGETStreamGapIsCoveredByRefresh(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "gap", Version: "test"}, nil)
-	handler := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil }
+	handler := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	}
 	srv.AddTool(&mcp.Tool{Name: "a", InputSchema: map[string]any{"type": "object"}}, handler)
 	announced := make(chan struct{}, 1)
 	srv.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
