@@ -24,6 +24,9 @@ var (
 	ErrBackendDown    = errors.New("backend unavailable")
 	ErrUnknownBackend = errors.New("unknown backend")
 	ErrSessionClosed  = errors.New("client session closed")
+	// ErrProcessLimit: a stdio backend already runs max_processes processes
+	// for client sessions.
+	ErrProcessLimit = errors.New("stdio process limit reached")
 )
 
 // State is a backend's connection state as reported by /readyz.
@@ -59,6 +62,8 @@ type Backend struct {
 
 	subs      resourceSubs                              // upstream resource subscriptions (resources.go)
 	onUpdated atomic.Pointer[func(backend, uri string)] // resources/updated handler (Manager.OnResourceUpdated)
+
+	procs atomic.Int64 // live stdio processes of client sessions (max_processes)
 
 	mu      sync.Mutex
 	state   State
@@ -148,20 +153,41 @@ func (b *Backend) Open(ctx context.Context, opts SessionOptions) (*mcp.ClientSes
 	return cs, err
 }
 
-// open is Open, also returning the session's own go-sdk client.
+// open is Open, also returning the session's own go-sdk client. A stdio
+// backend's process count is bounded by max_processes (ErrProcessLimit).
 func (b *Backend) open(ctx context.Context, opts SessionOptions) (*mcp.ClientSession, *mcp.Client, error) {
 	if b.protocolVersion() == "" {
 		if _, err := b.Shared(); err != nil {
 			return nil, nil, err
 		}
 	}
-	return b.connect(ctx, opts, b.protocolVersion(), 2)
+	limit := int64(b.cfg.MaxProcesses)
+	if b.cfg.Transport != config.TransportStdio || limit <= 0 {
+		return b.connect(ctx, opts, b.protocolVersion(), 2)
+	}
+	if n := b.procs.Add(1); n > limit {
+		b.procs.Add(-1)
+		return nil, nil, fmt.Errorf("backend %q: %w: %d processes already run for client sessions (max_processes: %d)",
+			b.cfg.Name, ErrProcessLimit, limit, limit)
+	}
+	release := sync.OnceFunc(func() { b.procs.Add(-1) }) // at process exit, or a failed connect
+	cs, client, err := b.connectWith(ctx, opts, b.protocolVersion(), 2, release)
+	if err != nil {
+		release()
+	}
+	return cs, client, err
 }
 
 // connect dials one backend connection. retries bounds the SDK's
 // reconnection of a broken HTTP stream (-1: none, so a control connection
 // notices a dead backend at once).
 func (b *Backend) connect(ctx context.Context, opts SessionOptions, version string, retries int) (*mcp.ClientSession, *mcp.Client, error) {
+	return b.connectWith(ctx, opts, version, retries, nil)
+}
+
+// connectWith is connect; on stdio, exited (if set) runs once the process
+// has been ended (stdio.go).
+func (b *Backend) connectWith(ctx context.Context, opts SessionOptions, version string, retries int, exited func()) (*mcp.ClientSession, *mcp.Client, error) {
 	hc := b.http
 	if opts.Tap != nil {
 		hc = tapHTTP(hc, opts.Tap)
@@ -172,6 +198,9 @@ func (b *Backend) connect(ctx context.Context, opts SessionOptions, version stri
 	t, err := newTransport(b.cfg, hc, retries, b.log)
 	if err != nil {
 		return nil, nil, err
+	}
+	if st, ok := t.(*stdioTransport); ok {
+		st.exited = exited
 	}
 	if _, isHTTP := t.(*mcp.StreamableClientTransport); opts.Tap != nil && !isHTTP {
 		t = &tapTransportConn{Transport: t, tap: opts.Tap}

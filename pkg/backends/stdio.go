@@ -49,8 +49,9 @@ const (
 
 // stdioTransport starts one backend process per Connect.
 type stdioTransport struct {
-	cfg configStdio
-	log *slog.Logger
+	cfg    configStdio
+	log    *slog.Logger
+	exited func() // may be nil; runs once the process is ended by Close
 }
 
 // configStdio is what a stdio process needs from the backend config.
@@ -80,22 +81,27 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, fmt.Errorf("backend %q: start %s: %w", t.cfg.name, t.cfg.command, err)
 	}
 	out := newJunkFilter(stdout, t.log, t.cfg.name)
-	return (&mcp.IOTransport{Reader: io.NopCloser(out), Writer: &process{cmd: cmd, stdin: stdin}}).Connect(ctx)
+	w := &process{cmd: cmd, stdin: stdin, exited: t.exited}
+	return (&mcp.IOTransport{Reader: io.NopCloser(out), Writer: w}).Connect(ctx)
 }
 
 // process is the write side of a stdio backend; Close ends the process as
 // the spec's stdio shutdown says: close its stdin, wait, SIGTERM, SIGKILL.
 type process struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	once  sync.Once
-	err   error
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	exited func() // may be nil
+	once   sync.Once
+	err    error
 }
 
 func (p *process) Write(b []byte) (int, error) { return p.stdin.Write(b) }
 
 func (p *process) Close() error {
 	p.once.Do(func() {
+		if p.exited != nil {
+			defer p.exited()
+		}
 		_ = p.stdin.Close()
 		done := make(chan error, 1)
 		go func() { done <- p.cmd.Wait() }()

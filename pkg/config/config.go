@@ -32,6 +32,11 @@ type Backend struct {
 	// ForwardHeaders lists inbound client headers copied to this backend
 	// (for example Authorization). Empty by default: nothing is forwarded.
 	ForwardHeaders []string `yaml:"forward_headers"`
+	// MaxProcesses bounds a stdio backend's live processes opened for
+	// client sessions (the control connection's own process not counted);
+	// beyond it a client's first use of the backend fails with an error
+	// naming the limit. 0, the default, means no limit.
+	MaxProcesses int `yaml:"max_processes"`
 }
 
 // Transport names accepted in Backend.Transport.

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -117,4 +118,51 @@ func TestStdioBannerAndJunkLinesAreSkippedAndLogged(t *testing.T) {
 	logs.await(t, "not JSON-RPC", "backend=s", "line=Starting stdioserver...")
 	logs.await(t, "not JSON-RPC", "backend=s", "line=echo: hi")
 	logs.await(t, "backend stderr", "backend=s", "line=stdioserver: stderr is for logs")
+}
+
+// TestStdioMaxProcessesRefusesBeyondTheLimit: with max_processes: 2, a
+// third Legacy client session's first call to the stdio backend fails with
+// an error naming the limit; once a session ends, its process is gone and
+// the next client gets one.
+func TestStdioMaxProcessesRefusesBeyondTheLimit(t *testing.T) {
+	cfg := harness.StdioBackend(t, "s")
+	cfg.MaxProcesses = 2
+	v := harness.StartVMCP(t, nil, cfg)
+	awaitTools(t, v, "s_whoami")
+	whoami := func(cs *mcp.ClientSession) (*mcp.CallToolResult, error) {
+		return cs.CallTool(flowCtx(t), &mcp.CallToolParams{Name: "s_whoami"})
+	}
+	first := v.Connect(t, legacyVersion, nil)
+	for _, cs := range []*mcp.ClientSession{first, v.Connect(t, legacyVersion, nil)} {
+		res, err := whoami(cs)
+		require.NoError(t, err)
+		require.False(t, res.IsError)
+	}
+	third := v.Connect(t, legacyVersion, nil)
+	res, err := whoami(third)
+	if err == nil {
+		require.True(t, res.IsError, "third process allowed")
+		err = errorText(res)
+	}
+	require.ErrorContains(t, err, "max_processes: 2")
+	require.NoError(t, first.Close()) // DELETE: its backend process ends
+	// The Legacy dispatcher closes an ended session's backend sessions
+	// after the DELETE has been answered, with no event to wait on; a call
+	// refused at the limit opens nothing, so it is simply retried.
+	fourth := v.Connect(t, legacyVersion, nil)
+	require.Eventually(t, func() bool {
+		res, err := whoami(fourth)
+		return err == nil && !res.IsError
+	}, 10*time.Second, 20*time.Millisecond, "a process slot was not released")
+}
+
+// errorText is a tool error result's text as an error.
+func errorText(res *mcp.CallToolResult) error {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return errors.New(b.String())
 }
