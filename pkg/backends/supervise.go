@@ -104,8 +104,12 @@ func (b *Backend) supervise(ctx context.Context, firstDone func()) {
 // connectControl connects and lists the backend, publishing its inventory.
 func (b *Backend) connectControl(ctx context.Context) (*mcp.ClientSession, error) {
 	cctx := context.WithValue(ctx, controlKey{}, true) // its GET stream refreshes after a gap
+	receiving := []mcp.Middleware{b.controlNotifications}
+	if b.sharedProcess() {
+		receiving = append(receiving, b.refuseUnattributable)
+	}
 	cs, _, err := b.connect(cctx, SessionOptions{Client: b.controlOptions(), CacheGuard: true,
-		Receiving: []mcp.Middleware{b.controlNotifications}}, b.protocolVersion(), -1)
+		Receiving: receiving}, b.protocolVersion(), -1)
 	if err != nil {
 		return nil, err
 	}

@@ -112,6 +112,12 @@ func validateBackends(ps *problems, bs []Backend) map[string]bool {
 		if b.MaxProcesses != 0 && b.Transport != TransportStdio {
 			ps.add(p+".max_processes", "max_processes applies only to stdio backends")
 		}
+		switch {
+		case b.Isolation != "" && b.Transport != TransportStdio:
+			ps.add(p+".isolation", "isolation applies only to stdio backends")
+		case b.Isolation != "" && b.Isolation != IsolationSession && b.Isolation != IsolationShared:
+			ps.add(p+".isolation", fmt.Sprintf("unknown isolation %q: want session or shared", b.Isolation))
+		}
 		switch b.Transport {
 		case TransportStdio:
 			if b.Command == "" && b.URL != "" {

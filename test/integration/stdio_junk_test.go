@@ -12,6 +12,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/vmcp"
 	"github.com/vmcp/vmcp/test/integration/harness"
 )
@@ -165,4 +166,31 @@ func errorText(res *mcp.CallToolResult) error {
 		}
 	}
 	return errors.New(b.String())
+}
+
+// TestStdioSharedIsolationRunsOneProcessForAllClients: with isolation:
+// shared, two Legacy client sessions and a Modern client reach the same
+// process (one "whoami" id), and the backend's roots/list, which cannot be
+// attributed to one client over the shared process, is refused with an
+// error naming the isolation.
+func TestStdioSharedIsolationRunsOneProcessForAllClients(t *testing.T) {
+	cfg := harness.LegacyStdioBackend(t, "s")
+	cfg.Isolation = config.IsolationShared
+	v := harness.StartVMCP(t, nil, cfg)
+	awaitTools(t, v, "s_whoami")
+	ids := map[string]bool{}
+	clients := []*mcp.ClientSession{v.Connect(t, legacyVersion, nil), v.Connect(t, legacyVersion, nil), v.Connect(t, "", nil)}
+	for _, cs := range clients {
+		res, err := cs.CallTool(flowCtx(t), &mcp.CallToolParams{Name: "s_whoami"})
+		require.NoError(t, err)
+		ids[res.Content[0].(*mcp.TextContent).Text] = true
+	}
+	require.Len(t, ids, 1, "processes seen: %v", ids)
+	withRoots := v.Connect(t, legacyVersion, &mcp.ClientOptions{})
+	res, err := withRoots.CallTool(flowCtx(t), &mcp.CallToolParams{Name: "s_roots"})
+	if err == nil {
+		require.True(t, res.IsError, "roots/list answered over a shared process")
+		err = errorText(res)
+	}
+	require.ErrorContains(t, err, "isolation: shared")
 }
