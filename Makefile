@@ -4,7 +4,7 @@ GO        ?= go
 BIN       := bin
 RACE      ?= -race
 
-.PHONY: build run test unit conformance bench redis vet clean
+.PHONY: build run test lint unit conformance bench redis clean
 
 build: ## vmcp and the demo backend (the go-sdk conformance everything-server)
 	$(GO) build -o $(BIN)/vmcp ./cmd/vmcp
@@ -13,10 +13,12 @@ build: ## vmcp and the demo backend (the go-sdk conformance everything-server)
 run: build ## vmcp on 127.0.0.1:8080/mcp over two real MCP servers (examples/demo.yaml; VMCP_LISTEN, DEMO_BACKEND_PORT)
 	VMCP_LISTEN=$(VMCP_LISTEN) DEMO_BACKEND_PORT=$(DEMO_BACKEND_PORT) ./scripts/run-demo.sh
 
-test: unit conformance ## everything CI runs
+test: lint unit conformance ## everything CI runs
 
-unit: redis ## go vet and every Go test with the race detector
-	$(GO) vet ./...
+lint: ## gofmt, go vet, staticcheck, go mod tidy -diff
+	./scripts/lint.sh
+
+unit: redis ## every Go test with the race detector
 	$(GO) test $(RACE) -count=1 -timeout 20m ./...
 
 conformance: build ## the official MCP conformance suite through vmcp (Node 22 from npm)

@@ -2,6 +2,7 @@ package aggregator
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"log/slog"
 	"maps"
@@ -23,6 +24,7 @@ type Aggregator struct {
 	listeners []func(old, new *Catalogue, kinds []Kind)
 	lastErr   error
 	conflicts map[Conflict]bool // reported by the last successful build
+	withheld  map[string][]Withheld
 }
 
 // New returns an Aggregator whose Current is Empty until the first Update.
@@ -31,7 +33,7 @@ func New(p Policy, log *slog.Logger) *Aggregator {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	a := &Aggregator{policy: p, log: log, inv: map[string]Inventory{}}
+	a := &Aggregator{policy: p, log: log, inv: map[string]Inventory{}, withheld: map[string][]Withheld{}}
 	a.cur.Store(Empty())
 	return a
 }
@@ -50,6 +52,21 @@ func (a *Aggregator) LastError() error {
 	return a.lastErr
 }
 
+// Conflicts returns the resource, template and duplicate-item conflicts
+// the last successful build resolved by order (see Conflict), sorted by
+// kind, key, winner and loser. Tool and prompt names withheld for colliding
+// are named in LastError instead.
+func (a *Aggregator) Conflicts() []Conflict {
+	a.mu.Lock()
+	out := slices.Collect(maps.Keys(a.conflicts))
+	a.mu.Unlock()
+	slices.SortFunc(out, func(x, y Conflict) int {
+		return cmp.Or(cmp.Compare(x.Kind, y.Kind), cmp.Compare(x.Key, y.Key),
+			cmp.Compare(x.Winner, y.Winner), cmp.Compare(x.Loser, y.Loser))
+	})
+	return out
+}
+
 // OnChange registers f, called synchronously after each catalogue swap with
 // the kinds whose advertised lists changed (never empty); a swap that only
 // re-routes (e.g. a URI's winner) bumps Version without calling f. Register
@@ -60,12 +77,32 @@ func (a *Aggregator) OnChange(f func(old, new *Catalogue, kinds []Kind)) {
 	a.listeners = append(a.listeners, f)
 }
 
-// Update replaces one backend's inventory and rebuilds the catalogue.
+// Update replaces one backend's inventory and rebuilds the catalogue. A
+// tool the go-sdk server registry would refuse is withheld, with a warning
+// naming the backend and the tool (refuseInvalid).
 func (a *Aggregator) Update(inv Inventory) {
+	inv, refused := refuseInvalid(inv)
+	for _, w := range refused {
+		a.log.Warn("aggregator: tool withheld; the MCP server registry refuses it",
+			"backend", w.Backend, "tool", w.Name, "reason", w.Reason)
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.inv[inv.Backend] = inv
+	a.withheld[inv.Backend] = refused
 	a.rebuild()
+}
+
+// Withheld lists the items of the current inventories kept out of the
+// catalogue because the MCP server registry refuses them.
+func (a *Aggregator) Withheld() []Withheld {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []Withheld
+	for _, b := range slices.Sorted(maps.Keys(a.withheld)) {
+		out = append(out, a.withheld[b]...)
+	}
+	return out
 }
 
 // Remove drops a backend (e.g. it went down) and rebuilds the catalogue.
@@ -76,6 +113,7 @@ func (a *Aggregator) Remove(backend string) {
 		return
 	}
 	delete(a.inv, backend)
+	delete(a.withheld, backend)
 	a.rebuild()
 }
 

@@ -151,3 +151,14 @@ func TestAggregatorConcurrentReads(t *testing.T) {
 	wg.Wait()
 	assert.NoError(t, a.LastError())
 }
+
+func TestConflictsListsWhatTheLastBuildResolved(t *testing.T) {
+	a := New(Policy{Order: []string{"a", "b"}}, nil)
+	assert.Empty(t, a.Conflicts())
+	res := func(uri string) []*mcp.Resource { return []*mcp.Resource{{URI: uri, Name: uri}} }
+	a.Update(Inventory{Backend: "a", Resources: res("file:///x")})
+	a.Update(Inventory{Backend: "b", Resources: append(res("file:///x"), res("file:///y")...)})
+	assert.Equal(t, []Conflict{{Kind: KindResources, Key: "file:///x", Winner: "a", Loser: "b"}}, a.Conflicts())
+	a.Remove("a")
+	assert.Empty(t, a.Conflicts(), "resolved conflicts end with the build that no longer has them")
+}

@@ -8,13 +8,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestBuildEdgeCases(t *testing.T) {
+func TestBuildRefusedAnUnknownStrategy(t *testing.T) {
 	_, _, err := Build(Policy{Strategy: "bogus"}, nil)
 	assert.Error(t, err)
+}
 
-	_, _, err = Build(Policy{}, []Inventory{{Backend: "a"}, {Backend: "a"}})
+func TestBuildRefusedTwoInventoriesOfOneBackend(t *testing.T) {
+	_, _, err := Build(Policy{}, []Inventory{{Backend: "a"}, {Backend: "a"}})
 	assert.ErrorContains(t, err, "duplicate inventory")
+}
 
+// A backend listing a tool name twice (and a nil tool) must not collide
+// with itself: its first copy wins and the duplicate is reported.
+func TestBuildDuplicateToolInOneBackendKeepsTheFirst(t *testing.T) {
 	c, conflicts, err := Build(Policy{Order: []string{"a"}}, []Inventory{
 		{Backend: "a", Tools: []*mcp.Tool{nil, {Name: "t", Description: "1"}, {Name: "t", Description: "2"}}},
 	})
@@ -22,7 +28,9 @@ func TestBuildEdgeCases(t *testing.T) {
 	assert.Equal(t, []Conflict{{KindTools, "t", "a", "a"}}, conflicts)
 	require.Len(t, c.Tools, 1)
 	assert.Equal(t, "1", c.Tools[0].Description)
+}
 
+func TestEmptyCatalogueRoutesNothing(t *testing.T) {
 	e := Empty()
 	assert.Empty(t, e.Tools)
 	_, _, ok := e.Tool("x")
@@ -30,6 +38,23 @@ func TestBuildEdgeCases(t *testing.T) {
 	_, ok = e.Resource("file:///x")
 	assert.False(t, ok)
 	assert.Empty(t, e.Backends(KindTools))
+}
+
+// A tool whose input schema the go-sdk registry refuses (type "string")
+// was listed on Modern and callable on Legacy while missing from Legacy
+// lists; it is now withheld from the inventory, with its reason.
+func TestRegistryRefusedToolIsWithheldFromTheInventory(t *testing.T) {
+	in := Inventory{Backend: "a", Tools: []*mcp.Tool{
+		{Name: "ok"},
+		{Name: "bad", InputSchema: map[string]any{"type": "string"}},
+	}}
+	out, refused := refuseInvalid(in)
+	require.Len(t, out.Tools, 1)
+	assert.Equal(t, "ok", out.Tools[0].Name)
+	require.Len(t, refused, 1)
+	assert.Equal(t, "bad", refused[0].Name)
+	assert.Contains(t, refused[0].Reason, "object")
+	assert.Len(t, in.Tools, 2, "the input inventory is not mutated")
 }
 
 func TestLookupsDoNotAllocate(t *testing.T) {

@@ -55,8 +55,9 @@ type Backend struct {
 	log  *slog.Logger
 	sink func(aggregator.Inventory, bool) // inventory update (true) or removal (false)
 
-	timing  Timing                     // supervision timings, defaults filled
-	onState func(name string, s State) // state-transition hook (may be nil)
+	timing   Timing                     // supervision timings, defaults filled
+	counters *counters                  // the backends' metrics (metrics.go)
+	onState  func(name string, s State) // state-transition hook (may be nil)
 
 	refresh chan struct{} // list_changed on the control connection (cap 1, coalescing)
 
@@ -76,13 +77,14 @@ type Backend struct {
 
 func newBackend(cfg config.Backend, log *slog.Logger, sink func(aggregator.Inventory, bool), o managerOptions) *Backend {
 	b := &Backend{
-		cfg:     cfg,
-		log:     log.With("backend", cfg.Name),
-		sink:    sink,
-		timing:  o.timing.withDefaults(),
-		onState: o.onState,
-		refresh: make(chan struct{}, 1),
-		state:   StateConnecting,
+		cfg:      cfg,
+		log:      log.With("backend", cfg.Name),
+		sink:     sink,
+		timing:   o.timing.withDefaults(),
+		counters: o.counters,
+		onState:  o.onState,
+		refresh:  make(chan struct{}, 1),
+		state:    StateConnecting,
 	}
 	b.http = newHTTPClient(cfg, b.steadyGET)
 	return b
@@ -96,7 +98,7 @@ func (b *Backend) Timeout() time.Duration {
 	if d := b.cfg.Timeout.D(); d > 0 {
 		return d
 	}
-	return 30 * time.Second
+	return config.DefaultBackendTimeout
 }
 
 // Status reports the backend's current state.
@@ -195,7 +197,7 @@ func (b *Backend) connectWith(ctx context.Context, opts SessionOptions, version 
 	if opts.CacheGuard {
 		hc = guardHTTP(hc)
 	}
-	t, err := newTransport(b.cfg, hc, retries, b.log)
+	t, err := newTransport(b.cfg, hc, retries, b.log, b.counters.stdioSkipped.WithLabelValues(b.cfg.Name))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // Direct calls: a request to a Modern (2026-07-28+) streamable HTTP backend
@@ -231,7 +232,7 @@ func decodeResponse(b []byte, id int64, anyID bool) (json.RawMessage, error) {
 // readSSE scans an SSE stream for the response to id. Notifications on it
 // (progress, log messages) are skipped: a Modern reply carries none.
 func readSSE(body io.ReadCloser, id int64) (json.RawMessage, error) {
-	er := NewEventReader(body)
+	er := wire.NewEventReader(body)
 	for {
 		data, err := er.Next()
 		if err != nil {

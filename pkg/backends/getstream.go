@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/vmcp/vmcp/pkg/telemetry"
 )
 
 // The standalone GET stream of a Legacy streamable-HTTP backend session is
@@ -36,22 +34,6 @@ import (
 // only failing POSTs and health probes do. On the control connection, a
 // reopened stream requests a catalogue refresh, covering list_changed
 // notifications the backend sent while it was closed.
-
-// GetStreamReconnects counts reopened backend GET streams, by backend;
-// GetStreamAbandoned counts GET streams vmcp stopped reopening (messages
-// the backend sends there are then not received), by backend.
-var (
-	GetStreamReconnects = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "vmcp_backend_get_stream_reconnects_total",
-		Help: "Backend standalone GET streams reopened after they ended, by backend.",
-	}, []string{"backend"})
-	GetStreamAbandoned = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "vmcp_backend_get_stream_abandoned_total",
-		Help: "Backend standalone GET streams no longer reopened (405, 404 or too many failed attempts), by backend.",
-	}, []string{"backend"})
-)
-
-func init() { telemetry.Registry.MustRegister(GetStreamReconnects, GetStreamAbandoned) }
 
 // controlKey marks the control connection's context; the go-sdk keeps
 // context values on the connection's own (detached) context, so its GET
@@ -126,7 +108,7 @@ func (t *steadyTransport) keep(req *http.Request, w io.Writer, closed <-chan str
 		}
 		if status == http.StatusMethodNotAllowed || status == http.StatusNotFound {
 			b.log.Info("backend GET stream not offered; not reopened", "status", status)
-			GetStreamAbandoned.WithLabelValues(b.cfg.Name).Inc()
+			b.counters.getAbandoned.WithLabelValues(b.cfg.Name).Inc()
 			wait(ctx, closed, -1)
 			return
 		}
@@ -137,12 +119,12 @@ func (t *steadyTransport) keep(req *http.Request, w io.Writer, closed <-chan str
 		}
 		if failures >= timing.StreamAttempts {
 			b.log.Warn("backend GET stream failed too often; not reopened", "attempts", failures, "error", err)
-			GetStreamAbandoned.WithLabelValues(b.cfg.Name).Inc()
+			b.counters.getAbandoned.WithLabelValues(b.cfg.Name).Inc()
 			wait(ctx, closed, -1)
 			return
 		}
 		b.log.Debug("backend GET stream ended; reopening", "backoff", backoff, "error", err)
-		GetStreamReconnects.WithLabelValues(b.cfg.Name).Inc()
+		b.counters.getReconnects.WithLabelValues(b.cfg.Name).Inc()
 		if !wait(ctx, closed, backoff) {
 			return
 		}

@@ -197,7 +197,7 @@ func (c logRecords) WithGroup(string) slog.Handler      { return c }
 func steadyFor(t *testing.T, base roundTripFunc) (*http.Response, logRecords) {
 	t.Helper()
 	logs := make(logRecords, 64)
-	b := &Backend{cfg: config.Backend{Name: "b"}, log: slog.New(logs), timing: soakTiming.withDefaults()}
+	b := &Backend{cfg: config.Backend{Name: "b"}, log: slog.New(logs), timing: soakTiming.withDefaults(), counters: newCounters(nil)}
 	b.timing.StreamAttempts = 3
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

@@ -7,7 +7,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/config"
-	"github.com/vmcp/vmcp/pkg/telemetry"
 )
 
 // A stdio backend with isolation: shared runs one process for every
@@ -34,7 +33,7 @@ func (b *Backend) refuseUnattributable(next mcp.MethodHandler) mcp.MethodHandler
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 				Message: fmt.Sprintf("vmcp: %s refused: backend %q runs one process shared by all clients (isolation: shared), so the request cannot be attributed to one", method, b.cfg.Name)}
 		case "notifications/progress", "notifications/message":
-			telemetry.Undeliverable.WithLabelValues(method).Inc()
+			b.counters.undeliverable.WithLabelValues(method).Inc()
 			b.log.Debug("notification from a shared stdio process dropped: not attributable to one client", "method", method)
 			return nil, nil
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/telemetry"
 )
 
 // Manager owns every configured Backend and its supervisor goroutine, and
@@ -32,9 +33,16 @@ type Manager struct {
 type Option func(*managerOptions)
 
 type managerOptions struct {
-	timing  Timing
-	onState func(name string, s State)
+	metrics  *telemetry.Metrics
+	counters *counters
+	timing   Timing
+	onState  func(name string, s State)
 }
+
+// WithMetrics registers the backends' metrics (GET stream reconnects and
+// abandons, skipped stdio lines) on m's registry and counts undeliverable
+// messages in m.Undeliverable.
+func WithMetrics(m *telemetry.Metrics) Option { return func(o *managerOptions) { o.metrics = m } }
 
 // WithTiming sets the supervision timings (zero fields: DefaultTiming).
 func WithTiming(t Timing) Option { return func(o *managerOptions) { o.timing = t } }
@@ -53,6 +61,7 @@ func NewManager(cfgs []config.Backend, agg *aggregator.Aggregator, log *slog.Log
 	for _, f := range opts {
 		f(&o)
 	}
+	o.counters = newCounters(o.metrics)
 	m := &Manager{byName: map[string]*Backend{}, agg: agg, log: log, changed: make(chan struct{})}
 	hook := o.onState
 	o.onState = func(name string, s State) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/vmcp/vmcp/pkg/wire"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -12,7 +13,7 @@ import (
 
 // rootsListChanged is the notification a client sends when its roots
 // change (2025-11-25 client/roots; 2026-07-28 has no such notification).
-var rootsListChanged = []byte(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`)
+var rootsListChanged = wire.Notification("notifications/roots/list_changed", nil)
 
 // markerRoot is the root a backend session's own go-sdk client adds and
 // removes to make the SDK send notifications/roots/list_changed: the SDK

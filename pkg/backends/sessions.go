@@ -36,6 +36,8 @@ type sessionEntry struct {
 	// next Get does not hand out a session whose calls fail "client is
 	// closing".
 	broken atomic.Bool
+	// listed is set once tools/list was walked on cs (Listed).
+	listed atomic.Bool
 }
 
 // watchCalls is sending middleware on e's session that marks e broken when
@@ -147,6 +149,26 @@ func (s *SessionSet) connect(b *Backend, e *sessionEntry) {
 			s.mu.Unlock()
 		}()
 	}
+}
+
+// Listed walks tools/list once on backend session cs of backend name, so
+// the go-sdk client's tools cache holds the definitions it builds
+// Mcp-Param-* headers from (2026-07-28 Streamable HTTP). A failed walk is
+// tried again on the next call.
+func (s *SessionSet) Listed(ctx context.Context, name string, cs *mcp.ClientSession) error {
+	s.mu.Lock()
+	e := s.open[name]
+	s.mu.Unlock()
+	if e == nil || e.cs != cs || e.listed.Load() {
+		return nil
+	}
+	for _, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return fmt.Errorf("listing tools for their Mcp-Param-* headers: %w", err)
+		}
+	}
+	e.listed.Store(true)
+	return nil
 }
 
 // Each calls f for every open backend session (not those still opening).

@@ -17,7 +17,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/vmcp/vmcp/pkg/telemetry"
 	"golang.org/x/time/rate"
 )
 
@@ -28,15 +27,6 @@ import (
 // first non-blank byte is not '{' or '[' is skipped, counted and logged with
 // the backend's name (the first junkBurst lines, then at most one a
 // second). Stderr lines are logged with the backend's name.
-
-// StdioSkippedLines counts stdout lines of stdio backends that were not
-// JSON-RPC and were skipped, by backend.
-var StdioSkippedLines = prometheus.NewCounterVec(prometheus.CounterOpts{
-	Name: "vmcp_stdio_skipped_lines_total",
-	Help: "Stdout lines of stdio backends that were not JSON-RPC and were skipped, by backend.",
-}, []string{"backend"})
-
-func init() { telemetry.Registry.MustRegister(StdioSkippedLines) }
 
 // Bounds of stdio logging: junkBurst skipped lines are logged before the
 // rate limit applies, logLine bytes of a line at most.
@@ -51,7 +41,8 @@ const (
 type stdioTransport struct {
 	cfg    configStdio
 	log    *slog.Logger
-	exited func() // may be nil; runs once the process is ended by Close
+	count  prometheus.Counter // skipped stdout lines
+	exited func()             // may be nil; runs once the process is ended by Close
 }
 
 // configStdio is what a stdio process needs from the backend config.
@@ -80,7 +71,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("backend %q: start %s: %w", t.cfg.name, t.cfg.command, err)
 	}
-	out := newJunkFilter(stdout, t.log, t.cfg.name)
+	out := newJunkFilter(stdout, t.log, t.count)
 	w := &process{cmd: cmd, stdin: stdin, exited: t.exited}
 	return (&mcp.IOTransport{Reader: io.NopCloser(out), Writer: w}).Connect(ctx)
 }
@@ -141,9 +132,8 @@ type junkFilter struct {
 	err     error
 }
 
-func newJunkFilter(r io.Reader, log *slog.Logger, backend string) *junkFilter {
-	return &junkFilter{src: bufio.NewReaderSize(r, 64<<10), log: log,
-		count: StdioSkippedLines.WithLabelValues(backend),
+func newJunkFilter(r io.Reader, log *slog.Logger, count prometheus.Counter) *junkFilter {
+	return &junkFilter{src: bufio.NewReaderSize(r, 64<<10), log: log, count: count,
 		limit: &rate.Sometimes{First: junkBurst, Interval: time.Second}}
 }
 

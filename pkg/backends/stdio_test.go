@@ -5,6 +5,9 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // TestJunkFilterSkipsNonJSONLines: only lines starting with '{' or '['
@@ -28,7 +31,8 @@ func TestJunkFilterSkipsNonJSONLines(t *testing.T) {
 	}
 	in.WriteString("trailing junk without newline")
 	logs := make(logRecords, 100)
-	f := newJunkFilter(strings.NewReader(in.String()), slog.New(logs), "b")
+	skipped := prometheus.NewCounter(prometheus.CounterOpts{Name: "skipped"})
+	f := newJunkFilter(strings.NewReader(in.String()), slog.New(logs), skipped)
 	got, err := io.ReadAll(f)
 	if err != nil {
 		t.Fatal(err)
@@ -36,8 +40,8 @@ func TestJunkFilterSkipsNonJSONLines(t *testing.T) {
 	if string(got) != want {
 		t.Fatalf("passed %d bytes, want %d", len(got), len(want))
 	}
-	if n := f.skipped.Load(); n != 31 {
-		t.Errorf("skipped %d lines, want 31", n)
+	if n := f.skipped.Load(); n != 31 || testutil.ToFloat64(skipped) != 31 {
+		t.Errorf("skipped %d lines (counted %v), want 31", n, testutil.ToFloat64(skipped))
 	}
 	if len(logs) != junkBurst {
 		t.Errorf("logged %d skipped lines at once, want the burst of %d", len(logs), junkBurst)

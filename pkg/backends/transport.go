@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
 	"net/http"
 	"time"
 
@@ -73,7 +75,7 @@ func newHTTPClient(cfg config.Backend, steady func(http.RoundTripper) http.Round
 // newTransport returns a fresh mcp.Transport for one connection to cfg: a
 // streamable HTTP or SSE client on the pooled HTTP client, or a new stdio
 // process (stdio.go) whose stray output is logged to log.
-func newTransport(cfg config.Backend, hc *http.Client, retries int, log *slog.Logger) (mcp.Transport, error) {
+func newTransport(cfg config.Backend, hc *http.Client, retries int, log *slog.Logger, skipped prometheus.Counter) (mcp.Transport, error) {
 	switch cfg.Transport {
 	case config.TransportStreamableHTTP, "":
 		if cfg.URL == "" {
@@ -83,7 +85,7 @@ func newTransport(cfg config.Backend, hc *http.Client, retries int, log *slog.Lo
 	case config.TransportSSE:
 		return &mcp.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: hc}, nil
 	case config.TransportStdio:
-		return &stdioTransport{log: log, cfg: configStdio{name: cfg.Name, command: cfg.Command, args: cfg.Args, env: cfg.Env}}, nil
+		return &stdioTransport{log: log, count: skipped, cfg: configStdio{name: cfg.Name, command: cfg.Command, args: cfg.Args, env: cfg.Env}}, nil
 	}
 	return nil, fmt.Errorf("backend %q: unsupported transport %q", cfg.Name, cfg.Transport)
 }

@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/prometheus/client_golang/prometheus"
 	"log/slog"
+	"maps"
 	"net/http"
 	"sync"
 	"time"
@@ -25,6 +27,9 @@ type Options struct {
 	MaxEventsPerSession int          // messages kept per session in the event log (default 1000)
 	Timing              Timing       // periods and TTLs; zero fields take DefaultTiming
 	Logger              *slog.Logger // nil discards
+	// EventsNotStored counts session events the event store could not
+	// write (nil: counted nowhere else but the log).
+	EventsNotStored prometheus.Counter
 }
 
 // Cluster is this node's view of the cluster: session ownership, the
@@ -42,10 +47,11 @@ type Cluster struct {
 	transport *http.Transport
 	owners    ownerCache // for ForwardSession
 
-	mu       sync.Mutex
-	sessions map[string]struct{} // owned by this node
-	holders  map[string]*holder  // live GET streams served here, by session
-	closed   bool
+	mu           sync.Mutex
+	sessions     map[string]string  // owned by this node: session ID -> principal key
+	perPrincipal map[string]int     // sessions owned here per principal key
+	holders      map[string]*holder // live GET streams served here, by session
+	closed       bool
 
 	stop chan struct{}
 	done chan struct{}
@@ -56,12 +62,13 @@ type Cluster struct {
 // does not need Redis to be reachable: until it is, Check fails.
 func New(opts Options) (*Cluster, error) {
 	c := &Cluster{
-		timing:   opts.Timing.withDefaults(),
-		log:      opts.Logger,
-		sessions: map[string]struct{}{},
-		holders:  map[string]*holder{},
-		stop:     make(chan struct{}),
-		done:     make(chan struct{}),
+		timing:       opts.Timing.withDefaults(),
+		log:          opts.Logger,
+		sessions:     map[string]string{},
+		perPrincipal: map[string]int{},
+		holders:      map[string]*holder{},
+		stop:         make(chan struct{}),
+		done:         make(chan struct{}),
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -89,7 +96,7 @@ func New(opts Options) (*Cluster, error) {
 			return nil, err
 		}
 		c.redis = rc
-		c.redisEvts = newRedisEvents(rc, maxEvents, c.timing.SessionTTL, c.log)
+		c.redisEvts = newRedisEvents(rc, maxEvents, c.timing.SessionTTL, c.log, opts.EventsNotStored)
 		c.dir, c.leases, c.events = &redisDirectory{c: rc}, &redisLeases{c: rc}, c.redisEvts
 	}
 	c.transport = newTransport(c.timing.DialTimeout)
@@ -136,17 +143,45 @@ func (c *Cluster) Status() Status {
 	return st
 }
 
-// SessionStarted records this node as the owner of a new Legacy session;
-// it fails (ErrUnavailable, ErrConflict) when the record cannot be made,
-// and then the session must be refused.
-func (c *Cluster) SessionStarted(ctx context.Context, session string) error {
-	if err := c.dir.Claim(ctx, session, c.self.ID, c.timing.SessionTTL); err != nil {
+// SessionStarted records this node as the owner of a new Legacy session
+// created by principal (identity.Principal.Key; "" when anonymous). It
+// fails when principal is not anonymous and already owns limit sessions
+// here (ErrPrincipalLimit; limit <= 0: no limit), or when the record
+// cannot be made (ErrUnavailable, ErrConflict); the session must then be
+// refused.
+func (c *Cluster) SessionStarted(ctx context.Context, session, principal string, limit int) error {
+	c.mu.Lock()
+	if principal != "" && limit > 0 && c.perPrincipal[principal] >= limit {
+		c.mu.Unlock()
+		return fmt.Errorf("%w (sessions.max_per_principal is %d); end one or retry later", ErrPrincipalLimit, limit)
+	}
+	c.perPrincipal[principal]++ // reserved while the record is made
+	c.mu.Unlock()
+	err := c.dir.Claim(ctx, session, c.self.ID, principal, c.timing.SessionTTL)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		c.unreserve(principal)
 		return err
 	}
-	c.mu.Lock()
-	c.sessions[session] = struct{}{}
-	c.mu.Unlock()
+	c.sessions[session] = principal
 	return nil
+}
+
+// unreserve drops one session of principal from the count. Requires c.mu.
+func (c *Cluster) unreserve(principal string) {
+	if c.perPrincipal[principal]--; c.perPrincipal[principal] <= 0 {
+		delete(c.perPrincipal, principal)
+	}
+}
+
+// SessionPrincipal returns the principal key that created session, a
+// session owned by this node; ok is false when this node does not own it.
+func (c *Cluster) SessionPrincipal(session string) (principal string, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	principal, ok = c.sessions[session]
+	return principal, ok
 }
 
 // SessionEnded removes the ownership record of an ended session (best
@@ -154,23 +189,32 @@ func (c *Cluster) SessionStarted(ctx context.Context, session string) error {
 // handler deletes the session's events itself (EventStore.SessionClosed).
 func (c *Cluster) SessionEnded(session string) {
 	c.mu.Lock()
-	delete(c.sessions, session)
+	if p, ok := c.sessions[session]; ok {
+		delete(c.sessions, session)
+		c.unreserve(p)
+	}
 	c.mu.Unlock()
 	if err := c.dir.Release(context.Background(), session, c.self.ID); err != nil {
 		c.log.Debug("cluster: session record not released; it will expire", "session", session, "error", err)
 	}
 }
 
-// Owner returns the live owner of a session: ErrNotFound if the session
+// liveOwner returns the live owner of a session: ErrNotFound if the session
 // has no record or its owner is dead (answer 404), ErrUnavailable if Redis
 // is unreachable, or has just come back and owners may not yet have
 // re-asserted records lost with its data (answer 503).
-func (c *Cluster) Owner(ctx context.Context, session string) (NodeInfo, error) {
-	n, err := c.dir.Lookup(ctx, session)
-	if up := c.upSince(); errors.Is(err, ErrNotFound) && !up.IsZero() && time.Since(up) < c.timing.Heartbeat+c.timing.Probe {
-		return n, fmt.Errorf("%w: %w (Redis at %s)", ErrUnavailable, errRecovering, c.redis.addr)
-	}
+func (c *Cluster) liveOwner(ctx context.Context, session string) (NodeInfo, error) {
+	n, _, err := c.owner(ctx, session)
 	return n, err
+}
+
+// owner is Owner plus the principal key that created the session.
+func (c *Cluster) owner(ctx context.Context, session string) (NodeInfo, string, error) {
+	n, p, err := c.dir.Lookup(ctx, session)
+	if up := c.upSince(); errors.Is(err, ErrNotFound) && !up.IsZero() && time.Since(up) < c.timing.Heartbeat+c.timing.Probe {
+		return n, "", fmt.Errorf("%w: %w (Redis at %s)", ErrUnavailable, errRecovering, c.redis.addr)
+	}
+	return n, p, err
 }
 
 // errRecovering: Redis is back after an outage and owners may not yet have
@@ -187,9 +231,6 @@ func (c *Cluster) upSince() time.Time {
 // Node returns the live node with this ID (for example the owner named by
 // a requestState), or ErrNotFound / ErrUnavailable.
 func (c *Cluster) Node(ctx context.Context, id string) (NodeInfo, error) { return c.dir.Node(ctx, id) }
-
-// Nodes lists the live nodes.
-func (c *Cluster) Nodes(ctx context.Context) ([]NodeInfo, error) { return c.dir.Nodes(ctx) }
 
 // Close stops the heartbeat and leaves the cluster: this node's session
 // records and liveness record are removed (best effort: what cannot be
@@ -228,6 +269,12 @@ func (c *Cluster) owned() []string {
 	return ids
 }
 
+// ownedPrincipals copies this node's sessions with their principals.
+// Requires c.mu.
+func (c *Cluster) ownedPrincipals() map[string]string {
+	return maps.Clone(c.sessions)
+}
+
 // run is the heartbeat: every Timing.Heartbeat it re-announces this node
 // and re-asserts its sessions' records; while Redis is unreachable it
 // probes every Timing.Probe instead, and beats as soon as Redis is back.
@@ -258,11 +305,11 @@ func (c *Cluster) beat(ctx context.Context) error {
 		}
 	}
 	c.mu.Lock()
-	owned := c.owned()
+	owned, principals := c.owned(), c.ownedPrincipals()
 	c.mu.Unlock()
 	err := c.dir.Announce(ctx, c.self, c.timing.NodeTTL)
 	if err == nil {
-		err = c.dir.Refresh(ctx, c.self.ID, owned, c.timing.SessionTTL)
+		err = c.dir.Refresh(ctx, c.self.ID, principals, c.timing.SessionTTL)
 	}
 	if err == nil && c.redisEvts != nil {
 		err = c.redisEvts.touch(ctx, owned, c.timing.SessionTTL)

@@ -57,30 +57,63 @@ func TestClusterDirectoryContract(t *testing.T) {
 		require.NoError(t, err)
 		require.ElementsMatch(t, []NodeInfo{a, b}, nodes)
 
-		require.NoError(t, d.Claim(ctx, "s1", "a", time.Minute))
-		require.NoError(t, d.Claim(ctx, "s1", "a", time.Minute), "re-claim by the owner")
-		require.ErrorIs(t, d.Claim(ctx, "s1", "b", time.Minute), ErrConflict)
-		owner, err := d.Lookup(ctx, "s1")
+		require.NoError(t, d.Claim(ctx, "s1", "a", "", time.Minute))
+		require.NoError(t, d.Claim(ctx, "s1", "a", "", time.Minute), "re-claim by the owner")
+		require.ErrorIs(t, d.Claim(ctx, "s1", "b", "", time.Minute), ErrConflict)
+		owner, _, err := d.Lookup(ctx, "s1")
 		require.NoError(t, err)
 		require.Equal(t, a, owner)
-		_, err = d.Lookup(ctx, "nope")
+		_, _, err = d.Lookup(ctx, "nope")
 		require.ErrorIs(t, err, ErrNotFound)
 
 		require.NoError(t, d.Release(ctx, "s1", "b"), "release by another node is a no-op")
-		_, err = d.Lookup(ctx, "s1")
+		_, _, err = d.Lookup(ctx, "s1")
 		require.NoError(t, err)
 		require.NoError(t, d.Release(ctx, "s1", "a"))
-		_, err = d.Lookup(ctx, "s1")
+		_, _, err = d.Lookup(ctx, "s1")
 		require.ErrorIs(t, err, ErrNotFound)
 
 		// A session of a node that left (or died) has no live owner.
-		require.NoError(t, d.Claim(ctx, "s2", "b", time.Minute))
+		require.NoError(t, d.Claim(ctx, "s2", "b", "", time.Minute))
 		require.NoError(t, d.Withdraw(ctx, "b"))
-		_, err = d.Lookup(ctx, "s2")
+		_, _, err = d.Lookup(ctx, "s2")
 		require.ErrorIs(t, err, ErrNotFound)
 		nodes, err = d.Nodes(ctx)
 		require.NoError(t, err)
 		require.Equal(t, []NodeInfo{a}, nodes)
+	})
+}
+
+// The owner record carries the principal that created the session, on
+// every node, through claims, refreshes and releases.
+func TestClusterDirectoryRecordsCarryThePrincipal(t *testing.T) {
+	backends(t, func(t *testing.T, d Directory, _ Leases) {
+		ctx := context.Background()
+		a := NodeInfo{ID: "a", URL: "http://127.0.0.1:1"}
+		require.NoError(t, d.Announce(ctx, a, time.Minute))
+		alice := "https://idp\x00alice" // identity.Principal.Key: NUL inside
+		require.NoError(t, d.Claim(ctx, "s1", "a", alice, time.Minute))
+		require.NoError(t, d.Claim(ctx, "s1", "a", alice, time.Minute), "re-claim by the owner")
+		require.ErrorIs(t, d.Claim(ctx, "s1", "b", alice, time.Minute), ErrConflict)
+		owner, p, err := d.Lookup(ctx, "s1")
+		require.NoError(t, err)
+		require.Equal(t, a, owner)
+		require.Equal(t, alice, p)
+
+		require.NoError(t, d.Refresh(ctx, "a", map[string]string{"s1": alice, "s2": ""}, time.Minute))
+		_, p, err = d.Lookup(ctx, "s1")
+		require.NoError(t, err)
+		require.Equal(t, alice, p, "a refresh keeps the principal")
+		_, p, err = d.Lookup(ctx, "s2")
+		require.NoError(t, err)
+		require.Empty(t, p, "anonymous")
+
+		require.NoError(t, d.Release(ctx, "s1", "b"), "release by another node is a no-op")
+		_, _, err = d.Lookup(ctx, "s1")
+		require.NoError(t, err)
+		require.NoError(t, d.Release(ctx, "s1", "a"), "the owner releases whatever the principal")
+		_, _, err = d.Lookup(ctx, "s1")
+		require.ErrorIs(t, err, ErrNotFound)
 	})
 }
 
@@ -89,13 +122,13 @@ func TestClusterDirectoryRecordsExpireAndRefreshRecreates(t *testing.T) {
 		ctx := context.Background()
 		a := NodeInfo{ID: "a", URL: "http://127.0.0.1:1"}
 		require.NoError(t, d.Announce(ctx, a, time.Minute))
-		require.NoError(t, d.Claim(ctx, "s", "a", 150*time.Millisecond))
-		require.NoError(t, d.Refresh(ctx, "a", []string{"s"}, 150*time.Millisecond))
+		require.NoError(t, d.Claim(ctx, "s", "a", "", 150*time.Millisecond))
+		require.NoError(t, d.Refresh(ctx, "a", map[string]string{"s": ""}, 150*time.Millisecond))
 		time.Sleep(300 * time.Millisecond)
-		_, err := d.Lookup(ctx, "s")
+		_, _, err := d.Lookup(ctx, "s")
 		require.ErrorIs(t, err, ErrNotFound, "an unrefreshed record expires")
-		require.NoError(t, d.Refresh(ctx, "a", []string{"s"}, time.Minute))
-		owner, err := d.Lookup(ctx, "s")
+		require.NoError(t, d.Refresh(ctx, "a", map[string]string{"s": ""}, time.Minute))
+		owner, _, err := d.Lookup(ctx, "s")
 		require.NoError(t, err, "refresh re-creates a lost record")
 		require.Equal(t, a, owner)
 
@@ -141,11 +174,11 @@ func TestClusterRedisDownFailsFastWithErrUnavailableAndRecovers(t *testing.T) {
 	require.NoError(t, d.Announce(ctx, NodeInfo{ID: "a", URL: "http://x"}, time.Minute))
 
 	srv.Stop()
-	_, err = d.Lookup(ctx, "s")
+	_, _, err = d.Lookup(ctx, "s")
 	require.ErrorIs(t, err, ErrUnavailable)
 	require.Contains(t, err.Error(), "Redis at "+srv.Addr)
 	start := time.Now()
-	_, err = d.Lookup(ctx, "s")
+	_, _, err = d.Lookup(ctx, "s")
 	require.ErrorIs(t, err, ErrUnavailable)
 	require.Less(t, time.Since(start), 50*time.Millisecond, "while known down, operations fail at once")
 	require.Error(t, c.probe(ctx))
@@ -153,6 +186,6 @@ func TestClusterRedisDownFailsFastWithErrUnavailableAndRecovers(t *testing.T) {
 	srv.Restart()
 	require.NoError(t, c.probe(ctx))
 	require.NoError(t, c.err())
-	_, err = d.Lookup(ctx, "s")
+	_, _, err = d.Lookup(ctx, "s")
 	require.True(t, errors.Is(err, ErrNotFound), "data is gone with the restart: %v", err)
 }

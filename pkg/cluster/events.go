@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/prometheus/client_golang/prometheus"
 	"iter"
 	"log/slog"
 	"strconv"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/redis/go-redis/v9"
-	"github.com/vmcp/vmcp/pkg/telemetry"
 )
 
 // redisEvents is the mcp.EventStore on Redis Streams: one Redis stream per
@@ -30,12 +30,13 @@ import (
 // goroutine that pipelines XADDs in order, off the call's critical path;
 // After first waits until the session's queued messages are written.
 type redisEvents struct {
-	c       *redisConn
-	maxLen  int64         // entries kept per session
-	ttl     time.Duration // key lifetime without append or touch
-	log     *slog.Logger
-	queue   chan *evOp
-	stopped chan struct{} // closed when the writer has exited
+	c         *redisConn
+	maxLen    int64         // entries kept per session
+	ttl       time.Duration // key lifetime without append or touch
+	log       *slog.Logger
+	notStored prometheus.Counter // events that could not be written
+	queue     chan *evOp
+	stopped   chan struct{} // closed when the writer has exited
 
 	sendMu sync.RWMutex // held (R) while sending to queue; close takes it (W)
 	closed bool         // queue closed (under sendMu)
@@ -75,8 +76,11 @@ const (
 
 var _ mcp.EventStore = (*redisEvents)(nil)
 
-func newRedisEvents(c *redisConn, maxLen int, ttl time.Duration, log *slog.Logger) *redisEvents {
-	e := &redisEvents{c: c, maxLen: int64(maxLen), ttl: ttl, log: log,
+func newRedisEvents(c *redisConn, maxLen int, ttl time.Duration, log *slog.Logger, notStored prometheus.Counter) *redisEvents {
+	if notStored == nil {
+		notStored = prometheus.NewCounter(prometheus.CounterOpts{Name: "vmcp_session_events_not_stored_total"})
+	}
+	e := &redisEvents{c: c, maxLen: int64(maxLen), ttl: ttl, log: log, notStored: notStored,
 		queue: make(chan *evOp, evQueue), stopped: make(chan struct{}), sessions: map[string]*sessionStreams{}}
 	e.flushed = sync.NewCond(&e.mu)
 	go e.write()
@@ -205,7 +209,7 @@ func (e *redisEvents) write() {
 		}
 		err := e.flush(batch)
 		if err != nil {
-			telemetry.EventsNotStored.Add(float64(len(batch)))
+			e.notStored.Add(float64(len(batch)))
 			e.log.Warn("cluster: session events not stored; a Last-Event-ID resume across them will fail", "count", len(batch), "error", err)
 		}
 		e.complete(batch)

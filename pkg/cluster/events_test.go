@@ -16,7 +16,7 @@ var discard = slog.New(slog.DiscardHandler)
 
 // testEvents is a Redis event store on c, closed when the test ends.
 func testEvents(t *testing.T, c *redisConn, maxLen int) *redisEvents {
-	e := newRedisEvents(c, maxLen, time.Minute, discard)
+	e := newRedisEvents(c, maxLen, time.Minute, discard, nil)
 	t.Cleanup(e.close)
 	return e
 }

@@ -64,8 +64,10 @@ func (c *Cluster) Forward(w http.ResponseWriter, r *http.Request, nodeURL string
 }
 
 // ForwardSession serves r, a request of a Legacy session that does not live
-// on this node, by forwarding it to the session's owner (as Forward). On
-// error nothing has been written: ErrNotFound (no live owner) and
+// on this node, by forwarding it to the session's owner (as Forward), if
+// principal (identity.Principal.Key of r) created the session. On error
+// nothing has been written: ErrForbidden (another principal's session:
+// answer 403, and nothing reached the owner), ErrNotFound (no live owner) and
 // ErrUnreachable (the owner is dead) mean the session is gone (answer
 // 404); ErrLoop means r was already forwarded or this node is named owner
 // (answer from local state: 404); ErrUnavailable means Redis (503).
@@ -74,23 +76,27 @@ func (c *Cluster) Forward(w http.ResponseWriter, r *http.Request, nodeURL string
 // owner re-checks that the session exists (404 otherwise) and a dead owner
 // refuses the connection (ErrUnreachable); the entry is dropped on any
 // forwarding error.
-func (c *Cluster) ForwardSession(w http.ResponseWriter, r *http.Request, session string) error {
+func (c *Cluster) ForwardSession(w http.ResponseWriter, r *http.Request, session, principal string) error {
 	if Forwarded(r) {
 		return ErrLoop
 	}
 	owner, ok := c.owners.get(session)
 	if !ok {
-		var err error
-		if owner, err = c.Owner(r.Context(), session); err != nil {
+		n, p, err := c.owner(r.Context(), session)
+		if err != nil {
 			return err
 		}
-		if owner.ID == c.self.ID { // a record of ours for a session we no longer have
+		if n.ID == c.self.ID { // a record of ours for a session we no longer have
 			_ = c.dir.Release(r.Context(), session, c.self.ID)
 			return ErrLoop
 		}
+		owner = cachedOwner{n: n, principal: p}
 		c.owners.put(session, owner, min(c.timing.Heartbeat, ownerCacheTTL))
 	}
-	err := c.forward(w, r, owner)
+	if owner.principal != principal {
+		return ErrForbidden
+	}
+	err := c.forward(w, r, owner.n)
 	if err != nil {
 		c.owners.drop(session)
 	}
@@ -110,27 +116,29 @@ type ownerCache struct {
 }
 
 type cachedOwner struct {
-	n     NodeInfo
-	until time.Time
+	n         NodeInfo
+	principal string // key of the principal that created the session
+	until     time.Time
 }
 
-func (oc *ownerCache) get(session string) (NodeInfo, bool) {
+func (oc *ownerCache) get(session string) (cachedOwner, bool) {
 	oc.mu.Lock()
 	defer oc.mu.Unlock()
 	e, ok := oc.m[session]
 	if !ok || time.Now().After(e.until) {
-		return NodeInfo{}, false
+		return cachedOwner{}, false
 	}
-	return e.n, true
+	return e, true
 }
 
-func (oc *ownerCache) put(session string, n NodeInfo, ttl time.Duration) {
+func (oc *ownerCache) put(session string, o cachedOwner, ttl time.Duration) {
 	oc.mu.Lock()
 	defer oc.mu.Unlock()
 	if oc.m == nil || len(oc.m) >= ownerCacheMax {
 		oc.m = map[string]cachedOwner{}
 	}
-	oc.m[session] = cachedOwner{n: n, until: time.Now().Add(ttl)}
+	o.until = time.Now().Add(ttl)
+	oc.m[session] = o
 }
 
 func (oc *ownerCache) drop(session string) {

@@ -56,7 +56,7 @@ func newPair(t testing.TB) *pair {
 	p.front = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var err error
 		if s := r.URL.Query().Get("session"); s != "" {
-			err = p.a.ForwardSession(w, r, s)
+			err = p.a.ForwardSession(w, r, s, r.URL.Query().Get("principal"))
 		} else {
 			err = p.a.Forward(w, r, r.URL.Query().Get("to"))
 		}
@@ -72,7 +72,7 @@ func newPair(t testing.TB) *pair {
 }
 
 func kind(err error) string {
-	for _, k := range []error{ErrLoop, ErrNotNode, ErrUnreachable, ErrNotFound, ErrUnavailable} {
+	for _, k := range []error{ErrLoop, ErrNotNode, ErrUnreachable, ErrNotFound, ErrUnavailable, ErrForbidden} {
 		if errors.Is(err, k) {
 			return k.Error()
 		}
@@ -137,7 +137,7 @@ func TestClusterForwardOnlyToLiveNodesAndNeverTwice(t *testing.T) {
 func TestClusterForwardSessionReachesOwnerUntilItLeaves(t *testing.T) {
 	p := newPair(t)
 	ctx := context.Background()
-	require.NoError(t, p.b.SessionStarted(ctx, "S"))
+	require.NoError(t, p.b.SessionStarted(ctx, "S", "", 0))
 	resp, err := http.Post(p.front.URL+"/mcp?session=S", "application/json", strings.NewReader("{}"))
 	require.NoError(t, err)
 	b, _ := io.ReadAll(resp.Body)
@@ -150,8 +150,26 @@ func TestClusterForwardSessionReachesOwnerUntilItLeaves(t *testing.T) {
 	require.Equal(t, ErrNotFound.Error(), resp.Header.Get("X-Forward-Error"))
 
 	require.NoError(t, p.b.Close()) // graceful leave removes its records
-	_, err = p.a.Owner(ctx, "S")
+	_, err = p.a.liveOwner(ctx, "S")
 	require.ErrorIs(t, err, ErrNotFound)
 	_, err = p.a.Node(ctx, "b")
 	require.ErrorIs(t, err, ErrNotFound)
+}
+
+// Another principal's request for a session is refused before it is
+// forwarded: the owner never sees it.
+func TestClusterForwardSessionRefusesAnotherPrincipal(t *testing.T) {
+	p := newPair(t)
+	ctx := context.Background()
+	require.NoError(t, p.b.SessionStarted(ctx, "S", "alice", 0))
+	post := func(principal string) *http.Response {
+		resp, err := http.Post(p.front.URL+"/mcp?session=S&principal="+principal, "application/json", strings.NewReader("{}"))
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp
+	}
+	require.Equal(t, ErrForbidden.Error(), post("bob").Header.Get("X-Forward-Error"))
+	require.Equal(t, ErrForbidden.Error(), post("").Header.Get("X-Forward-Error"), "anonymous is another principal")
+	require.Equal(t, http.StatusOK, post("alice").StatusCode)
+	require.Equal(t, ErrForbidden.Error(), post("bob").Header.Get("X-Forward-Error"), "also from the owner cache")
 }

@@ -87,46 +87,66 @@ func (d *memDirectory) Nodes(_ context.Context) ([]NodeInfo, error) {
 	return out, nil
 }
 
-func (d *memDirectory) Claim(_ context.Context, session, node string, ttl time.Duration) error {
+func (d *memDirectory) Claim(_ context.Context, session, node, principal string, ttl time.Duration) error {
 	d.s.mu.Lock()
 	defer d.s.mu.Unlock()
-	if cur, ok := d.s.get("sess:" + session); ok && cur != node {
+	v := ownerValue(node, principal)
+	if cur, ok := d.s.get("sess:" + session); ok && cur != v {
 		return ErrConflict
 	}
-	d.s.set("sess:"+session, node, ttl)
+	d.s.set("sess:"+session, v, ttl)
 	return nil
 }
 
-func (d *memDirectory) Refresh(_ context.Context, node string, sessions []string, ttl time.Duration) error {
+func (d *memDirectory) Refresh(_ context.Context, node string, sessions map[string]string, ttl time.Duration) error {
 	d.s.mu.Lock()
 	defer d.s.mu.Unlock()
-	for _, id := range sessions {
-		d.s.set("sess:"+id, node, ttl)
+	for id, p := range sessions {
+		d.s.set("sess:"+id, ownerValue(node, p), ttl)
 	}
 	return nil
 }
 
-func (d *memDirectory) Lookup(_ context.Context, session string) (NodeInfo, error) {
+func (d *memDirectory) Lookup(_ context.Context, session string) (NodeInfo, string, error) {
 	d.s.mu.Lock()
 	defer d.s.mu.Unlock()
-	id, ok := d.s.get("sess:" + session)
+	v, ok := d.s.get("sess:" + session)
 	if !ok {
-		return NodeInfo{}, ErrNotFound
+		return NodeInfo{}, "", ErrNotFound
 	}
+	id, p := splitOwner(v)
 	u, ok := d.s.get("node:" + id)
 	if !ok {
-		return NodeInfo{}, ErrNotFound
+		return NodeInfo{}, "", ErrNotFound
 	}
-	return NodeInfo{ID: id, URL: u}, nil
+	return NodeInfo{ID: id, URL: u}, p, nil
 }
 
 func (d *memDirectory) Release(_ context.Context, session, node string) error {
 	d.s.mu.Lock()
 	defer d.s.mu.Unlock()
-	if cur, ok := d.s.get("sess:" + session); ok && cur == node {
-		delete(d.s.m, "sess:"+session)
+	if cur, ok := d.s.get("sess:" + session); ok {
+		if id, _ := splitOwner(cur); id == node {
+			delete(d.s.m, "sess:"+session)
+		}
 	}
 	return nil
+}
+
+// ownerValue is a session record's value: the owner node's ID, then a NUL
+// byte and the principal key when the session has a principal (node IDs
+// never contain NUL; the principal key may).
+func ownerValue(node, principal string) string {
+	if principal == "" {
+		return node
+	}
+	return node + "\x00" + principal
+}
+
+// splitOwner is the inverse of ownerValue.
+func splitOwner(v string) (node, principal string) {
+	node, principal, _ = strings.Cut(v, "\x00")
+	return node, principal
 }
 
 // memLeases is the single-node Leases.

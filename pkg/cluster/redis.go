@@ -138,19 +138,31 @@ var releaseScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`)
 
-// lookupScript returns {owner} or {owner, url} for session KEYS[1], where
-// url is the value of ARGV[1]..owner (the owner's liveness record), or
-// false without a session record. (One round trip; standalone Redis only.)
+// lookupScript returns {owner} or {owner, url, principal} for session
+// KEYS[1] (its value is ownerValue: the owner ID, then NUL and the
+// principal if any), where url is the value of ARGV[1]..owner (the owner's
+// liveness record), or false without a session record. (One round trip;
+// standalone Redis only.)
 var lookupScript = redis.NewScript(`
-local id = redis.call('GET', KEYS[1])
-if not id then return false end
+local v = redis.call('GET', KEYS[1])
+if not v then return false end
+local id, p = v, ''
+local i = string.find(v, '\0', 1, true)
+if i then id = string.sub(v, 1, i - 1); p = string.sub(v, i + 1) end
 local url = redis.call('GET', ARGV[1] .. id)
 if not url then return {id} end
-return {id, url}`)
+return {id, url, p}`)
+
+// releaseSessionScript deletes session record KEYS[1] if node ARGV[1]
+// owns it (whatever its principal).
+var releaseSessionScript = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if v and (v == ARGV[1] or string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. '\0') then return redis.call('DEL', KEYS[1]) end
+return 0`)
 
 // redisDirectory is the Directory on Redis: PREFIX node:ID -> URL (TTL),
 // PREFIX nodes (set of IDs ever announced, pruned lazily) and
-// PREFIX sess:SESSION -> owner ID (TTL).
+// PREFIX sess:SESSION -> ownerValue(owner ID, principal) (TTL).
 type redisDirectory struct{ c *redisConn }
 
 func (d *redisDirectory) nodeKey(id string) string { return d.c.prefix + "node:" + id }
@@ -222,10 +234,10 @@ func (d *redisDirectory) Nodes(ctx context.Context) ([]NodeInfo, error) {
 	return out, err
 }
 
-func (d *redisDirectory) Claim(ctx context.Context, session, node string, ttl time.Duration) error {
+func (d *redisDirectory) Claim(ctx context.Context, session, node, principal string, ttl time.Duration) error {
 	var ok int64
 	err := d.c.do(ctx, func(ctx context.Context) (err error) {
-		ok, err = holdScript.Run(ctx, d.c.rdb, []string{d.sessKey(session)}, node, ttl.Milliseconds()).Int64()
+		ok, err = holdScript.Run(ctx, d.c.rdb, []string{d.sessKey(session)}, ownerValue(node, principal), ttl.Milliseconds()).Int64()
 		return err
 	})
 	if err == nil && ok == 0 {
@@ -237,14 +249,18 @@ func (d *redisDirectory) Claim(ctx context.Context, session, node string, ttl ti
 // refreshBatch bounds one pipeline of Refresh.
 const refreshBatch = 1000
 
-func (d *redisDirectory) Refresh(ctx context.Context, node string, sessions []string, ttl time.Duration) error {
-	for len(sessions) > 0 {
-		batch := sessions[:min(len(sessions), refreshBatch)]
-		sessions = sessions[len(batch):]
+func (d *redisDirectory) Refresh(ctx context.Context, node string, sessions map[string]string, ttl time.Duration) error {
+	ids := make([]string, 0, len(sessions))
+	for id := range sessions {
+		ids = append(ids, id)
+	}
+	for len(ids) > 0 {
+		batch := ids[:min(len(ids), refreshBatch)]
+		ids = ids[len(batch):]
 		err := d.c.do(ctx, func(ctx context.Context) error {
 			_, err := d.c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 				for _, id := range batch {
-					p.Set(ctx, d.sessKey(id), node, ttl)
+					p.Set(ctx, d.sessKey(id), ownerValue(node, sessions[id]), ttl)
 				}
 				return nil
 			})
@@ -257,26 +273,30 @@ func (d *redisDirectory) Refresh(ctx context.Context, node string, sessions []st
 	return nil
 }
 
-func (d *redisDirectory) Lookup(ctx context.Context, session string) (NodeInfo, error) {
+func (d *redisDirectory) Lookup(ctx context.Context, session string) (NodeInfo, string, error) {
 	var res []any
 	err := d.c.do(ctx, func(ctx context.Context) (err error) {
 		res, err = lookupScript.Run(ctx, d.c.rdb, []string{d.sessKey(session)}, d.c.prefix+"node:").Slice()
 		return err
 	})
 	if errors.Is(err, redis.Nil) || (err == nil && len(res) < 2) {
-		return NodeInfo{}, ErrNotFound
+		return NodeInfo{}, "", ErrNotFound
 	}
 	if err != nil {
-		return NodeInfo{}, err
+		return NodeInfo{}, "", err
 	}
 	id, _ := res[0].(string)
 	u, _ := res[1].(string)
-	return NodeInfo{ID: id, URL: u}, nil
+	var p string
+	if len(res) > 2 {
+		p, _ = res[2].(string)
+	}
+	return NodeInfo{ID: id, URL: u}, p, nil
 }
 
 func (d *redisDirectory) Release(ctx context.Context, session, node string) error {
 	return d.c.do(ctx, func(ctx context.Context) error {
-		return releaseScript.Run(ctx, d.c.rdb, []string{d.sessKey(session)}, node).Err()
+		return releaseSessionScript.Run(ctx, d.c.rdb, []string{d.sessKey(session)}, node).Err()
 	})
 }
 

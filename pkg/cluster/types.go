@@ -45,10 +45,16 @@ var (
 	// ErrUnreachable: the target node did not accept the connection (it is
 	// most likely dead); nothing was written to the client.
 	ErrUnreachable = errors.New("cluster: node unreachable")
+	// ErrForbidden: the session belongs to another principal (answer 403).
+	ErrForbidden = errors.New("cluster: the session belongs to another principal")
+	// ErrPrincipalLimit: the principal already holds its maximum number of
+	// sessions on this node (sessions.max_per_principal).
+	ErrPrincipalLimit = errors.New("too many client sessions for this principal")
 )
 
-// Directory maps Legacy client sessions to their owner nodes and tracks
-// which nodes are live. Records expire unless refreshed; all methods are
+// Directory maps Legacy client sessions to their owner nodes, and to the
+// principal (identity.Principal.Key, "" when anonymous) that created them,
+// and tracks which nodes are live. Records expire unless refreshed; all methods are
 // safe for concurrent use and fail with ErrUnavailable when the store is
 // unreachable.
 type Directory interface {
@@ -60,15 +66,16 @@ type Directory interface {
 	Node(ctx context.Context, id string) (NodeInfo, error)
 	// Nodes lists the live nodes, in no particular order.
 	Nodes(ctx context.Context) ([]NodeInfo, error)
-	// Claim records node as the owner of session for ttl; ErrConflict if
-	// another node holds the record.
-	Claim(ctx context.Context, session, node string, ttl time.Duration) error
-	// Refresh re-asserts node's ownership of sessions for ttl, re-creating
-	// records that were lost (for example with Redis data).
-	Refresh(ctx context.Context, node string, sessions []string, ttl time.Duration) error
-	// Lookup returns the live owner of session: ErrNotFound if there is no
-	// record or the owner is not live.
-	Lookup(ctx context.Context, session string) (NodeInfo, error)
+	// Claim records node as the owner of session, created by principal,
+	// for ttl; ErrConflict if another owner holds the record.
+	Claim(ctx context.Context, session, node, principal string, ttl time.Duration) error
+	// Refresh re-asserts node's ownership of sessions (session ID ->
+	// principal) for ttl, re-creating records that were lost (for example
+	// with Redis data).
+	Refresh(ctx context.Context, node string, sessions map[string]string, ttl time.Duration) error
+	// Lookup returns the live owner of session and the principal that
+	// created it: ErrNotFound if there is no record or the owner is not live.
+	Lookup(ctx context.Context, session string) (NodeInfo, string, error)
 	// Release removes session's record if node still owns it.
 	Release(ctx context.Context, session, node string) error
 }

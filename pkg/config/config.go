@@ -1,5 +1,9 @@
 // Package config holds vmcp's YAML configuration: its shape, defaults and
 // validation. Load reports every problem with the key and line it concerns.
+// ParseFile also reads the MCP server lists clients keep (Claude Desktop /
+// Cursor "mcpServers" JSON, VS Code "servers" JSON), recognised by content
+// and converted into the same Config before the same defaults and
+// validation (import.go); File.YAML prints such a file as vmcp's YAML.
 package config
 
 import "time"
@@ -17,6 +21,25 @@ type Config struct {
 	HTTP         HTTP        `yaml:"http"`
 	MRTR         MRTR        `yaml:"mrtr"`
 	Cluster      Cluster     `yaml:"cluster"`
+	// Auth makes vmcp an OAuth 2.1 resource server (MCP authorization):
+	// every request to the MCP endpoint needs a bearer access token. nil
+	// (no auth key): no inbound authentication.
+	Auth *Auth `yaml:"auth,omitempty"`
+}
+
+// Auth configures inbound authentication: JWT access tokens issued by one
+// OpenID Provider for one audience (RFC 8707 resource), validated against
+// the issuer's JWKS (RFC 9068 style; RFC 6750 bearer header only).
+type Auth struct {
+	Issuer         string   `yaml:"issuer"`          // required; discovery (/.well-known/openid-configuration) and JWKS from it
+	Audience       string   `yaml:"audience"`        // required aud of every token; vmcp's canonical URL, e.g. https://vmcp.example.com/mcp
+	JWKSURL        string   `yaml:"jwks_url"`        // optional: overrides the discovered jwks_uri
+	RequiredScopes []string `yaml:"required_scopes"` // every token must carry all of these (scope or scp claim)
+	ResourceName   string   `yaml:"resource_name"`   // resource_name in the protected resource metadata; default: name
+	Leeway         Duration `yaml:"leeway"`          // clock skew allowed on exp and nbf; default 30s
+	// JWKSRefreshInterval bounds how often a token with an unknown key
+	// (kid) refetches the JWKS (key rotation); default 1m.
+	JWKSRefreshInterval Duration `yaml:"jwks_refresh_interval"`
 }
 
 // Backend is one MCP server behind vmcp. Exactly one of URL or Command is set.
@@ -94,6 +117,10 @@ type Pagination struct {
 type Sessions struct {
 	IdleTimeout Duration `yaml:"idle_timeout"` // default 30m
 	Max         int      `yaml:"max"`          // default 10000
+	// MaxPerPrincipal bounds the sessions one authenticated principal
+	// (token iss+sub) may hold on one node; default max/10, at least 1.
+	// Without auth every client is anonymous and only Max applies.
+	MaxPerPrincipal int `yaml:"max_per_principal"`
 }
 
 // HTTP configures the front endpoint.

@@ -6,27 +6,37 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// Defaults that packages also apply to a zero option (components built
+// without a config, as in their own tests).
+const (
+	DefaultBackendTimeout = 30 * time.Second // backends[].timeout
+	DefaultMaxBodyBytes   = 4 << 20          // http.max_body_bytes
+	DefaultParkTimeout    = 5 * time.Minute  // mrtr.park_timeout
+)
+
 // Defaults filled in by ApplyDefaults.
 const (
 	defaultListen              = "127.0.0.1:8080"
 	defaultPath                = "/mcp"
 	defaultName                = "vmcp"
-	defaultBackendTimeout      = 30 * time.Second
+	defaultBackendTimeout      = DefaultBackendTimeout
 	defaultPrefixFormat        = "{backend}_{name}"
 	defaultIdleTimeout         = 30 * time.Minute
 	defaultMaxSessions         = 10000
-	defaultMaxBodyBytes        = 4 << 20
+	defaultMaxBodyBytes        = DefaultMaxBodyBytes
 	defaultShutdownTimeout     = 10 * time.Second
-	defaultParkTimeout         = 5 * time.Minute
+	defaultParkTimeout         = DefaultParkTimeout
 	defaultMaxEventsPerSession = 1000
 	defaultKeyPrefix           = "vmcp:"
+	defaultAuthLeeway          = 30 * time.Second
+	defaultJWKSRefresh         = time.Minute
 )
 
 // ApplyDefaults fills every zero-valued field that has a default (see the
 // field comments): listen, path, name, backend transport, timeout and
 // (stdio) isolation,
 // aggregation strategy and prefix format, page size, session, HTTP, MRTR
-// and cluster limits. Fields already set are kept.
+// cluster limits and auth timings. Fields already set are kept.
 func (c *Config) ApplyDefaults() {
 	setString(&c.Listen, defaultListen)
 	setString(&c.Path, defaultPath)
@@ -51,6 +61,7 @@ func (c *Config) ApplyDefaults() {
 	setInt(&c.Pagination.PageSize, mcp.DefaultPageSize)
 	setDuration(&c.Sessions.IdleTimeout, defaultIdleTimeout)
 	setInt(&c.Sessions.Max, defaultMaxSessions)
+	setInt(&c.Sessions.MaxPerPrincipal, max(c.Sessions.Max/10, 1))
 	if c.HTTP.MaxBodyBytes == 0 {
 		c.HTTP.MaxBodyBytes = defaultMaxBodyBytes
 	}
@@ -58,6 +69,11 @@ func (c *Config) ApplyDefaults() {
 	setDuration(&c.MRTR.ParkTimeout, defaultParkTimeout)
 	setInt(&c.Cluster.MaxEventsPerSession, defaultMaxEventsPerSession)
 	setString(&c.Cluster.KeyPrefix, defaultKeyPrefix)
+	if a := c.Auth; a != nil {
+		setString(&a.ResourceName, c.Name)
+		setDuration(&a.Leeway, defaultAuthLeeway)
+		setDuration(&a.JWKSRefreshInterval, defaultJWKSRefresh)
+	}
 }
 
 func setString(p *string, v string) {

@@ -75,7 +75,7 @@ func (ps *problems) add(key, msg string) {
 	if ps.ix.isBad(key) {
 		return
 	}
-	ps.at(ps.ix.line(key), key, msg)
+	ps.at(ps.ix.line(key), ps.ix.display(key), msg)
 }
 
 // err returns the collected problems as a *ValidationError, or nil.
@@ -83,6 +83,11 @@ func (ps *problems) err() error {
 	if len(ps.list) == 0 {
 		return nil
 	}
-	sort.SliceStable(ps.list, func(i, j int) bool { return ps.list[i].Line < ps.list[j].Line })
+	sortProblems(ps.list)
 	return &ValidationError{File: ps.file, Problems: ps.list}
+}
+
+// sortProblems sorts list by line, keeping the order of problems on one line.
+func sortProblems(list []Problem) {
+	sort.SliceStable(list, func(i, j int) bool { return list[i].Line < list[j].Line })
 }

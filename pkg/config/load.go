@@ -12,56 +12,67 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Load reads the YAML file at path and returns Parse's result. A file that
-// cannot be read yields the *os.PathError (wrapped; errors.Is works).
+// Load reads the configuration file at path and returns Parse's result. A
+// file that cannot be read yields the *os.PathError (wrapped; errors.Is
+// works).
 func Load(path string) (*Config, error) {
+	f, err := Read(path)
+	if err != nil {
+		return nil, err
+	}
+	return f.Config, nil
+}
+
+// Read reads the configuration file at path and returns ParseFile's result.
+// A file that cannot be read yields the *os.PathError (wrapped).
+func Read(path string) (*File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	return Parse(data, path)
+	return ParseFile(data, path)
 }
 
-// Parse decodes one YAML document strictly, expands ${VAR} references from
-// the environment (backend url, args, headers and env values; mrtr.state_key),
-// applies defaults and validates. filename only labels problems. Any problem
-// yields a *ValidationError listing all of them; the Config is then nil.
+// Parse is ParseFile's Config: the file decoded, defaults applied and
+// validated; any problem yields a *ValidationError and a nil Config.
 func Parse(data []byte, filename string) (*Config, error) {
+	f, err := ParseFile(data, filename)
+	if err != nil {
+		return nil, err
+	}
+	return f.Config, nil
+}
+
+// ParseFile decodes one configuration document, recognised by content (see
+// Format): vmcp's YAML (or the same keys as JSON), decoded strictly, or a
+// client's MCP server list (Claude Desktop / Cursor mcpServers JSON, VS
+// Code servers JSON), converted into backends. It then expands ${VAR}
+// references from the environment (backend url, args, headers and env
+// values; mrtr.state_key), applies defaults and validates, one pipeline for
+// every format. filename only labels problems. Any problem yields a
+// *ValidationError listing all of them (file:line each); the File is then
+// nil. Unset ${VAR}s and stdio commands not found are File.Warnings.
+func ParseFile(data []byte, filename string) (*File, error) {
 	ix := newIndex()
 	ps := &problems{file: filename, ix: ix}
-	root, err := parseDocument(data)
+	root, err := parseRoot(data)
 	if err != nil {
 		line, msg := splitYAMLError(err)
 		ps.at(line, "", msg)
 		return nil, ps.err()
 	}
-
+	f := &File{Name: filename, Format: detectFormat(root)}
 	var cfg Config
-	if root != nil {
-		ix.root = root.Line
-		w := &walker{ix: ix, ps: ps}
-		w.walk(root, reflect.TypeOf(cfg), "", nil)
-		if w.visits > maxVisits || ix.bad[""] {
-			return nil, ps.err() // not a usable mapping; nothing more to check
+	if f.Format == FormatVMCP {
+		f.source = data
+		if !decodeVMCP(root, ix, ps, &cfg) {
+			return nil, ps.err()
 		}
-		{
-			if err := root.Decode(&cfg); err != nil {
-				var te *yaml.TypeError
-				if !errors.As(err, &te) {
-					line, msg := splitYAMLError(err)
-					ps.at(line, "", msg)
-					return nil, ps.err()
-				}
-				if len(ps.list) == 0 { // not already reported by the walk
-					for _, e := range te.Errors {
-						line, msg := splitYAMLError(errors.New(e))
-						ps.at(line, "", msg)
-					}
-				}
-			}
-		}
+	} else if !importServers(root, f, ix, ps, &cfg) {
+		return nil, ps.err()
 	}
-
+	f.raw = cloneBackends(cfg.Backends)
+	f.Warnings = unsetVars(ps, &cfg)
 	cfg.expandEnv()
 	checkExplicit(ps, &cfg)
 	cfg.ApplyDefaults()
@@ -69,7 +80,56 @@ func Parse(data []byte, filename string) (*Config, error) {
 	if err := ps.err(); err != nil {
 		return nil, err
 	}
-	return &cfg, nil
+	f.Warnings = append(f.Warnings, missingCommands(ps, cfg.Backends)...)
+	sortProblems(f.Warnings)
+	f.Config = &cfg
+	return f, nil
+}
+
+// parseRoot returns the top-level node of data: parsed as JSON (comments
+// and trailing commas allowed) when it starts with "{" (falling back to
+// YAML, whose flow mappings start so too), else as YAML.
+func parseRoot(data []byte) (*yaml.Node, error) {
+	if !looksJSON(data) {
+		return parseDocument(data)
+	}
+	n, err := parseJSONNode(data)
+	if err != nil {
+		if y, yerr := parseDocument(data); yerr == nil {
+			return y, nil // a YAML flow mapping, {backends: [...]}, is not JSON
+		}
+	}
+	return n, err
+}
+
+// decodeVMCP checks root against Config's schema (unknown and duplicate
+// keys, kinds, scalars) and decodes it into cfg. It reports false when the
+// document is not usable enough to check further.
+func decodeVMCP(root *yaml.Node, ix *index, ps *problems, cfg *Config) bool {
+	if root == nil {
+		return true
+	}
+	ix.root = root.Line
+	w := &walker{ix: ix, ps: ps}
+	w.walk(root, reflect.TypeOf(*cfg), "", nil)
+	if w.visits > maxVisits || ix.bad[""] {
+		return false // not a usable mapping; nothing more to check
+	}
+	if err := root.Decode(cfg); err != nil {
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			line, msg := splitYAMLError(err)
+			ps.at(line, "", msg)
+			return false
+		}
+		if len(ps.list) == 0 { // not already reported by the walk
+			for _, e := range te.Errors {
+				line, msg := splitYAMLError(errors.New(e))
+				ps.at(line, "", msg)
+			}
+		}
+	}
+	return true
 }
 
 // parseDocument returns the top-level node of the single YAML document in

@@ -17,6 +17,10 @@ type index struct {
 	root    int // line of the document's top-level node
 	entries map[string]entry
 	bad     map[string]bool // paths already reported as malformed
+	// alias maps a key path of the converted Config ("backends[0]") to
+	// the path it came from in an imported file (`mcpServers["My Server"]`),
+	// so problems name what the user wrote.
+	alias map[string]string
 }
 
 type entry struct {
@@ -24,7 +28,7 @@ type entry struct {
 }
 
 func newIndex() *index {
-	return &index{root: 1, entries: map[string]entry{}, bad: map[string]bool{}}
+	return &index{root: 1, entries: map[string]entry{}, bad: map[string]bool{}, alias: map[string]string{}}
 }
 
 // set reports whether path is present with a non-null value.
@@ -53,6 +57,17 @@ func (ix *index) line(path string) int {
 		}
 	}
 	return ix.root
+}
+
+// display returns the path to show for key: the imported file's path for
+// its longest aliased prefix, or key itself.
+func (ix *index) display(key string) string {
+	for p := key; p != ""; p = parentPath(p) {
+		if a, ok := ix.alias[p]; ok {
+			return a + key[len(p):]
+		}
+	}
+	return key
 }
 
 // isBad reports whether path or one of its ancestors was malformed.
@@ -126,6 +141,9 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path string, key *yaml.Node)
 		return
 	}
 	n = deref(n)
+	for t.Kind() == reflect.Pointer { // optional sections (auth)
+		t = t.Elem()
+	}
 	if _, seen := w.ix.entries[path]; !seen {
 		w.ix.entries[path] = entry{key: key, val: n}
 	}

@@ -47,6 +47,11 @@ func checkExplicit(ps *problems, c *Config) {
 		ps.add("pagination.page_size", fmt.Sprintf("must be between 1 and %d, got %d", maxPageSize, p))
 	}
 	atLeast("sessions.max", int64(c.Sessions.Max), 1)
+	atLeast("sessions.max_per_principal", int64(c.Sessions.MaxPerPrincipal), 1)
+	if a := c.Auth; a != nil {
+		positive("auth.leeway", a.Leeway)
+		positive("auth.jwks_refresh_interval", a.JWKSRefreshInterval)
+	}
 	positive("sessions.idle_timeout", c.Sessions.IdleTimeout)
 	atLeast("http.max_body_bytes", c.HTTP.MaxBodyBytes, minMaxBodyBytes)
 	positive("http.shutdown_timeout", c.HTTP.ShutdownTimeout)
@@ -63,6 +68,10 @@ func validate(ps *problems, c *Config) {
 		ps.add("path", fmt.Sprintf("must start with \"/\", got %q", c.Path))
 	}
 	names := validateBackends(ps, c.Backends)
+	if c.Sessions.Max >= 1 && c.Sessions.MaxPerPrincipal > c.Sessions.Max {
+		ps.add("sessions.max_per_principal", fmt.Sprintf("must not exceed sessions.max (%d), got %d", c.Sessions.Max, c.Sessions.MaxPerPrincipal))
+	}
+	validateAuth(ps, c)
 	validateAggregation(ps, &c.Aggregation, names)
 	if k := c.MRTR.StateKey; k != "" && len(k) < minStateKeyLen {
 		ps.add("mrtr.state_key", fmt.Sprintf("must be at least %d bytes after ${VAR} expansion, got %d", minStateKeyLen, len(k)))

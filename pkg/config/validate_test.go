@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -101,6 +102,22 @@ func TestValidationRules(t *testing.T) {
 		{"cluster without state key", okBackend + "cluster:\n  redis_url: redis://r:6379\n", "cluster.redis_url", 5, "requires mrtr.state_key"},
 		{"listen without port", okBackend + "listen: localhost\n", "listen", 4, "HOST:PORT"},
 		{"path without slash", okBackend + "path: mcp\n", "path", 4, `must start with "/"`},
+		{"per principal zero", okBackend + "sessions:\n  max_per_principal: 0\n", "sessions.max_per_principal", 5, "at least 1"},
+		{"per principal above max", okBackend + "sessions:\n  max: 10\n  max_per_principal: 11\n", "sessions.max_per_principal", 6, "must not exceed sessions.max (10)"},
+
+		// auth
+		{"auth empty", okBackend + "auth:\n", "auth", 4, "remove the key"},
+		{"auth no issuer", okBackend + "auth:\n  audience: https://v/mcp\n", "auth.issuer", 4, "required"},
+		{"auth no audience", okBackend + "auth:\n  issuer: https://idp\n", "auth.audience", 4, "required"},
+		{"auth http issuer", okBackend + authOK("issuer: http://idp.example.com"), "auth.issuer", 5, "must use https"},
+		{"auth relative audience", okBackend + authOK("audience: /mcp"), "auth.audience", 6, "absolute https URL"},
+		{"auth audience fragment", okBackend + authOK("audience: https://v/mcp#x"), "auth.audience", 6, "fragment"},
+		{"auth jwks query", okBackend + authOK("jwks_url: https://idp/keys?x=1") + "  jwks_url: https://idp/keys?x=1\n", "auth.jwks_url", 7, "query"},
+		{"auth scope space", okBackend + authOK("") + "  required_scopes: [\"a b\"]\n", "auth.required_scopes[0]", 7, "invalid scope"},
+		{"auth scope duplicate", okBackend + authOK("") + "  required_scopes: [a, a]\n", "auth.required_scopes[1]", 7, "duplicate scope"},
+		{"auth unknown key", okBackend + authOK("") + "  audiences: [x]\n", "auth.audiences", 7, `unknown key "audiences"`},
+		{"auth leeway zero", okBackend + authOK("") + "  leeway: 0s\n", "auth.leeway", 7, "positive duration"},
+		{"auth not a mapping", okBackend + "auth: yes\n", "auth", 4, "want a mapping"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,6 +128,39 @@ func TestValidationRules(t *testing.T) {
 			assert.Contains(t, ps[0].Msg, tt.msg)
 		})
 	}
+}
+
+// authOK is a valid auth section; override replaces its issuer or
+// audience line (by key) when non-empty and not a jwks_url line.
+func authOK(override string) string {
+	issuer, audience := "issuer: https://idp.example.com", "audience: https://vmcp.example.com/mcp"
+	switch {
+	case strings.HasPrefix(override, "issuer:"):
+		issuer = override
+	case strings.HasPrefix(override, "audience:"):
+		audience = override
+	}
+	return "auth:\n  " + issuer + "\n  " + audience + "\n"
+}
+
+func TestAuthSectionDefaultsAndAbsence(t *testing.T) {
+	c, err := Parse([]byte(okBackend+authOK("")+"  required_scopes: [mcp:tools]\n"), "ok.yaml")
+	require.NoError(t, err)
+	require.NotNil(t, c.Auth)
+	assert.Equal(t, "vmcp", c.Auth.ResourceName, "resource_name defaults to name")
+	assert.Equal(t, Duration(30*time.Second), c.Auth.Leeway)
+	assert.Equal(t, Duration(time.Minute), c.Auth.JWKSRefreshInterval)
+	assert.Equal(t, []string{"mcp:tools"}, c.Auth.RequiredScopes)
+	assert.Equal(t, 1000, c.Sessions.MaxPerPrincipal, "a tenth of sessions.max")
+
+	c, err = Parse([]byte(okBackend+"auth:\n  issuer: http://127.0.0.1:5556/dex\n  audience: http://localhost:8080/mcp\n"), "ok.yaml")
+	require.NoError(t, err, "http is allowed on loopback hosts")
+	require.NotNil(t, c.Auth)
+
+	c, err = Parse([]byte(okBackend+"sessions:\n  max: 5\n"), "ok.yaml")
+	require.NoError(t, err)
+	assert.Nil(t, c.Auth, "no auth key: no authentication")
+	assert.Equal(t, 1, c.Sessions.MaxPerPrincipal, "at least 1")
 }
 
 func TestValidConfigs(t *testing.T) {

@@ -9,6 +9,7 @@ package subscriptions
 import (
 	"context"
 	"encoding/json"
+	"github.com/prometheus/client_golang/prometheus"
 	"log/slog"
 	"sync"
 	"time"
@@ -40,6 +41,8 @@ const upstreamTimeout = 30 * time.Second
 type Registry struct {
 	up  Upstream
 	log *slog.Logger
+	// undeliverable counts messages a stream could not take, by method.
+	undeliverable *prometheus.CounterVec
 
 	mu      sync.Mutex
 	streams map[*Stream]struct{}
@@ -60,11 +63,14 @@ type ref struct {
 
 // NewRegistry returns an empty registry subscribing through up (nil: no
 // resource subscription is ever granted). A nil logger discards.
-func NewRegistry(up Upstream, log *slog.Logger) *Registry {
+func NewRegistry(up Upstream, log *slog.Logger, undeliverable *prometheus.CounterVec) *Registry {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Registry{up: up, log: log, streams: map[*Stream]struct{}{},
+	if undeliverable == nil {
+		undeliverable = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vmcp_undeliverable_messages_total"}, []string{"method"})
+	}
+	return &Registry{up: up, log: log, undeliverable: undeliverable, streams: map[*Stream]struct{}{},
 		byURI: map[string]map[*Stream]struct{}{}, refs: map[Resource]*ref{}}
 }
 
@@ -227,9 +233,9 @@ func (r *Registry) unuse(res Resource, e *ref) {
 	}
 }
 
-// Refs is the number of streams holding the upstream subscription of uri on
+// refCount is the number of streams holding the upstream subscription of uri on
 // backend (0 when vmcp is not subscribed).
-func (r *Registry) Refs(backend, uri string) int {
+func (r *Registry) refCount(backend, uri string) int {
 	r.mu.Lock()
 	e := r.refs[Resource{URI: uri, Backend: backend}]
 	r.mu.Unlock()

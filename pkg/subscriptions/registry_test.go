@@ -102,28 +102,28 @@ func res(uris ...string) []Resource {
 func TestOpenSubscribesOncePerURIAndReleaseUnsubscribesLast(t *testing.T) {
 	up := newFake()
 	up.fail["x://refused"] = true
-	r := NewRegistry(up, nil)
+	r := NewRegistry(up, nil, nil)
 	a := r.Open(t.Context(), json.RawMessage(`1`), mcp.NotificationSubscriptions{ToolsListChanged: true}, res("x://a", "x://refused"))
 	b := r.Open(t.Context(), json.RawMessage(`1`), mcp.NotificationSubscriptions{}, res("x://a", "x://b"))
 	assert.Equal(t, mcp.NotificationSubscriptions{ToolsListChanged: true, ResourceSubscriptions: []string{"x://a"}}, a.Honored,
 		"a URI the backend refused is not honored")
 	assert.Equal(t, []string{"x://a", "x://b"}, b.Honored.ResourceSubscriptions)
-	assert.Equal(t, 2, r.Refs("b", "x://a"))
+	assert.Equal(t, 2, r.refCount("b", "x://a"))
 	assert.Equal(t, []string{"sub b x://a", "sub b x://b"}, up.calls)
 
 	r.Release(a)
 	r.Release(a) // idempotent
-	assert.Equal(t, 1, r.Refs("b", "x://a"))
+	assert.Equal(t, 1, r.refCount("b", "x://a"))
 	assert.Equal(t, []string{"sub b x://a", "sub b x://b"}, up.calls, "another stream still holds x://a")
 	r.Release(b)
 	assert.ElementsMatch(t, []string{"sub b x://a", "sub b x://b", "unsub b x://a", "unsub b x://b"}, up.calls)
-	assert.Zero(t, r.Refs("b", "x://a"))
+	assert.Zero(t, r.refCount("b", "x://a"))
 	assert.Zero(t, r.Len())
 	assert.Empty(t, r.refs, "idle entries are forgotten")
 }
 
 func TestServeDeliversOnlyWhatWasGrantedWithSubscriptionID(t *testing.T) {
-	r := NewRegistry(newFake(), nil)
+	r := NewRegistry(newFake(), nil, nil)
 	a := r.Open(t.Context(), json.RawMessage(`"A"`), mcp.NotificationSubscriptions{ToolsListChanged: true}, res("x://a"))
 	b := r.Open(t.Context(), json.RawMessage(`"B"`), mcp.NotificationSubscriptions{PromptsListChanged: true}, res("x://b"))
 	sa, sb := newSink(), newSink()
@@ -164,7 +164,7 @@ func TestPendingNotificationsCoalesceAndOverflowDrops(t *testing.T) {
 	for i := range uris {
 		uris[i] = fmt.Sprintf("x://%d", i)
 	}
-	r := NewRegistry(newFake(), nil)
+	r := NewRegistry(newFake(), nil, nil)
 	s := r.Open(t.Context(), json.RawMessage(`1`), mcp.NotificationSubscriptions{ToolsListChanged: true}, res(uris...))
 	for range 3 {
 		r.ListChanged(true, true, true)
@@ -181,7 +181,7 @@ func TestPendingNotificationsCoalesceAndOverflowDrops(t *testing.T) {
 }
 
 func TestCloseEndsStreamsGracefully(t *testing.T) {
-	r := NewRegistry(nil, nil)
+	r := NewRegistry(nil, nil, nil)
 	s := r.Open(t.Context(), json.RawMessage(`7`), mcp.NotificationSubscriptions{ToolsListChanged: true}, res("x://a"))
 	assert.Empty(t, s.Honored.ResourceSubscriptions, "no upstream: no resource subscription")
 	done := make(chan bool)
@@ -193,14 +193,14 @@ func TestCloseEndsStreamsGracefully(t *testing.T) {
 	r.Close()
 	assert.True(t, <-done)
 	late := r.Open(t.Context(), json.RawMessage(`8`), mcp.NotificationSubscriptions{}, nil)
-	<-late.Done()
+	<-late.done
 	r.Release(s)
 	r.Release(late)
 	assert.Zero(t, r.Len())
 }
 
 func TestServeEndsOnWriteFailure(t *testing.T) {
-	r := NewRegistry(nil, nil)
+	r := NewRegistry(nil, nil, nil)
 	s := r.Open(t.Context(), json.RawMessage(`1`), mcp.NotificationSubscriptions{ToolsListChanged: true}, nil)
 	sink := newSink()
 	sink.fail = true
@@ -216,7 +216,7 @@ func TestServeEndsOnWriteFailure(t *testing.T) {
 func TestConcurrentOpenReleaseStaysInSync(t *testing.T) {
 	up := newFake()
 	up.jitter = true
-	r := NewRegistry(up, nil)
+	r := NewRegistry(up, nil, nil)
 	var wg sync.WaitGroup
 	for i := range 16 {
 		wg.Add(1)

@@ -8,12 +8,11 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/vmcp/vmcp/pkg/telemetry"
 )
 
 // MaxPendingUpdates bounds the resources/updated notifications queued for
 // one stream; beyond it an update is dropped, logged and counted
-// (telemetry.Undeliverable). Repeated updates of a URI still pending are
+// (vmcp_undeliverable_messages_total). Repeated updates of a URI still pending are
 // coalesced and never count against it.
 const MaxPendingUpdates = 256
 
@@ -75,10 +74,6 @@ func (s *Stream) Send(sink Sink, method string, params mcp.Params) error {
 	return sink.Send(method, params)
 }
 
-// Done is closed when the registry ends the stream gracefully (shutdown);
-// the owner then sends the listen result and releases the stream.
-func (s *Stream) Done() <-chan struct{} { return s.done }
-
 func (s *Stream) end() { s.doneOnce.Do(func() { close(s.done) }) }
 
 // Serve writes the stream's notifications to sink as they are queued, on
@@ -95,7 +90,7 @@ func (s *Stream) Serve(ctx context.Context, sink Sink) (graceful bool, err error
 		case <-s.ready:
 			for _, n := range s.take() {
 				if err := s.Send(sink, n.method, n.params); err != nil {
-					telemetry.Undeliverable.WithLabelValues(n.method).Inc()
+					s.reg.undeliverable.WithLabelValues(n.method).Inc()
 					s.reg.log.Warn("listen stream write failed; stream ended", "subscriptionId", string(s.ID), "method", n.method, "error", err)
 					return false, err
 				}
@@ -164,7 +159,7 @@ func (s *Stream) queueUpdate(uri string) {
 		return // coalesced with the pending one
 	case len(s.updates) >= MaxPendingUpdates:
 		s.mu.Unlock()
-		telemetry.Undeliverable.WithLabelValues(MethodResourceUpdated).Inc()
+		s.reg.undeliverable.WithLabelValues(MethodResourceUpdated).Inc()
 		s.reg.log.Warn("listen stream too slow; resources/updated dropped", "subscriptionId", string(s.ID), "uri", uri,
 			"pending", fmt.Sprint(MaxPendingUpdates))
 		return

@@ -1,50 +1,101 @@
-// Package telemetry holds vmcp's Prometheus metrics. Every message vmcp
-// cannot deliver is counted here as well as logged.
+// Package telemetry holds vmcp's Prometheus metrics: one Metrics per
+// server, each with its own registry (so servers in one process, as in
+// tests, never share series). Every message vmcp cannot deliver is counted
+// here as well as logged.
 package telemetry
 
 import (
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Registry is vmcp's metric registry, served at /metrics.
-var Registry = prometheus.NewRegistry()
+// Metrics are one server's metrics and the registry that serves them.
+type Metrics struct {
+	// Registry holds every metric below plus the Go and process collectors.
+	Registry *prometheus.Registry
 
-// Undeliverable counts server-to-client messages vmcp could not deliver,
-// by JSON-RPC method (for example notifications/progress).
-var Undeliverable = prometheus.NewCounterVec(prometheus.CounterOpts{
-	Name: "vmcp_undeliverable_messages_total",
-	Help: "Server-to-client messages vmcp could not deliver, by method.",
-}, []string{"method"})
-
-// BackendErrors counts failed calls to backends, by backend and method.
-var BackendErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
-	Name: "vmcp_backend_errors_total",
-	Help: "Failed backend calls, by backend and method.",
-}, []string{"backend", "method"})
-
-// EventsNotStored counts session events (server-to-client messages) that
-// could not be written to the cluster event store, so a Last-Event-ID
-// resume cannot replay them (the live stream still carried them).
-var EventsNotStored = prometheus.NewCounter(prometheus.CounterOpts{
-	Name: "vmcp_session_events_not_stored_total",
-	Help: "Session events that could not be written to the cluster event store.",
-})
-
-// Relayed counts Legacy client requests relayed as raw JSON-RPC on the
-// client's backend session (not through the go-sdk server and client),
-// by method.
-var Relayed = prometheus.NewCounterVec(prometheus.CounterOpts{
-	Name: "vmcp_relayed_requests_total",
-	Help: "Legacy client requests relayed as raw JSON-RPC to a backend session, by method.",
-}, []string{"method"})
-
-func init() {
-	Registry.MustRegister(Undeliverable, BackendErrors, EventsNotStored, Relayed,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	// Undeliverable counts server-to-client messages that could not be
+	// delivered, by JSON-RPC method (for example notifications/progress).
+	Undeliverable *prometheus.CounterVec
+	// BackendRequests counts requests sent to backends on a client's
+	// behalf, by backend, method, client revision (legacy|modern) and
+	// outcome (ok|error).
+	BackendRequests *prometheus.CounterVec
+	// BackendErrors counts the failed ones, by backend, method and client
+	// revision.
+	BackendErrors *prometheus.CounterVec
+	// BackendLatency observes each backend request's duration in seconds,
+	// by backend and method.
+	BackendLatency *prometheus.HistogramVec
+	// Relayed counts Legacy client requests relayed as raw JSON-RPC on the
+	// client's backend session, by method.
+	Relayed *prometheus.CounterVec
+	// EventsNotStored counts session events that could not be written to
+	// the cluster event store (a Last-Event-ID resume cannot replay them;
+	// the live stream still carried them).
+	EventsNotStored prometheus.Counter
+	// AuthRejected counts MCP endpoint requests refused by authentication,
+	// by reason (no_token, invalid_request, invalid_token,
+	// insufficient_scope, unavailable).
+	AuthRejected *prometheus.CounterVec
+	// SessionForbidden counts Legacy session requests refused (403)
+	// because another principal created the session, by HTTP method.
+	SessionForbidden *prometheus.CounterVec
 }
 
-// Handler serves the registry in the Prometheus text format.
-func Handler() http.Handler { return promhttp.HandlerFor(Registry, promhttp.HandlerOpts{}) }
+// New returns a fresh set of metrics on a registry of its own.
+func New() *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		Undeliverable: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vmcp_undeliverable_messages_total",
+			Help: "Server-to-client messages vmcp could not deliver, by method.",
+		}, []string{"method"}),
+		BackendRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vmcp_backend_requests_total",
+			Help: "Requests sent to backends on a client's behalf, by backend, method, client revision and outcome.",
+		}, []string{"backend", "method", "revision", "outcome"}),
+		BackendErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vmcp_backend_errors_total",
+			Help: "Failed backend requests, by backend, method and client revision.",
+		}, []string{"backend", "method", "revision"}),
+		BackendLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "vmcp_backend_request_duration_seconds",
+			Help:    "Duration of requests to backends in seconds, by backend and method.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"backend", "method"}),
+		Relayed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vmcp_relayed_requests_total",
+			Help: "Legacy client requests relayed as raw JSON-RPC to a backend session, by method.",
+		}, []string{"method"}),
+		EventsNotStored: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "vmcp_session_events_not_stored_total",
+			Help: "Session events that could not be written to the cluster event store.",
+		}),
+		AuthRejected: NewAuthRejected(),
+		SessionForbidden: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vmcp_session_principal_mismatch_total",
+			Help: "Legacy session requests refused because another principal created the session, by method.",
+		}, []string{"method"}),
+	}
+	m.Registry.MustRegister(m.Undeliverable, m.BackendRequests, m.BackendErrors, m.BackendLatency,
+		m.Relayed, m.EventsNotStored, m.AuthRejected, m.SessionForbidden, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// NewAuthRejected is the vmcp_auth_rejected_requests_total{reason} counter
+// (for an authenticator built without a server's Metrics).
+func NewAuthRejected() *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "vmcp_auth_rejected_requests_total",
+		Help: "MCP endpoint requests refused by authentication, by reason.",
+	}, []string{"reason"})
+}
+
+// Handler serves m's registry in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})
+}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/vmcp/vmcp/pkg/cluster"
+	"github.com/vmcp/vmcp/pkg/identity"
 )
 
 // startCluster builds this node's cluster membership from cfg.Cluster: on
@@ -30,6 +31,7 @@ func (s *Server) startCluster(timing cluster.Timing) error {
 		MaxEventsPerSession: c.MaxEventsPerSession,
 		Timing:              timing,
 		Logger:              s.log,
+		EventsNotStored:     s.metrics.EventsNotStored,
 	})
 	if err != nil {
 		return err
@@ -49,47 +51,66 @@ func advertiseFromListen(listen string) (string, error) {
 }
 
 // onSession is the Legacy dispatcher's session hook: a new session is
-// recorded as owned by this node (refused if that fails), an ended one is
-// released.
-func (s *Server) onSession(id string, start bool) error {
+// recorded as owned by this node and by the principal whose initialize
+// created it (refused if that fails, or beyond
+// sessions.max_per_principal), an ended one is released.
+func (s *Server) onSession(ctx context.Context, id string, start bool) error {
 	if !start {
 		s.cluster.SessionEnded(id)
 		return nil
 	}
-	return s.cluster.SessionStarted(context.Background(), id)
+	return s.cluster.SessionStarted(context.Background(), id, identity.From(ctx).Key(), s.cfg.Sessions.MaxPerPrincipal)
 }
 
 // serveLegacy routes a Legacy request. A request without a session
 // (initialize) or for a session living here is served by this node's SDK
 // handler, the standalone GET stream under the cluster's stream lease. A
 // request for a session living on another node is forwarded to its owner;
-// a session that is gone gets the SDK's own 404. In cluster mode with Redis
-// unreachable every Legacy request gets 503.
+// a session that is gone gets the SDK's own 404. A session belongs to the
+// principal that initialized it: another principal's request (POST, GET,
+// DELETE) gets 403 before anything is served, forwarded or leased. In
+// cluster mode with Redis unreachable every Legacy request gets 503.
 func (s *Server) serveLegacy(w http.ResponseWriter, r *http.Request) {
 	if err := s.cluster.Check(); err != nil {
 		cluster.WriteUnavailable(w, err)
 		return
 	}
 	id := r.Header.Get("Mcp-Session-Id")
+	principal := identity.From(r.Context())
 	switch {
 	case id == "":
 		s.legacy.ServeHTTP(w, r)
 	case s.legacy.HasSession(id):
+		if owner, _ := s.cluster.SessionPrincipal(id); owner != principal.Key() {
+			s.forbidden(w, r, id, principal)
+			return
+		}
 		if cluster.StandaloneGET(r) {
 			s.cluster.ServeStream(w, r, id, s.legacy)
 			return
 		}
 		s.legacy.ServeHTTP(w, r)
 	default:
-		s.forwardLegacy(w, r, id)
+		s.forwardLegacy(w, r, id, principal)
 	}
 }
 
-// forwardLegacy forwards a request for session id to its owner node.
-func (s *Server) forwardLegacy(w http.ResponseWriter, r *http.Request, id string) {
-	err := s.cluster.ForwardSession(w, r, id)
+// forbidden answers a request for session id by a principal that did not
+// create it: 403, logged and counted; nothing else happens.
+func (s *Server) forbidden(w http.ResponseWriter, r *http.Request, id string, p identity.Principal) {
+	s.metrics.SessionForbidden.WithLabelValues(r.Method).Inc()
+	s.log.Info("session request by another principal refused", "session", id, "principal", p.String(), "method", r.Method)
+	http.Error(w, "Forbidden: this session belongs to another principal", http.StatusForbidden)
+}
+
+// forwardLegacy forwards a request for session id to its owner node, if
+// principal p created the session.
+func (s *Server) forwardLegacy(w http.ResponseWriter, r *http.Request, id string, p identity.Principal) {
+	err := s.cluster.ForwardSession(w, r, id, p.Key())
 	switch {
 	case err == nil:
+	case errors.Is(err, cluster.ErrForbidden):
+		s.forbidden(w, r, id, p)
 	case errors.Is(err, cluster.ErrNotFound), errors.Is(err, cluster.ErrLoop), errors.Is(err, cluster.ErrUnreachable):
 		if errors.Is(err, cluster.ErrUnreachable) {
 			s.log.Info("session owner unreachable; the session is lost", "session", id, "error", err)

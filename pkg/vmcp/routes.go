@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/vmcp/vmcp/pkg/dispatch/modern"
-	"github.com/vmcp/vmcp/pkg/telemetry"
+	"github.com/vmcp/vmcp/pkg/status"
 )
 
 // modernVersion is the first protocol revision served statelessly.
@@ -18,11 +18,14 @@ const modernVersion = modern.FirstVersion
 // (2026-07-28 versioning: a dual-era server serves both on one endpoint).
 // A POST routed to Legacy whose body is Modern (its _meta names 2026-07-28
 // or later) is refused with -32020, since its header is missing or unlike.
+// With auth configured every endpoint request needs a bearer token, and
+// the protected resource metadata is served (auth.go).
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", s.readyz)
-	mux.Handle("GET /metrics", telemetry.Handler())
+	mux.Handle("GET /metrics", s.metrics.Handler())
+	mux.Handle("GET /status", s.checkOrigin(status.Handler(s.Status))) // operator page (pkg/status)
 	cop := http.NewCrossOriginProtection()
 	for _, o := range s.cfg.HTTP.AllowedOrigins {
 		_ = cop.AddTrustedOrigin(o) // validated by config
@@ -30,7 +33,8 @@ func (s *Server) routes() http.Handler {
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "Forbidden: cross-origin request rejected (Origin not allowed)", http.StatusForbidden)
 	}))
-	mux.Handle(s.cfg.Path, s.checkOrigin(cop.Handler(http.HandlerFunc(s.endpoint))))
+	s.metadataRoutes(mux) // auth.go
+	mux.Handle(s.cfg.Path, s.checkOrigin(cop.Handler(s.authenticated(http.HandlerFunc(s.endpoint)))))
 	return mux
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
+	"github.com/vmcp/vmcp/pkg/auth"
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/capabilities"
 	"github.com/vmcp/vmcp/pkg/cluster"
@@ -24,6 +25,8 @@ import (
 	"github.com/vmcp/vmcp/pkg/dispatch/modern"
 	"github.com/vmcp/vmcp/pkg/mrtr"
 	"github.com/vmcp/vmcp/pkg/pagination"
+	"github.com/vmcp/vmcp/pkg/telemetry"
+	"github.com/vmcp/vmcp/pkg/upstream"
 )
 
 // Version is vmcp's release version (set with -ldflags at build time).
@@ -48,6 +51,10 @@ type Options struct {
 	// ClusterTiming overrides the cluster's heartbeat periods and TTLs
 	// (zero fields: cluster.DefaultTiming); tests shorten them.
 	ClusterTiming cluster.Timing
+	// ProgressGrace overrides how long a relayed Legacy call's progress
+	// token stays known after its response (0: the default, 2s); tests
+	// shorten it.
+	ProgressGrace time.Duration
 }
 
 // Server is a running vmcp: its backends are connected and supervised until
@@ -60,6 +67,9 @@ type Server struct {
 	legacy   *legacy.Dispatcher
 	modern   *modern.Dispatcher
 	cluster  *cluster.Cluster
+	metrics  *telemetry.Metrics
+	core     *upstream.Core
+	auth     *auth.Authenticator // nil: no inbound authentication
 	handler  http.Handler
 	stateKey []byte
 }
@@ -76,15 +86,19 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, stateKey: key}
+	s := &Server{cfg: cfg, log: log, stateKey: key, metrics: telemetry.New()}
+	if err := s.newAuthenticator(cfg.Auth); err != nil {
+		return nil, err
+	}
 	if err := s.startCluster(opts.ClusterTiming); err != nil {
 		return nil, err
 	}
 	s.agg = aggregator.New(policy(cfg), log)
 	s.mgr = backends.NewManager(cfg.Backends, s.agg, log,
-		backends.WithTiming(opts.BackendTiming), backends.WithStateHook(opts.OnBackendState))
+		backends.WithTiming(opts.BackendTiming), backends.WithStateHook(opts.OnBackendState), backends.WithMetrics(s.metrics))
 	backends.Version = Version
 	s.mgr.Start(opts.StartWait)
+	s.core = upstream.New(s.agg, s.mgr, s.metrics)
 	impl := &mcp.Implementation{Name: cfg.Name, Version: Version}
 	s.legacy = legacy.New(s.agg, s.mgr, legacy.Options{
 		Implementation: impl,
@@ -97,6 +111,9 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		Logger:         log,
 		EventStore:     s.cluster.EventStore(),
 		OnSession:      s.onSession,
+		ProgressGrace:  opts.ProgressGrace,
+		Core:           s.core,
+		Metrics:        s.metrics,
 	})
 	s.modern = modern.New(s.agg, s.mgr, modern.Options{
 		Implementation: impl,
@@ -110,6 +127,8 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		ParkTimeout:    cfg.MRTR.ParkTimeout.D(),
 		NodeID:         s.cluster.Self().ID,
 		ResumeOn:       s.resumeOn,
+		Core:           s.core,
+		Metrics:        s.metrics,
 	})
 	s.handler = s.routes()
 	return s, nil
@@ -131,9 +150,15 @@ func (s *Server) modernCapabilities() *mcp.ServerCapabilities {
 	return capabilities.Compute(s.mgr.Capabilities(), modernDeliverable)
 }
 
-// Handler is the HTTP handler: the MCP endpoint at cfg.Path, /healthz and
-// /readyz.
+// Handler is the HTTP handler: the MCP endpoint at cfg.Path, /healthz,
+// /readyz, /metrics and /status (the operator page, see Status).
 func (s *Server) Handler() http.Handler { return s.handler }
+
+// Metrics are this server's Prometheus metrics (served at /metrics).
+func (s *Server) Metrics() *telemetry.Metrics { return s.metrics }
+
+// Withheld lists the backend items kept out of the catalogue, and why.
+func (s *Server) Withheld() []aggregator.Withheld { return s.agg.Withheld() }
 
 // Ready reports whether at least one backend is connected.
 func (s *Server) Ready() bool { return s.mgr.Ready() }

@@ -463,7 +463,6 @@ const slice1 = 250 * time.Millisecond
 func round(targets []*target, profile bool, r row) ([]result, error) {
 	type acc struct {
 		lat            []time.Duration
-		n1             int
 		t1             time.Duration
 		nN, allN       int64
 		tN             time.Duration

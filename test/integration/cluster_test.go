@@ -66,6 +66,13 @@ type clNode struct {
 // killable its Redis connection goes through a proxy (see kill).
 func clStartNode(t testing.TB, name, redisURL, prefix string, killable bool, backends ...config.Backend) *clNode {
 	t.Helper()
+	return clStartNodeWith(t, name, redisURL, prefix, killable, nil, backends...)
+}
+
+// clStartNodeWith is clStartNode with mutate (may be nil) editing the
+// node's config after defaults.
+func clStartNodeWith(t testing.TB, name, redisURL, prefix string, killable bool, mutate func(*config.Config), backends ...config.Backend) *clNode {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	n := &clNode{name: name, base: "http://" + ln.Addr().String()}
@@ -77,6 +84,9 @@ func clStartNode(t testing.TB, name, redisURL, prefix string, killable bool, bac
 	cfg.Cluster = config.Cluster{RedisURL: redisURL, NodeID: name, AdvertiseURL: n.base, KeyPrefix: prefix}
 	cfg.MRTR.StateKey = clStateKey
 	cfg.ApplyDefaults()
+	if mutate != nil {
+		mutate(cfg)
+	}
 	n.url = n.base + cfg.Path
 	n.srv, err = vmcp.New(cfg, vmcp.Options{ClusterTiming: clTiming, StartWait: 5 * time.Second})
 	require.NoError(t, err)

@@ -271,8 +271,10 @@ func TestModernListenResourceSubscriptionsAreIsolated(t *testing.T) {
 			a.quiet(t, 300*time.Millisecond)
 			a2.quiet(t, 0)
 
+			listens := v.Server.ModernListens()
 			a.cancel() // closing a stream is cancellation
-			time.Sleep(200 * time.Millisecond)
+			require.Eventually(t, func() bool { return v.Server.ModernListens() == listens-1 }, stateWait, 5*time.Millisecond,
+				"vmcp released the closed listen stream")
 			require.Zero(t, be.count(&be.unsubs, "doc://a"), "a2 still holds doc://a")
 			a2.cancel()
 			b.cancel()

@@ -340,9 +340,9 @@ func everythingServer(t *testing.T) config.Backend {
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
 	bin := filepath.Join(t.TempDir(), "everything-server")
-	goCmd, err := exec.LookPath("go")
+	goCmd, err := exec.LookPath("go") // go test puts its own go first on PATH
 	if err != nil {
-		goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
+		goCmd = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
 	}
 	build := exec.Command(goCmd, "build", "-o", bin, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server")
 	build.Dir = root

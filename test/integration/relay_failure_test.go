@@ -29,12 +29,12 @@ import (
 // ---------------------------------------------------------------------
 // Disconnects, dead and forgetful backends, timeouts.
 
-// TestRelayAdversarialClientDisconnectCancelsBackendAndLeaksNothing pins a
+// TestRelayClientDisconnectCancelsBackendAndLeaksNothing pins a
 // client that vanishes mid-call (its connection cut, no cancellation, no
 // DELETE): the backend gets notifications/cancelled and its handler ends,
 // the session stays usable with the same single backend session, and
 // after ten such calls vmcp holds no more goroutines than before.
-func TestRelayAdversarialClientDisconnectCancelsBackendAndLeaksNothing(t *testing.T) {
+func TestRelayClientDisconnectCancelsBackendAndLeaksNothing(t *testing.T) {
 	b, bl, cancels := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_block"}, b)
 	c := raConnect(t, v, `{}`)
@@ -72,10 +72,10 @@ func TestRelayAdversarialClientDisconnectCancelsBackendAndLeaksNothing(t *testin
 	}
 }
 
-// TestRelayAdversarialBackendKilledMidCall pins a relayed call outliving
+// TestRelayBackendKilledMidCall pins a relayed call outliving
 // its backend: the backend goes down while the call is blocked; the client
 // gets a JSON-RPC error naming the backend at once, not at the timeout.
-func TestRelayAdversarialBackendKilledMidCall(t *testing.T) {
+func TestRelayBackendKilledMidCall(t *testing.T) {
 	b, bl, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_block", "b_progress"}, b)
 	c := connectFlow(t, v, "A", nil)
@@ -100,12 +100,12 @@ func TestRelayAdversarialBackendKilledMidCall(t *testing.T) {
 	}
 }
 
-// TestRelayAdversarialBackendClosedSessionRetried pins a backend that
+// TestRelayBackendClosedSessionRetried pins a backend that
 // really forgot the client's backend session (the go-sdk server closed it,
 // so it answers 404 and its GET stream ends): the next relayed call
 // succeeds on a new backend session, five times over, and the control
 // connection is untouched.
-func TestRelayAdversarialBackendClosedSessionRetried(t *testing.T) {
+func TestRelayBackendClosedSessionRetried(t *testing.T) {
 	b, _, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_echo"}, b)
 	control := map[string]bool{}
@@ -137,10 +137,10 @@ func TestRelayAdversarialBackendClosedSessionRetried(t *testing.T) {
 	}
 }
 
-// TestRelayAdversarialBackendTimeoutCancelsBackend pins the relay's own
+// TestRelayBackendTimeoutCancelsBackend pins the relay's own
 // backend timeout: a call blocked past backends[].timeout fails with
 // "timed out" naming the backend, and the backend is told to cancel.
-func TestRelayAdversarialBackendTimeoutCancelsBackend(t *testing.T) {
+func TestRelayBackendTimeoutCancelsBackend(t *testing.T) {
 	b, bl, cancels := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, func(c *config.Config) { c.Backends[0].Timeout = config.Duration(300 * time.Millisecond) }, []string{"b_block"}, b)
 	c := connectFlow(t, v, "A", nil)
@@ -155,12 +155,12 @@ func TestRelayAdversarialBackendTimeoutCancelsBackend(t *testing.T) {
 // ---------------------------------------------------------------------
 // Backends answering application/json, sizes, concurrency.
 
-// TestRelayAdversarialJSONResponseBackend pins a backend that answers
+// TestRelayJSONResponseBackend pins a backend that answers
 // POSTs with application/json instead of SSE (StreamableHTTPOptions
 // JSONResponse): relayed calls, prompts and reads return the backend's
 // result, and an elicitation (which such a backend sends on its GET
 // stream) still reaches the calling client and completes the call.
-func TestRelayAdversarialJSONResponseBackend(t *testing.T) {
+func TestRelayJSONResponseBackend(t *testing.T) {
 	b, _, _ := raBackend(t, "j", &mcp.StreamableHTTPOptions{JSONResponse: true}, func(s *mcp.Server) {
 		addResources(s, "res://j/one")
 		s.AddPrompt(&mcp.Prompt{Name: "greet"}, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
@@ -170,12 +170,12 @@ func TestRelayAdversarialJSONResponseBackend(t *testing.T) {
 	v := raVMCP(t, nil, []string{"j_echo", "j_elicit"}, b)
 	asked := &recorder[string]{}
 	c := connectFlow(t, v, "A", &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}, ElicitationHandler: answering(asked)})
-	before := relayed("tools/call")
+	before := relayed(v, "tools/call")
 	for i := range 5 {
 		res, err := c.call(flowCtx(t), "j_echo", map[string]any{"text": fmt.Sprint(i)}, nil)
 		require.Equal(t, fmt.Sprintf("j/echo:%d", i), flowText(res, err))
 	}
-	require.Equal(t, float64(5), relayed("tools/call")-before, "relayed")
+	require.Equal(t, float64(5), relayed(v, "tools/call")-before, "relayed")
 	pr, err := c.cs.GetPrompt(flowCtx(t), &mcp.GetPromptParams{Name: "j_greet", Arguments: map[string]string{"who": "you"}})
 	require.NoError(t, err)
 	require.Equal(t, "hello you", pr.Messages[0].Content.(*mcp.TextContent).Text)
@@ -186,12 +186,12 @@ func TestRelayAdversarialJSONResponseBackend(t *testing.T) {
 	require.Equal(t, "elicited:accept:ans(json)", flowText(res, err))
 }
 
-// TestRelayAdversarialJSONResponseBackendProgressDelivered: a backend that
+// TestRelayJSONResponseBackendProgressDelivered: a backend that
 // answers with application/json sends the call's progress notifications on
 // its GET stream (go-sdk streamable.go: with JSONResponse, non-response
 // messages go out of band). The go-sdk path routed them by progress token
 // to the calling request (calls.go tap); relayed calls must not lose them.
-func TestRelayAdversarialJSONResponseBackendProgressDelivered(t *testing.T) {
+func TestRelayJSONResponseBackendProgressDelivered(t *testing.T) {
 	b, _, _ := raBackend(t, "j", &mcp.StreamableHTTPOptions{JSONResponse: true}, func(s *mcp.Server) {
 		s.AddTool(&mcp.Tool{Name: "slowprogress", InputSchema: flowSchema}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			for i := 1; i <= 3; i++ {
@@ -226,11 +226,11 @@ func TestRelayAdversarialJSONResponseBackendProgressDelivered(t *testing.T) {
 	}
 }
 
-// TestRelayAdversarialLargeArgumentsAndResults pins sizes near the limits:
+// TestRelayLargeArgumentsAndResults pins sizes near the limits:
 // a 3 MiB argument (under http.max_body_bytes, 4 MiB) and a 12 MiB result
 // (under the 16 MiB event limit) are relayed whole; a body over
 // max_body_bytes is refused with 413 and never reaches the backend.
-func TestRelayAdversarialLargeArgumentsAndResults(t *testing.T) {
+func TestRelayLargeArgumentsAndResults(t *testing.T) {
 	var reached sync.Map
 	b, _, _ := raBackend(t, "b", nil, func(s *mcp.Server) {
 		s.AddTool(&mcp.Tool{Name: "size", InputSchema: flowSchema}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -264,15 +264,15 @@ func TestRelayAdversarialLargeArgumentsAndResults(t *testing.T) {
 	require.Equal(t, "2:", msgs[0].text(), "the session after a 413")
 }
 
-// TestRelayAdversarialConcurrentSessionsOwnProgressAndResults pins
+// TestRelayConcurrentSessionsOwnProgressAndResults pins
 // cross-talk on the relay: four sessions run five concurrent calls each,
 // three rounds, with the same progress tokens in every session; every call
 // gets its own result and exactly its own five progress notifications, in
 // order, on its own stream before its response.
-func TestRelayAdversarialConcurrentSessionsOwnProgressAndResults(t *testing.T) {
+func TestRelayConcurrentSessionsOwnProgressAndResults(t *testing.T) {
 	b, _, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_progress"}, b)
-	before := relayed("tools/call")
+	before := relayed(v, "tools/call")
 	var clients []*flowClient
 	for i := range 4 {
 		clients = append(clients, connectFlow(t, v, fmt.Sprint("S", i), nil))
@@ -297,20 +297,20 @@ func TestRelayAdversarialConcurrentSessionsOwnProgressAndResults(t *testing.T) {
 	for _, c := range clients {
 		assert.Equal(t, 15*5, len(c.progress.all()), "%s: progress notifications in all", c.name)
 	}
-	assert.Equal(t, float64(4*15), relayed("tools/call")-before, "every call relayed")
+	assert.Equal(t, float64(4*15), relayed(v, "tools/call")-before, "every call relayed")
 }
 
 // ---------------------------------------------------------------------
 // Names and _meta.
 
-// TestRelayAdversarialNamesNeedingJSONEscaping pins name rewriting that
+// TestRelayNamesNeedingJSONEscaping pins name rewriting that
 // breaks JSON: tools whose backend names contain quotes, backslashes,
 // non-ASCII, HTML characters and spaces (the go-sdk only warns about such
 // names), a prompt with a quote, and resource URIs with quotes and
 // unicode, are relayed and reach the right backend item. vmcp advertises
 // the tools and the prompt under valid names (aggregator.ValidName); the
 // relay sends the backend its own names.
-func TestRelayAdversarialNamesNeedingJSONEscaping(t *testing.T) {
+func TestRelayNamesNeedingJSONEscaping(t *testing.T) {
 	names := []string{`we"ird`, `back\slash`, "été", "a<b>&c", "sp ace", "ctl\u0001x", "emoji\U0001F600"}
 	uris := []string{`res://q/"quoted"`, "res://q/\u00e9t\u00e9", `res://q/back\slash`}
 	b, _, _ := raBackend(t, "b", nil, func(s *mcp.Server) {
@@ -328,7 +328,7 @@ func TestRelayAdversarialNamesNeedingJSONEscaping(t *testing.T) {
 	}
 	v := raVMCP(t, nil, advertised, b)
 	c := connectFlow(t, v, "A", nil)
-	before := relayed("tools/call") + relayed("resources/read") + relayed("prompts/get")
+	before := relayed(v, "tools/call") + relayed(v, "resources/read") + relayed(v, "prompts/get")
 	for _, n := range names {
 		res, err := c.call(flowCtx(t), aggregator.ValidName("b_"+n), map[string]any{"text": n}, nil)
 		assert.Equal(t, "b/"+n+":"+n, flowText(res, err), "tool %q", n)
@@ -343,14 +343,14 @@ func TestRelayAdversarialNamesNeedingJSONEscaping(t *testing.T) {
 	if assert.NoError(t, err) {
 		assert.Equal(t, "quoted prompt", pr.Messages[0].Content.(*mcp.TextContent).Text)
 	}
-	assert.Equal(t, float64(len(names)+len(uris)+1), relayed("tools/call")+relayed("resources/read")+relayed("prompts/get")-before)
+	assert.Equal(t, float64(len(names)+len(uris)+1), relayed(v, "tools/call")+relayed(v, "resources/read")+relayed(v, "prompts/get")-before)
 }
 
-// TestRelayAdversarialReservedMetaNotForwarded pins reserved _meta keys
+// TestRelayReservedMetaNotForwarded pins reserved _meta keys
 // reaching a backend: io.modelcontextprotocol/ keys of the client's
 // request _meta are stripped (the client's own keys and its progress
 // token pass), also when the _meta key itself is spelled with an escape.
-func TestRelayAdversarialReservedMetaNotForwarded(t *testing.T) {
+func TestRelayReservedMetaNotForwarded(t *testing.T) {
 	b, _, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_meta"}, b)
 	c := connectFlow(t, v, "A", nil)
@@ -366,11 +366,11 @@ func TestRelayAdversarialReservedMetaNotForwarded(t *testing.T) {
 	require.Equal(t, "meta:keep", msgs[0].text(), "escaped _meta key")
 }
 
-// TestRelayAdversarialEscapedReservedMetaKeyNotForwarded: JSON may spell
+// TestRelayEscapedReservedMetaKeyNotForwarded: JSON may spell
 // "/" as "\/" (PHP's json_encode does by default) or any character as
 // \uXXXX; "io.modelcontextprotocol\/x" is the reserved key
 // "io.modelcontextprotocol/x" and must be stripped like it.
-func TestRelayAdversarialEscapedReservedMetaKeyNotForwarded(t *testing.T) {
+func TestRelayEscapedReservedMetaKeyNotForwarded(t *testing.T) {
 	b, _, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_meta"}, b)
 	rc := raConnect(t, v, `{}`)
@@ -381,10 +381,10 @@ func TestRelayAdversarialEscapedReservedMetaKeyNotForwarded(t *testing.T) {
 	}
 }
 
-// TestRelayAdversarialReservedResultMetaNotReturned pins reserved _meta
+// TestRelayReservedResultMetaNotReturned pins reserved _meta
 // keys of a backend's result reaching the client: stripped, the backend's
 // own keys kept.
-func TestRelayAdversarialReservedResultMetaNotReturned(t *testing.T) {
+func TestRelayReservedResultMetaNotReturned(t *testing.T) {
 	b, _, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_reserved"}, b)
 	c := connectFlow(t, v, "A", nil)
@@ -407,11 +407,11 @@ func (w raSlashEscaper) Write(p []byte) (int, error) {
 
 func (w raSlashEscaper) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// TestRelayAdversarialEscapedReservedResultMetaNotReturned: a backend
+// TestRelayEscapedReservedResultMetaNotReturned: a backend
 // whose JSON encoder escapes "/" returns the reserved key
 // "io.modelcontextprotocol\/related-task"; it is the same key and must not
 // reach the client.
-func TestRelayAdversarialEscapedReservedResultMetaNotReturned(t *testing.T) {
+func TestRelayEscapedReservedResultMetaNotReturned(t *testing.T) {
 	b, _, _ := raBackend(t, "b", nil, nil)
 	h := b.HTTP.Config.Handler
 	b.HTTP.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(raSlashEscaper{w}, r) })
@@ -422,10 +422,10 @@ func TestRelayAdversarialEscapedReservedResultMetaNotReturned(t *testing.T) {
 	assert.Equal(t, mcp.Meta{"keep": "yes"}, res.Meta)
 }
 
-// TestRelayAdversarialNullAnswerEndsTheCall pins an answer whose result
+// TestRelayNullAnswerEndsTheCall pins an answer whose result
 // is null: relayed as such, the backend's request ends (with an error or
 // an empty answer) and so does the call, well before the backend timeout.
-func TestRelayAdversarialNullAnswerEndsTheCall(t *testing.T) {
+func TestRelayNullAnswerEndsTheCall(t *testing.T) {
 	b, _, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_elicit"}, b)
 	c := raConnect(t, v, `{"elicitation":{}}`)
@@ -438,12 +438,12 @@ func TestRelayAdversarialNullAnswerEndsTheCall(t *testing.T) {
 	assert.Equal(t, "1", string(resp.ID), "%s", resp.raw)
 }
 
-// TestRelayAdversarialClientLeavesDuringElicitation pins a relayed
+// TestRelayClientLeavesDuringElicitation pins a relayed
 // server-to-client request outliving its call: the client's connection is
 // cut while the backend waits for its elicitation; the backend's Elicit
 // returns (an error, not the backend timeout), the backend is told to
 // cancel the call, and the session serves the next call.
-func TestRelayAdversarialClientLeavesDuringElicitation(t *testing.T) {
+func TestRelayClientLeavesDuringElicitation(t *testing.T) {
 	returned := make(chan string, 4)
 	b, _, cancels := raBackend(t, "b", nil, func(s *mcp.Server) {
 		s.AddTool(&mcp.Tool{Name: "ask", InputSchema: flowSchema}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

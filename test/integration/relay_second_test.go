@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/vmcp"
 	"github.com/vmcp/vmcp/test/integration/harness"
 )
 
@@ -54,12 +55,12 @@ func within(t *testing.T, d time.Duration, what string, f func()) {
 // ---------------------------------------------------------------------
 // Session lifecycle racing relayed calls.
 
-// TestRelaySecondDeleteDuringRelayedCallStopsBackendHandler catches a
+// TestRelayDeleteDuringRelayedCallStopsBackendHandler catches a
 // DELETE that ends a session while a relayed call is blocked in the
 // backend: the DELETE returns promptly, the call's stream ends, and the
 // backend handler is cancelled (the backend heard notifications/cancelled
 // before its session was deleted), five times over.
-func TestRelaySecondDeleteDuringRelayedCallStopsBackendHandler(t *testing.T) {
+func TestRelayDeleteDuringRelayedCallStopsBackendHandler(t *testing.T) {
 	b, bl, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_block"}, b)
 	for i := range 5 {
@@ -80,11 +81,11 @@ func TestRelaySecondDeleteDuringRelayedCallStopsBackendHandler(t *testing.T) {
 	require.Eventually(t, func() bool { return v.Server.SessionCount() == 0 }, raWait, 10*time.Millisecond)
 }
 
-// TestRelaySecondServerCloseDuringRelayedCallReturns catches a shutdown
+// TestRelayServerCloseDuringRelayedCallReturns catches a shutdown
 // that hangs on a relayed call: Server.Close with a call blocked in a
 // backend returns promptly, the backend's handler is cancelled, and the
 // client's call ends with an error rather than hanging.
-func TestRelaySecondServerCloseDuringRelayedCallReturns(t *testing.T) {
+func TestRelayServerCloseDuringRelayedCallReturns(t *testing.T) {
 	b, bl, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_block"}, b)
 	c := raConnect(t, v, `{}`)
@@ -99,11 +100,11 @@ func TestRelaySecondServerCloseDuringRelayedCallReturns(t *testing.T) {
 	}
 }
 
-// TestRelaySecondIdleEndedSessionAnswers404 catches a session ended by
+// TestRelayIdleEndedSessionAnswers404 catches a session ended by
 // vmcp's own idle timer that the go-sdk handler still serves: a relayed
 // call and an SDK-path request on it must get 404 (the client then
 // re-initializes), and never reach the backend.
-func TestRelaySecondIdleEndedSessionAnswers404(t *testing.T) {
+func TestRelayIdleEndedSessionAnswers404(t *testing.T) {
 	b, _, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, func(c *config.Config) { c.Sessions.IdleTimeout = config.Duration(200 * time.Millisecond) }, []string{"b_echo"}, b)
 	c := raConnect(t, v, `{}`)
@@ -117,11 +118,11 @@ func TestRelaySecondIdleEndedSessionAnswers404(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, status, "tools/list on an idle-ended session: %v", msgs)
 }
 
-// TestRelaySecondIdleTimerNotPausedForeverBySDKPathRequests catches an
+// TestRelayIdleTimerNotPausedForeverBySDKPathRequests catches an
 // idle timer whose pause count leaks on SDK-path POSTs (tools/list,
 // notifications, requests the relay hands over): after many of them the
 // session must still end once idle.
-func TestRelaySecondIdleTimerNotPausedForeverBySDKPathRequests(t *testing.T) {
+func TestRelayIdleTimerNotPausedForeverBySDKPathRequests(t *testing.T) {
 	b, _, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, func(c *config.Config) { c.Sessions.IdleTimeout = config.Duration(300 * time.Millisecond) }, []string{"b_echo"}, b)
 	require.Eventually(t, func() bool { return v.Server.SessionCount() == 0 }, raWait, 10*time.Millisecond)
@@ -190,12 +191,12 @@ func rsResult(id json.RawMessage, text string) string {
 	return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"` + text + `"}]}}`
 }
 
-// TestRelaySecondBackendStreamHeldOpenAfterResponse catches the drain of a
+// TestRelayBackendStreamHeldOpenAfterResponse catches the drain of a
 // backend stream that never ends after its response: the client has its
 // response at once, the next calls on the same session are not held up,
 // and vmcp cuts the held stream (the backend sees its request end) within
 // a few seconds rather than keeping it forever.
-func TestRelaySecondBackendStreamHeldOpenAfterResponse(t *testing.T) {
+func TestRelayBackendStreamHeldOpenAfterResponse(t *testing.T) {
 	cut := make(chan struct{}, 16)
 	b := rsRawBackend(t, func(w http.ResponseWriter, r *http.Request, id, _ json.RawMessage) {
 		rsSSE(w)
@@ -228,11 +229,11 @@ func TestRelaySecondBackendStreamHeldOpenAfterResponse(t *testing.T) {
 	}
 }
 
-// TestRelaySecondBackendResponseTwiceAndProgressAfterResponse catches a
+// TestRelayBackendResponseTwiceAndProgressAfterResponse catches a
 // backend that answers twice and sends progress after its answer: the
 // client gets exactly one response, with the first result, and the
 // session keeps working.
-func TestRelaySecondBackendResponseTwiceAndProgressAfterResponse(t *testing.T) {
+func TestRelayBackendResponseTwiceAndProgressAfterResponse(t *testing.T) {
 	b := rsRawBackend(t, func(w http.ResponseWriter, r *http.Request, id, _ json.RawMessage) {
 		rsSSE(w)
 		rsEvent(w, rsResult(id, "first"))
@@ -255,10 +256,10 @@ func TestRelaySecondBackendResponseTwiceAndProgressAfterResponse(t *testing.T) {
 	}
 }
 
-// TestRelaySecondBackendPingOnCallStreamAnswered catches a backend's ping
+// TestRelayBackendPingOnCallStreamAnswered catches a backend's ping
 // on a relayed call's stream left unanswered: a go-sdk backend pings the
 // client mid-call; the go-sdk client answers, and the call completes.
-func TestRelaySecondBackendPingOnCallStreamAnswered(t *testing.T) {
+func TestRelayBackendPingOnCallStreamAnswered(t *testing.T) {
 	b, _, _ := raBackend(t, "b", nil, func(s *mcp.Server) {
 		s.AddTool(&mcp.Tool{Name: "pinger", InputSchema: flowSchema}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -271,18 +272,18 @@ func TestRelaySecondBackendPingOnCallStreamAnswered(t *testing.T) {
 	})
 	v := raVMCP(t, nil, []string{"b_pinger"}, b)
 	c := connectFlow(t, v, "A", nil)
-	before := relayed("tools/call")
+	before := relayed(v, "tools/call")
 	for range 3 {
 		res, err := c.call(flowCtx(t), "b_pinger", nil, nil)
 		require.Equal(t, "pinged", flowText(res, err))
 	}
-	assert.Equal(t, float64(3), relayed("tools/call")-before)
+	assert.Equal(t, float64(3), relayed(v, "tools/call")-before)
 }
 
-// TestRelaySecondCancelAfterResponseIsHarmless catches a late
+// TestRelayCancelAfterResponseIsHarmless catches a late
 // notifications/cancelled (the call's response already sent) breaking the
 // session or a later call that reuses the id.
-func TestRelaySecondCancelAfterResponseIsHarmless(t *testing.T) {
+func TestRelayCancelAfterResponseIsHarmless(t *testing.T) {
 	b, _, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_echo"}, b)
 	c := raConnect(t, v, `{}`)
@@ -295,11 +296,11 @@ func TestRelaySecondCancelAfterResponseIsHarmless(t *testing.T) {
 	}
 }
 
-// TestRelaySecondSequentialTokenReuseWithJSONBackend catches the progress
+// TestRelaySequentialTokenReuseWithJSONBackend catches the progress
 // grace window (a finished call's token stays known for 2 s) misrouting a
 // later call's progress: calls reuse one token back to back on a backend
 // that sends progress out of band; each call gets its own progress.
-func TestRelaySecondSequentialTokenReuseWithJSONBackend(t *testing.T) {
+func TestRelaySequentialTokenReuseWithJSONBackend(t *testing.T) {
 	b, _, _ := raBackend(t, "j", &mcp.StreamableHTTPOptions{JSONResponse: true}, nil)
 	v := raVMCP(t, nil, []string{"j_progress", "j_echo"}, b)
 	c := connectFlow(t, v, "A", nil)
@@ -315,21 +316,23 @@ func TestRelaySecondSequentialTokenReuseWithJSONBackend(t *testing.T) {
 	}
 }
 
-// TestRelaySecondNoGoroutineGrowthOverManyProgressCalls catches goroutines
+// TestRelayNoGoroutineGrowthOverManyProgressCalls catches goroutines
 // held per relayed call with a progress token (grace timers, drains,
 // stream taps): after 200 calls and the grace period, vmcp holds about
 // as many goroutines as before.
-func TestRelaySecondNoGoroutineGrowthOverManyProgressCalls(t *testing.T) {
+func TestRelayNoGoroutineGrowthOverManyProgressCalls(t *testing.T) {
 	b, _, _ := raBackend(t, "b", nil, nil)
-	v := raVMCP(t, nil, []string{"b_progress"}, b)
+	cfg := b.Config()
+	cfg.Timeout = config.Duration(5 * time.Minute)
+	v := harness.StartVMCPWithOptions(t, vmcp.Options{ProgressGrace: time.Millisecond}, nil, cfg)
+	awaitTools(t, v, "b_progress")
 	c := raConnect(t, v, `{}`)
 	call := func(i int) {
 		status, msgs := c.post(t, raCallBody(fmt.Sprint(i), "b_progress", fmt.Sprintf(`,"_meta":{"progressToken":%d},"arguments":{"marker":"m","n":2}`, i)))
 		require.Equal(t, http.StatusOK, status)
 		require.Len(t, msgs, 3, "%v", msgs)
 	}
-	call(0)
-	time.Sleep(2500 * time.Millisecond) // the first call's progress grace
+	call(0) // with a 1ms progress grace, its timer is gone by the next count
 	c.hc.CloseIdleConnections()
 	runtime.GC()
 	base := runtime.NumGoroutine()
@@ -364,12 +367,12 @@ func rsToolNames(t *testing.T, v *harness.VMCP) map[string]bool {
 	return out
 }
 
-// TestRelaySecondManualThreeWayCollisionResolvedByRemoval catches a name
+// TestRelayManualThreeWayCollisionResolvedByRemoval catches a name
 // withheld under manual resolution that stays withheld (or routes to the
 // wrong backend) once the collision is gone: three backends offer "dup";
 // none is advertised; two remove it (list_changed) and the remaining one's
 // "dup" is advertised and relayed to it.
-func TestRelaySecondManualThreeWayCollisionResolvedByRemoval(t *testing.T) {
+func TestRelayManualThreeWayCollisionResolvedByRemoval(t *testing.T) {
 	var bs []*harness.Backend
 	for _, n := range []string{"x", "y", "z"} {
 		bs = append(bs, harness.StartBackend(t, n, harness.Stateful, func(s *mcp.Server) {
@@ -389,12 +392,12 @@ func TestRelaySecondManualThreeWayCollisionResolvedByRemoval(t *testing.T) {
 	require.Equal(t, "z/dup:q", msgs[0].text())
 }
 
-// TestRelaySecondPrefixCollisionAfterOverrideRename catches a rename
+// TestRelayPrefixCollisionAfterOverrideRename catches a rename
 // override that collides with another backend's prefixed name: both
 // claimants are withheld whatever order the backends connect in, every
 // other tool stays advertised, and a call to the withheld name is not
 // relayed to either.
-func TestRelaySecondPrefixCollisionAfterOverrideRename(t *testing.T) {
+func TestRelayPrefixCollisionAfterOverrideRename(t *testing.T) {
 	bx, _, _ := raBackend(t, "x", nil, func(s *mcp.Server) { echoTool(s, "x", "other") })
 	by, _, _ := raBackend(t, "y", nil, func(s *mcp.Server) { echoTool(s, "y", "tool") })
 	v := raVMCP(t, func(c *config.Config) {
@@ -404,13 +407,13 @@ func TestRelaySecondPrefixCollisionAfterOverrideRename(t *testing.T) {
 	names := rsToolNames(t, v)
 	assert.False(t, names["y_tool"], "a colliding name was advertised: %v", names)
 	assert.True(t, names["x_echo"] && names["y_echo"], "the other tools: %v", names)
-	before := relayed("tools/call")
+	before := relayed(v, "tools/call")
 	c := raConnect(t, v, `{}`)
 	status, msgs := c.post(t, raCallBody("1", "y_tool", `,"arguments":{"text":"q"}`))
 	require.Equal(t, http.StatusOK, status)
 	require.Len(t, msgs, 1)
 	assert.NotEmpty(t, msgs[0].Error, "a withheld name was called: %s", msgs[0].raw)
-	assert.Equal(t, before, relayed("tools/call"))
+	assert.Equal(t, before, relayed(v, "tools/call"))
 }
 
 // ---------------------------------------------------------------------
@@ -446,12 +449,12 @@ func rsCompleteBody(id, value string) string {
 	return `{"jsonrpc":"2.0","id":` + id + `,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"b_p"},"argument":{"name":"a","value":"` + value + `"}}}`
 }
 
-// TestRelaySecondRelayedCallWithIDInFlightOnSDKPathRefused catches the
+// TestRelayRelayedCallWithIDInFlightOnSDKPathRefused catches the
 // relay's duplicate-id check seeing only relayed calls: with a
 // completion/complete (served by the go-sdk handler) in flight as id 7, a
 // relayed tools/call with id 7 must be refused (the go-sdk handler answers
 // 400), not run, since a cancellation of 7 could not tell them apart.
-func TestRelaySecondRelayedCallWithIDInFlightOnSDKPathRefused(t *testing.T) {
+func TestRelayRelayedCallWithIDInFlightOnSDKPathRefused(t *testing.T) {
 	b, bl, started, release := rsCompletionBackend(t)
 	v := raVMCP(t, nil, []string{"b_block"}, b)
 	c := raConnect(t, v, `{}`)
@@ -483,12 +486,12 @@ func TestRelaySecondRelayedCallWithIDInFlightOnSDKPathRefused(t *testing.T) {
 	call.end(t, "relayed call")
 }
 
-// TestRelaySecondSDKPathRequestWithIDInFlightOnRelayRefused is the other
+// TestRelaySDKPathRequestWithIDInFlightOnRelayRefused is the other
 // way round: a relayed call in flight as id 7, then a completion/complete
 // with id 7, which the go-sdk handler accepts since it never saw the
 // relayed id. It must be refused (400 / -32600) as the go-sdk refuses
 // duplicates among its own.
-func TestRelaySecondSDKPathRequestWithIDInFlightOnRelayRefused(t *testing.T) {
+func TestRelaySDKPathRequestWithIDInFlightOnRelayRefused(t *testing.T) {
 	b, bl, started, release := rsCompletionBackend(t)
 	v := raVMCP(t, nil, []string{"b_block"}, b)
 	c := raConnect(t, v, `{}`)
@@ -512,12 +515,12 @@ func TestRelaySecondSDKPathRequestWithIDInFlightOnRelayRefused(t *testing.T) {
 // ---------------------------------------------------------------------
 // DELETE / shutdown with a relayed server-to-client request pending.
 
-// TestRelaySecondDeleteDuringPendingElicitationReleasesBackend catches a
+// TestRelayDeleteDuringPendingElicitationReleasesBackend catches a
 // DELETE racing a relayed elicitation whose backend ignores cancellation
 // while it waits (it only returns once answered): the DELETE returns
 // promptly and the backend's Elicit gets an answer (the abandoned error)
 // before its session is closed, five times over.
-func TestRelaySecondDeleteDuringPendingElicitationReleasesBackend(t *testing.T) {
+func TestRelayDeleteDuringPendingElicitationReleasesBackend(t *testing.T) {
 	returned := make(chan string, 16)
 	b, _, _ := raBackend(t, "b", nil, func(s *mcp.Server) {
 		s.AddTool(&mcp.Tool{Name: "ask", InputSchema: flowSchema}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -546,10 +549,10 @@ func TestRelaySecondDeleteDuringPendingElicitationReleasesBackend(t *testing.T) 
 	require.Eventually(t, func() bool { return v.Server.SessionCount() == 0 }, raWait, 10*time.Millisecond)
 }
 
-// TestRelaySecondServerCloseDuringPendingElicitationReturns: Server.Close
+// TestRelayServerCloseDuringPendingElicitationReturns: Server.Close
 // with a relayed elicitation pending on several sessions returns promptly
 // and every backend Elicit returns.
-func TestRelaySecondServerCloseDuringPendingElicitationReturns(t *testing.T) {
+func TestRelayServerCloseDuringPendingElicitationReturns(t *testing.T) {
 	returned := make(chan string, 16)
 	b, _, _ := raBackend(t, "b", nil, func(s *mcp.Server) {
 		s.AddTool(&mcp.Tool{Name: "ask", InputSchema: flowSchema}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

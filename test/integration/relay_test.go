@@ -19,15 +19,14 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 	"github.com/vmcp/vmcp/pkg/config"
-	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/test/integration/harness"
 )
 
-// relayed is vmcp_relayed_requests_total{method} (integration tests do not
-// run in parallel, so deltas are this test's).
-func relayed(method string) float64 {
+// relayed is v's vmcp_relayed_requests_total{method} (each server has its
+// own registry, so counts are this test's).
+func relayed(v *harness.VMCP, method string) float64 {
 	var m dto.Metric
-	_ = telemetry.Relayed.WithLabelValues(method).Write(&m)
+	_ = v.Server.Metrics().Relayed.WithLabelValues(method).Write(&m)
 	return m.GetCounter().GetValue()
 }
 
@@ -47,7 +46,7 @@ func TestLegacyCallsToHTTPBackendsAreRelayedAndStdioCallsAreNot(t *testing.T) {
 	awaitTools(t, v, "web_echo", "local_echo")
 	cs := v.Connect(t, legacy, nil)
 
-	calls, reads, gets := relayed("tools/call"), relayed("resources/read"), relayed("prompts/get")
+	calls, reads, gets := relayed(v, "tools/call"), relayed(v, "resources/read"), relayed(v, "prompts/get")
 	require.Equal(t, "web/echo:hi", callText(t, cs, "web_echo", "hi"))
 	rr, err := cs.ReadResource(ctx(t), &mcp.ReadResourceParams{URI: "test://doc"})
 	require.NoError(t, err)
@@ -55,12 +54,12 @@ func TestLegacyCallsToHTTPBackendsAreRelayedAndStdioCallsAreNot(t *testing.T) {
 	gp, err := cs.GetPrompt(ctx(t), &mcp.GetPromptParams{Name: "web_greet"})
 	require.NoError(t, err)
 	require.Equal(t, "hello", gp.Messages[0].Content.(*mcp.TextContent).Text)
-	require.Equal(t, calls+1, relayed("tools/call"), "tools/call to an HTTP backend is relayed")
-	require.Equal(t, reads+1, relayed("resources/read"), "resources/read is relayed")
-	require.Equal(t, gets+1, relayed("prompts/get"), "prompts/get is relayed")
+	require.Equal(t, calls+1, relayed(v, "tools/call"), "tools/call to an HTTP backend is relayed")
+	require.Equal(t, reads+1, relayed(v, "resources/read"), "resources/read is relayed")
+	require.Equal(t, gets+1, relayed(v, "prompts/get"), "prompts/get is relayed")
 
 	require.Equal(t, "hi", callText(t, cs, "local_echo", "hi"))
-	require.Equal(t, calls+1, relayed("tools/call"), "a stdio backend's call goes through the go-sdk client")
+	require.Equal(t, calls+1, relayed(v, "tools/call"), "a stdio backend's call goes through the go-sdk client")
 }
 
 // forgetful wraps a backend handler: once armed, the next tools/call POST

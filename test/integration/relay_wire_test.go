@@ -21,16 +21,16 @@ import (
 // ---------------------------------------------------------------------
 // Ids and framing.
 
-// TestRelayAdversarialIDsOfEveryJSONTypeEchoedExactly pins id mangling: a
+// TestRelayIDsOfEveryJSONTypeEchoedExactly pins id mangling: a
 // relayed call's response carries the client's id byte for byte, whatever
 // its JSON type (strings, including "" and one that looks like vmcp's own
 // "vmcp-N" ids, zero, negative, a number beyond float64 precision, and one
 // with a fraction), and the backend never sees the client's id.
-func TestRelayAdversarialIDsOfEveryJSONTypeEchoedExactly(t *testing.T) {
+func TestRelayIDsOfEveryJSONTypeEchoedExactly(t *testing.T) {
 	b, _, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_echo"}, b)
 	c := raConnect(t, v, `{}`)
-	before := relayed("tools/call")
+	before := relayed(v, "tools/call")
 	ids := []string{`"s"`, `""`, `"vmcp-1"`, `"\u00e9t\u00e9"`, `0`, `-1`, `9007199254740993`, `-9223372036854775808`, `1.5`, `1e3`}
 	for _, id := range ids {
 		status, msgs := c.post(t, raCallBody(id, "b_echo", `,"arguments":{"text":"x"}`))
@@ -39,13 +39,13 @@ func TestRelayAdversarialIDsOfEveryJSONTypeEchoedExactly(t *testing.T) {
 		assert.Equal(t, id, string(msgs[0].ID), "id %s echoed", id)
 		assert.Equal(t, "b/echo:x", msgs[0].text(), "id %s", id)
 	}
-	assert.Equal(t, float64(len(ids)), relayed("tools/call")-before, "every call relayed")
+	assert.Equal(t, float64(len(ids)), relayed(v, "tools/call")-before, "every call relayed")
 }
 
-// TestRelayAdversarialInvalidIDTypesRejected: JSON-RPC ids are strings,
+// TestRelayInvalidIDTypesRejected: JSON-RPC ids are strings,
 // numbers or null; the go-sdk handler answers any other id (an object, an
 // array, a boolean) with 400. The relay must not run the tool.
-func TestRelayAdversarialInvalidIDTypesRejected(t *testing.T) {
+func TestRelayInvalidIDTypesRejected(t *testing.T) {
 	b, _, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_echo"}, b)
 	c := raConnect(t, v, `{}`)
@@ -58,10 +58,10 @@ func TestRelayAdversarialInvalidIDTypesRejected(t *testing.T) {
 	}
 }
 
-// TestRelayAdversarialMissingVersionTagRejected pins the relay running
+// TestRelayMissingVersionTagRejected pins the relay running
 // non-JSON-RPC-2.0 messages: without "jsonrpc":"2.0" (missing or "1.0")
 // the go-sdk handler refuses the POST with 400, and the tool never runs.
-func TestRelayAdversarialMissingVersionTagRejected(t *testing.T) {
+func TestRelayMissingVersionTagRejected(t *testing.T) {
 	b, _, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_echo"}, b)
 	c := raConnect(t, v, `{}`)
@@ -76,13 +76,13 @@ func TestRelayAdversarialMissingVersionTagRejected(t *testing.T) {
 	}
 }
 
-// TestRelayAdversarialMalformedBodiesFailCleanly pins malformed requests
+// TestRelayMalformedBodiesFailCleanly pins malformed requests
 // slipping through the relay's own decode: truncated JSON, trailing
 // a batch (not allowed since 2025-06-18), params of the wrong
 // shape, a name that is not a string, a tools/call notification (no id).
 // Each fails with a 4xx or a JSON-RPC error and never reaches the backend
 // tool; the session stays usable.
-func TestRelayAdversarialMalformedBodiesFailCleanly(t *testing.T) {
+func TestRelayMalformedBodiesFailCleanly(t *testing.T) {
 	var calls sync.Map
 	b, _, _ := raBackend(t, "b", nil, func(s *mcp.Server) {
 		s.AddTool(&mcp.Tool{Name: "count", InputSchema: flowSchema}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -124,15 +124,15 @@ func TestRelayAdversarialMalformedBodiesFailCleanly(t *testing.T) {
 	})
 }
 
-// TestRelayAdversarialUnknownNameFallsBackToSDK pins the hand-off of
+// TestRelayUnknownNameFallsBackToSDK pins the hand-off of
 // requests the relay cannot route: an unknown tool, prompt or resource gets
 // the go-sdk handler's errors (-32602 naming the tool; resource not found),
 // not a relay error, and is not counted as relayed.
-func TestRelayAdversarialUnknownNameFallsBackToSDK(t *testing.T) {
+func TestRelayUnknownNameFallsBackToSDK(t *testing.T) {
 	b, _, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_echo"}, b)
 	c := raConnect(t, v, `{}`)
-	before := relayed("tools/call") + relayed("prompts/get") + relayed("resources/read")
+	before := relayed(v, "tools/call") + relayed(v, "prompts/get") + relayed(v, "resources/read")
 	status, msgs := c.post(t, raCallBody("1", "nope", `,"arguments":{}`))
 	require.Equal(t, http.StatusOK, status)
 	require.Len(t, msgs, 1)
@@ -146,7 +146,7 @@ func TestRelayAdversarialUnknownNameFallsBackToSDK(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	require.Len(t, msgs, 1)
 	assert.NotEmpty(t, msgs[0].Error)
-	assert.Equal(t, before, relayed("tools/call")+relayed("prompts/get")+relayed("resources/read"))
+	assert.Equal(t, before, relayed(v, "tools/call")+relayed(v, "prompts/get")+relayed(v, "resources/read"))
 }
 
 // ---------------------------------------------------------------------
@@ -157,13 +157,13 @@ func raCancel(id string) string {
 	return `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"test"}}`
 }
 
-// TestRelayAdversarialCancelStopsBackendAndSendsNoResponse pins a client
+// TestRelayCancelStopsBackendAndSendsNoResponse pins a client
 // cancellation that stops at vmcp: for string and number ids, the
 // client's notifications/cancelled is accepted (202), the backend gets
 // notifications/cancelled for vmcp's own id (never the client's), its
 // handler's context ends, and the call's stream ends without a response
 // (the receiver of a cancellation SHOULD NOT respond).
-func TestRelayAdversarialCancelStopsBackendAndSendsNoResponse(t *testing.T) {
+func TestRelayCancelStopsBackendAndSendsNoResponse(t *testing.T) {
 	b, bl, cancels := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_block"}, b)
 	c := raConnect(t, v, `{}`)
@@ -186,10 +186,10 @@ func TestRelayAdversarialCancelStopsBackendAndSendsNoResponse(t *testing.T) {
 	require.Equal(t, "b/echo:after", msgs[0].text())
 }
 
-// TestRelayAdversarialCancelWithEquivalentIDSpelling: "ab" and "a\u0062"
+// TestRelayCancelWithEquivalentIDSpelling: "ab" and "a\u0062"
 // are the same JSON string, 7 and 7.0 the same number (the go-sdk matches
 // both); a cancellation must reach the call whichever spelling it uses.
-func TestRelayAdversarialCancelWithEquivalentIDSpelling(t *testing.T) {
+func TestRelayCancelWithEquivalentIDSpelling(t *testing.T) {
 	b, bl, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_block"}, b)
 	c := raConnect(t, v, `{}`)
@@ -207,11 +207,11 @@ func TestRelayAdversarialCancelWithEquivalentIDSpelling(t *testing.T) {
 	}
 }
 
-// TestRelayAdversarialDuplicateInFlightIDRefused: the go-sdk handler
+// TestRelayDuplicateInFlightIDRefused: the go-sdk handler
 // refuses a call whose id is already in flight on the session (400,
 // -32600), since a response or cancellation could not tell them apart.
 // The relay must not run a second call under the same id.
-func TestRelayAdversarialDuplicateInFlightIDRefused(t *testing.T) {
+func TestRelayDuplicateInFlightIDRefused(t *testing.T) {
 	b, bl, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_block"}, b)
 	c := raConnect(t, v, `{}`)
@@ -238,11 +238,11 @@ func TestRelayAdversarialDuplicateInFlightIDRefused(t *testing.T) {
 	first.end(t, "first call")
 }
 
-// TestRelayAdversarialCancelFromAnotherSessionIgnored pins cancellation
+// TestRelayCancelFromAnotherSessionIgnored pins cancellation
 // across sessions: session B cancelling A's request id (the same id in B's
 // own numbering) must not cancel A's call; A's call completes once A
 // answers its elicitation.
-func TestRelayAdversarialCancelFromAnotherSessionIgnored(t *testing.T) {
+func TestRelayCancelFromAnotherSessionIgnored(t *testing.T) {
 	b, _, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_elicit"}, b)
 	a, other := raConnect(t, v, `{"elicitation":{}}`), raConnect(t, v, `{"elicitation":{}}`)
@@ -258,10 +258,10 @@ func TestRelayAdversarialCancelFromAnotherSessionIgnored(t *testing.T) {
 	require.Equal(t, "elicited:accept:from-A", resp.text())
 }
 
-// TestRelayAdversarialAnswerFromAnotherSessionIgnored pins answer
+// TestRelayAnswerFromAnotherSessionIgnored pins answer
 // hijacking: session B posting an answer under A's relayed request id
 // ("vmcp-N") must not complete A's elicitation; A's own answer does.
-func TestRelayAdversarialAnswerFromAnotherSessionIgnored(t *testing.T) {
+func TestRelayAnswerFromAnotherSessionIgnored(t *testing.T) {
 	b, _, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_elicit"}, b)
 	a, other := raConnect(t, v, `{"elicitation":{}}`), raConnect(t, v, `{"elicitation":{}}`)
@@ -284,10 +284,10 @@ func TestRelayAdversarialAnswerFromAnotherSessionIgnored(t *testing.T) {
 	}
 }
 
-// TestRelayAdversarialAnswerWithoutResultOrError: a client response with
+// TestRelayAnswerWithoutResultOrError: a client response with
 // neither result nor error must not leave the backend's request hanging:
 // the call must end well before the backend timeout.
-func TestRelayAdversarialAnswerWithoutResultOrError(t *testing.T) {
+func TestRelayAnswerWithoutResultOrError(t *testing.T) {
 	b, _, _ := raBackend(t, "b", nil, nil)
 	v := raVMCP(t, nil, []string{"b_elicit"}, b)
 	c := raConnect(t, v, `{"elicitation":{}}`)

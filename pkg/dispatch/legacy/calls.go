@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // call is one in-flight client request forwarded to a backend: the
@@ -39,13 +40,14 @@ func callFrom(ctx context.Context) *call {
 // backend, plus the calls whose streams carried a server-to-client request
 // not yet handled (per backend and method, in arrival order).
 type calls struct {
+	grace   time.Duration // progressGrace, as configured
 	mu      sync.Mutex
 	byToken map[string]*call
 	pending map[string][]*call // backend + " " + method
 }
 
-func newCalls() *calls {
-	return &calls{byToken: map[string]*call{}, pending: map[string][]*call{}}
+func newCalls(grace time.Duration) *calls {
+	return &calls{grace: grace, byToken: map[string]*call{}, pending: map[string][]*call{}}
 }
 
 // tokenKey keys a progress token by JSON type and value (1 and "1" differ).
@@ -69,10 +71,11 @@ func (cs *calls) start(ctx context.Context, backend string, meta mcp.Meta) (*cal
 	return c, cs.add(c)
 }
 
-// progressGrace is how long a relayed call's progress token stays known
-// after the call: a backend that answers POSTs with JSON sends progress on
-// its GET stream, which may reach vmcp after the response.
-const progressGrace = 2 * time.Second
+// DefaultProgressGrace is how long a relayed call's progress token stays
+// known after the call (Options.ProgressGrace): a backend that answers
+// POSTs with JSON sends progress on its GET stream, which may reach vmcp
+// after the response.
+const DefaultProgressGrace = 2 * time.Second
 
 // startRelayed registers a relayed call with a progress token (none: a
 // no-op), so progress the tap sees for it is written to its stream (or,
@@ -82,7 +85,7 @@ func (cs *calls) startRelayed(ctx context.Context, backend string, token any, st
 		return func() {}
 	}
 	end := cs.add(&call{ctx: ctx, backend: backend, token: token, stream: stream})
-	return func() { time.AfterFunc(progressGrace, end) }
+	return func() { time.AfterFunc(cs.grace, end) }
 }
 
 func (cs *calls) add(c *call) func() {
@@ -174,7 +177,7 @@ func (s *clientSession) tap(ctx context.Context, backend string, msg *jsonrpc.Re
 	if c.stream != nil { // a relayed call: on its own response stream
 		var b []byte
 		if b, err = json.Marshal(&p); err == nil {
-			b = append(append([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":`), b...), '}')
+			b = wire.Notification("notifications/progress", b)
 			if err = c.stream.send(b); errors.Is(err, errStreamClosed) {
 				err = s.front.NotifyProgress(context.Background(), &p)
 			}

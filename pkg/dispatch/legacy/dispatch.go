@@ -16,6 +16,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/identity"
+	"github.com/vmcp/vmcp/pkg/telemetry"
+	"github.com/vmcp/vmcp/pkg/upstream"
 )
 
 // Options configures the Legacy dispatcher.
@@ -32,14 +35,27 @@ type Options struct {
 	// (2025-11-25 transports, resumability); nil disables resumption.
 	EventStore mcp.EventStore
 	// OnSession, if set, is called when a client session starts (start
-	// true, during initialize: an error refuses the initialize with its
-	// message) and when it ends (start false; the error is ignored).
-	OnSession func(id string, start bool) error
+	// true, during initialize, with the initialize request's context, which
+	// carries its identity.Principal: an error refuses the initialize with
+	// its message) and when it ends (start false, a background context; the
+	// error is ignored).
+	OnSession func(ctx context.Context, id string, start bool) error
+	// ProgressGrace is how long a relayed call's progress token stays known
+	// after its response (<= 0: DefaultProgressGrace).
+	ProgressGrace time.Duration
+	// Core routes and sends every request to a backend (nil: a core of
+	// its own over agg and mgr).
+	Core *upstream.Core
+	// Metrics counts undeliverable messages and relayed calls (nil:
+	// metrics of its own).
+	Metrics *telemetry.Metrics
 }
 
 // Dispatcher is the Legacy half of the vmcp endpoint.
 type Dispatcher struct {
 	opts    Options
+	core    *upstream.Core
+	metrics *telemetry.Metrics
 	agg     *aggregator.Aggregator
 	mgr     *backends.Manager
 	server  *mcp.Server
@@ -58,7 +74,16 @@ type Dispatcher struct {
 // New builds the dispatcher, registers the current catalogue and follows
 // its changes.
 func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispatcher {
-	d := &Dispatcher{opts: opts, agg: agg, mgr: mgr, log: opts.Logger, sessions: map[string]*clientSession{}}
+	if opts.Metrics == nil {
+		opts.Metrics = telemetry.New()
+	}
+	if opts.ProgressGrace <= 0 {
+		opts.ProgressGrace = DefaultProgressGrace
+	}
+	if opts.Core == nil {
+		opts.Core = upstream.New(agg, mgr, opts.Metrics)
+	}
+	d := &Dispatcher{opts: opts, core: opts.Core, metrics: opts.Metrics, agg: agg, mgr: mgr, log: opts.Logger, sessions: map[string]*clientSession{}}
 	d.server = mcp.NewServer(opts.Implementation, &mcp.ServerOptions{
 		Instructions:            opts.Instructions,
 		Logger:                  slog.New(minLevel{opts.Logger.Handler(), slog.LevelWarn}),
@@ -91,6 +116,7 @@ func (d *Dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method == http.MethodPost && id != "" {
 		if s := d.lookup(id); s != nil {
+			s.setPrincipal(identity.From(r.Context()))
 			s.idle.start()
 			defer s.idle.end()
 			handled, sdk := d.relay(w, r, s)
@@ -99,12 +125,14 @@ func (d *Dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			if sdk != nil { // one set of in-flight ids for both paths
 				key, _ := idKey(sdk.ID)
-				untrack, ok := s.relayState.track(key, nil)
+				mw := &mutableWriter{ResponseWriter: w}
+				untrack, ok := s.relayState.track(key, tracked{mute: mw.mute})
 				if !ok {
 					_ = newEventWriter(w).fail(http.StatusBadRequest, sdk.ID, errDuplicateID)
 					return
 				}
 				defer untrack()
+				w = mw
 			}
 		}
 	}
@@ -173,7 +201,7 @@ func (d *Dispatcher) lifecycle(next mcp.MethodHandler) mcp.MethodHandler {
 		if ss == nil {
 			return next(ctx, method, req)
 		}
-		if err := d.admit(ss); err != nil {
+		if err := d.admit(ctx, ss); err != nil {
 			return nil, err
 		}
 		res, err := next(ctx, method, req)
@@ -186,7 +214,7 @@ func (d *Dispatcher) lifecycle(next mcp.MethodHandler) mcp.MethodHandler {
 
 // admit registers a new client session, or fails when sessions.max is
 // reached or OnSession refuses it.
-func (d *Dispatcher) admit(ss *mcp.ServerSession) error {
+func (d *Dispatcher) admit(ctx context.Context, ss *mcp.ServerSession) error {
 	d.mu.Lock()
 	if _, ok := d.sessions[ss.ID()]; ok {
 		d.mu.Unlock()
@@ -202,11 +230,12 @@ func (d *Dispatcher) admit(ss *mcp.ServerSession) error {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("too many client sessions (sessions.max is %d); retry later", d.opts.MaxSessions)}
 	}
 	s := newClientSession(d, ss)
+	s.setPrincipal(identity.From(ctx)) // the initialize request's (the HTTP edge put it there)
 	d.sessions[ss.ID()] = s
 	d.wg.Add(1)
 	d.mu.Unlock()
 	if d.opts.OnSession != nil {
-		if err := d.opts.OnSession(s.id, true); err != nil { // outside d.mu: may do I/O
+		if err := d.opts.OnSession(ctx, s.id, true); err != nil { // outside d.mu: may do I/O
 			d.mu.Lock()
 			delete(d.sessions, s.id)
 			d.mu.Unlock()
@@ -232,7 +261,7 @@ func (d *Dispatcher) release(s *clientSession) {
 	}
 	d.mu.Unlock()
 	if d.opts.OnSession != nil {
-		_ = d.opts.OnSession(s.id, false)
+		_ = d.opts.OnSession(context.Background(), s.id, false)
 	}
 	s.close()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/vmcp/vmcp/pkg/telemetry"
 )
 
 // targetMetaKey marks a resources/updated notification with the one client
@@ -88,6 +87,6 @@ func (d *Dispatcher) setLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandle
 // undeliverable logs and counts a server-to-client message that could not
 // be delivered.
 func (d *Dispatcher) undeliverable(method, session, backend string, err error) {
-	telemetry.Undeliverable.WithLabelValues(method).Inc()
+	d.metrics.Undeliverable.WithLabelValues(method).Inc()
 	d.log.Warn("message not delivered", "method", method, "session", session, "backend", backend, "error", err)
 }

@@ -13,7 +13,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/vmcp/vmcp/pkg/backends"
-	"github.com/vmcp/vmcp/pkg/telemetry"
+	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/identity"
+	"github.com/vmcp/vmcp/pkg/upstream"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
 
@@ -97,14 +99,14 @@ func isLoopback(hostport string) bool {
 
 // readBody returns a POST body of at most MaxBodyBytes and puts it back on
 // r for the go-sdk handler; a longer one is left for that handler (413).
-// A body already in memory (one with Bytes, as the Modern dispatcher's
-// check leaves it) is not read again.
+// A body the endpoint already read (a *wire.BufferedBody, as the Modern
+// dispatcher's check leaves it) is not read again.
 func (d *Dispatcher) readBody(r *http.Request) ([]byte, bool) {
 	limit := d.opts.MaxBodyBytes
 	if limit <= 0 {
-		limit = 4 << 20
+		limit = config.DefaultMaxBodyBytes
 	}
-	if bb, ok := r.Body.(interface{ Bytes() []byte }); ok {
+	if bb, ok := r.Body.(*wire.BufferedBody); ok { // the endpoint already read it
 		body := bb.Bytes()
 		return body, int64(len(body)) <= limit
 	}
@@ -125,7 +127,7 @@ type readCloser struct {
 	io.Closer
 }
 
-// relayCall relays one request routed to a relayable backend; false hands
+// relayCall relays one request the call core routes ViaRelay; false hands
 // it to the go-sdk handler (unknown name, stdio/SSE or Modern backend).
 func (d *Dispatcher) relayCall(w http.ResponseWriter, r *http.Request, s *clientSession, key string, m *message) bool {
 	var params map[string]json.RawMessage
@@ -133,21 +135,23 @@ func (d *Dispatcher) relayCall(w http.ResponseWriter, r *http.Request, s *client
 	if json.Unmarshal(m.Params, &params) != nil || json.Unmarshal(params[relayMethods[m.Method]], &name) != nil {
 		return false
 	}
-	backend, target, ok := d.route(m.Method, name)
-	if !ok {
-		return false
+	req := &upstream.Request{Method: m.Method, Name: name, Revision: upstream.RevisionLegacy, Principal: identity.From(r.Context()), Header: r.Header}
+	t, err := d.core.Route(req)
+	if err != nil || t.Via != upstream.ViaRelay {
+		return false // the go-sdk path answers (unknown names too)
 	}
-	raw, ok, err := s.backends.Raw(r.Context(), backend)
+	raw, ok, err := s.backends.Raw(r.Context(), t.Backend.Name())
+	if err == nil && !ok {
+		return false // the backend session negotiated a Modern revision
+	}
+	done := d.core.Start(req, t)
 	if err != nil {
-		newEventWriter(w).respond(m.ID, nil, backends.WireError(backend, err))
+		newEventWriter(w).respond(m.ID, nil, done(err))
 		return true
 	}
-	if !ok {
-		return false
-	}
-	telemetry.Relayed.WithLabelValues(m.Method).Inc()
-	if target != name {
-		params[relayMethods[m.Method]] = appendJSONString(nil, target)
+	d.metrics.Relayed.WithLabelValues(m.Method).Inc()
+	if t.Name != name {
+		params[relayMethods[m.Method]] = wire.AppendString(nil, t.Name)
 	}
 	if meta, ok := params["_meta"]; ok {
 		if params["_meta"] = backends.ForwardMetaRaw(meta); params["_meta"] == nil {
@@ -160,35 +164,18 @@ func (d *Dispatcher) relayCall(w http.ResponseWriter, r *http.Request, s *client
 		var werr error
 		switch err {
 		case errClientCancelled:
+			done(upstream.ErrNoResponse)
 			return
 		case errDuplicateID:
 			werr = out.fail(http.StatusBadRequest, m.ID, err)
 		default:
-			werr = out.respond(m.ID, res, err)
+			werr = out.respond(m.ID, res, done(err))
 		}
 		if werr != nil {
-			d.undeliverable(m.Method+" response", s.id, backend, werr)
+			d.undeliverable(m.Method+" response", s.id, t.Backend.Name(), werr)
 		}
 	})
 	return true
-}
-
-// route resolves an advertised name (or URI) to its backend and the name
-// the backend knows it by.
-func (d *Dispatcher) route(method, name string) (backend, target string, ok bool) {
-	cat := d.agg.Current()
-	switch method {
-	case "tools/call":
-		_, rt, ok := cat.Tool(name)
-		return rt.Backend, rt.Name, ok
-	case "prompts/get":
-		_, rt, ok := cat.Prompt(name)
-		return rt.Backend, rt.Name, ok
-	case "resources/read":
-		rt, ok := cat.Resource(name)
-		return rt.Backend, rt.Name, ok
-	}
-	return "", "", false
 }
 
 // relayIDs numbers the requests vmcp sends on backend sessions and to
@@ -199,71 +186,6 @@ var relayIDs atomic.Int64
 func newRelayID() []byte {
 	id := append([]byte(`"vmcp-`), strconv.FormatInt(relayIDs.Add(1), 10)...)
 	return append(id, '"')
-}
-
-// requestBody is a JSON-RPC request with raw params fields.
-func requestBody(id []byte, method string, params map[string]json.RawMessage) []byte {
-	n := 64 + len(method)
-	for k, v := range params {
-		n += len(k) + len(v) + 4
-	}
-	b := make([]byte, 0, n)
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	b = append(b, `,"method":`...)
-	b = appendJSONString(b, method)
-	b = append(b, `,"params":{`...)
-	first := true
-	for k, v := range params {
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-		b = appendJSONString(b, k)
-		b = append(b, ':')
-		b = append(b, v...)
-	}
-	return append(b, "}}"...)
-}
-
-// appendJSONString appends s as a JSON string.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			enc, _ := json.Marshal(s)
-			return append(b, enc...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
-
-// responseBody is a JSON-RPC response to id: result res, or err as its
-// error when err is set.
-func responseBody(id, res json.RawMessage, err error) []byte {
-	var e []byte
-	if err != nil {
-		e = wireError(err)
-	}
-	b := make([]byte, 0, len(id)+len(res)+len(e)+36)
-	b = append(append(b, `{"jsonrpc":"2.0","id":`...), id...)
-	if err != nil {
-		b = append(append(b, `,"error":`...), e...)
-	} else {
-		b = append(append(b, `,"result":`...), res...)
-	}
-	return append(b, '}')
-}
-
-// wireError is err as a JSON-RPC error object.
-func wireError(err error) []byte {
-	we, ok := err.(*jsonrpc.Error)
-	if !ok {
-		we = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-	}
-	b, _ := json.Marshal(we)
-	return b
 }
 
 // ErrSessionEnded fails a call whose client session ended (DELETE, idle

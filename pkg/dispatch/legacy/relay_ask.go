@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // errWithdrawn ends a relayed server-to-client request the backend
@@ -75,14 +77,11 @@ func (rs *relayStream) relayToClient(ctx context.Context, m *message) (json.RawM
 	id := newRelayID()
 	ch := rs.s.relayState.await(id)
 	defer rs.s.relayState.forget(id)
-	b := append([]byte(`{"jsonrpc":"2.0","id":`), id...)
-	b = append(b, `,"method":`...)
-	b = appendJSONString(b, m.Method)
+	var params json.RawMessage
 	if len(m.Params) > 0 {
-		b = append(b, `,"params":`...)
-		b = append(b, m.Params...)
+		params = m.Params
 	}
-	if err := rs.out.send(append(b, '}')); err != nil {
+	if err := rs.out.send(wire.Request(id, m.Method, params)); err != nil {
 		rs.s.d.undeliverable(m.Method, rs.s.id, rs.backend, err)
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "client unreachable: " + err.Error()}
 	}
@@ -100,18 +99,32 @@ func (rs *relayStream) relayToClient(ctx context.Context, m *message) (json.RawM
 		}
 		return a.Result, nil
 	case <-ctx.Done():
-		n := append([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`), id...)
-		_ = rs.out.send(append(n, "}}"...)) // best effort: the stream may be gone
+		_ = rs.out.send(wire.Cancelled(id, "")) // best effort: the stream may be gone
 		return nil, ctx.Err()
 	}
 }
 
 // reply posts the answer to the backend's request m on the backend session.
+// The post outlives ctx (bounded by cancelFlush once ctx ends): the backend
+// may finish the call, which ends ctx, before it acknowledges the answer
+// that let it finish.
 func (rs *relayStream) reply(ctx context.Context, m *message, res json.RawMessage, err error) {
 	if err == nil && len(res) == 0 {
 		err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no answer to " + m.Method}
 	}
-	if perr := rs.raw.Notify(ctx, responseBody(m.ID, res, err)); perr != nil {
+	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(cancelFlush, cancel) })
+	defer stop()
+	if perr := rs.raw.Notify(pctx, answerBody(m.ID, res, err)); perr != nil {
 		rs.s.d.undeliverable(m.Method+" response", rs.s.id, rs.backend, perr)
 	}
+}
+
+// answerBody is the JSON-RPC response to a backend's request id.
+func answerBody(id, res json.RawMessage, err error) []byte {
+	if err != nil {
+		return wire.ErrorResponse(id, err)
+	}
+	return wire.Response(id, res)
 }

@@ -3,109 +3,46 @@ package legacy
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"net/http"
-	"strconv"
 	"sync"
 
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // What the relay writes to the client: its POST response as SSE events or
 // one JSON body, and results made fit for a Legacy client.
 
-// eventWriter writes JSON-RPC messages to a client's POST response as SSE
-// events (streamable HTTP), each flushed at once; safe for concurrent use.
-type eventWriter struct {
-	mu      sync.Mutex
-	w       http.ResponseWriter
-	started bool
-	closed  bool
-	buf     []byte
+// eventWriter is a relayed call's response to the client (wire.EventWriter)
+// with results made fit for a Legacy client.
+type eventWriter struct{ *wire.EventWriter }
+
+var errStreamClosed = wire.ErrStreamClosed
+
+func newEventWriter(w http.ResponseWriter) *eventWriter {
+	return &eventWriter{wire.NewEventWriter(w)}
 }
 
-var errStreamClosed = errors.New("the request's response stream has ended")
-
-func newEventWriter(w http.ResponseWriter) *eventWriter { return &eventWriter{w: w} }
-
-// send writes msg as one event; a message with line breaks is split into
-// data lines.
-func (e *eventWriter) send(msg []byte) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return errStreamClosed
-	}
-	if !e.started {
-		h := e.w.Header()
-		h["Content-Type"] = []string{"text/event-stream"}
-		h["Cache-Control"] = []string{"no-cache, no-transform"}
-		e.w.WriteHeader(http.StatusOK)
-		e.started = true
-	}
-	e.buf = append(e.buf[:0], "event: message\n"...)
-	for line := range bytes.Lines(msg) {
-		e.buf = append(e.buf, "data: "...)
-		e.buf = append(e.buf, bytes.TrimRight(line, "\r\n")...)
-		e.buf = append(e.buf, '\n')
-	}
-	e.buf = append(e.buf, '\n')
-	if _, err := e.w.Write(e.buf); err != nil {
-		return err
-	}
-	return http.NewResponseController(e.w).Flush()
-}
+func (e *eventWriter) send(msg []byte) error { return e.Send(msg) }
 
 // respond writes the response to the client's request id: res (made fit
 // for a Legacy client) or err. With no event sent before it, it is a JSON
 // body (streamable HTTP allows either), sent at once.
 func (e *eventWriter) respond(id, res json.RawMessage, err error) error {
-	if err == nil {
-		res = legacyResult(res)
+	if err != nil {
+		return e.Final(http.StatusOK, wire.ErrorResponse(id, err))
 	}
-	b := responseBody(id, res, err)
-	e.mu.Lock()
-	if e.started || e.closed {
-		e.mu.Unlock()
-		defer e.close() // nothing follows the response on its stream
-		return e.send(b)
-	}
-	defer e.mu.Unlock()
-	e.closed = true
-	h := e.w.Header()
-	h["Content-Type"] = []string{"application/json"}
-	h["Content-Length"] = []string{strconv.Itoa(len(b))}
-	e.w.WriteHeader(http.StatusOK)
-	if _, err := e.w.Write(b); err != nil {
-		return err
-	}
-	return http.NewResponseController(e.w).Flush()
+	return e.Final(http.StatusOK, wire.Response(id, legacyResult(res)))
 }
 
 // fail answers with an HTTP error status and a JSON-RPC error body, as
 // the go-sdk handler answers an invalid request; after a first event it
 // is an ordinary error response.
 func (e *eventWriter) fail(status int, id json.RawMessage, err error) error {
-	e.mu.Lock()
-	if e.started || e.closed {
-		e.mu.Unlock()
-		return e.respond(id, nil, err)
-	}
-	defer e.mu.Unlock()
-	e.closed = true
-	b := responseBody(id, nil, err)
-	e.w.Header()["Content-Type"] = []string{"application/json"}
-	e.w.WriteHeader(status)
-	_, werr := e.w.Write(b)
-	return werr
+	return e.Final(status, wire.ErrorResponse(id, err))
 }
 
-// close ends the stream: later sends fail (the handler has returned).
-func (e *eventWriter) close() {
-	e.mu.Lock()
-	e.closed = true
-	e.mu.Unlock()
-}
+func (e *eventWriter) close() { e.Close() }
 
 // modernResultKeys are result fields of 2026-07-28 only.
 var modernResultKeys = []string{"resultType", "ttlMs", "cacheScope", "inputRequests", "requestState"}
@@ -154,3 +91,41 @@ func containsAny(b []byte, keys []string) bool {
 	}
 	return false
 }
+
+// mutableWriter is the response writer of a request the go-sdk serves: once
+// muted (the client cancelled the request) nothing more reaches the client.
+type mutableWriter struct {
+	http.ResponseWriter
+	mu    sync.Mutex
+	muted bool
+}
+
+func (m *mutableWriter) mute() {
+	m.mu.Lock()
+	m.muted = true
+	m.mu.Unlock()
+}
+
+func (m *mutableWriter) isMuted() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.muted
+}
+
+// Write drops p once muted (reporting it written, so the go-sdk goes on).
+func (m *mutableWriter) Write(p []byte) (int, error) {
+	if m.isMuted() {
+		return len(p), nil
+	}
+	return m.ResponseWriter.Write(p)
+}
+
+// Flush flushes what was written before the mute.
+func (m *mutableWriter) Flush() {
+	if f, ok := m.ResponseWriter.(http.Flusher); ok && !m.isMuted() {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (m *mutableWriter) Unwrap() http.ResponseWriter { return m.ResponseWriter }

@@ -16,12 +16,20 @@ import (
 // by vmcp's id. Ids are keyed by value (idKey), as JSON-RPC compares them.
 type relayState struct {
 	mu    sync.Mutex
-	calls map[string]context.CancelCauseFunc
+	calls map[string]tracked
 	asks  map[string]chan *message
 }
 
+// tracked is one in-flight request of the session: a relayed call's
+// cancel, or, for one the go-sdk serves, mute, which silences its response
+// stream once the client cancelled it (the go-sdk would still answer).
+type tracked struct {
+	cancel context.CancelCauseFunc
+	mute   func()
+}
+
 func newRelayState() *relayState {
-	return &relayState{calls: map[string]context.CancelCauseFunc{}, asks: map[string]chan *message{}}
+	return &relayState{calls: map[string]tracked{}, asks: map[string]chan *message{}}
 }
 
 // idKey is the value of a JSON-RPC request id as a map key: "s" + the
@@ -65,17 +73,16 @@ func backendKey(raw json.RawMessage) string {
 	return k
 }
 
-// track registers a call under the client's request id (cancel is nil for
-// one the go-sdk serves: its cancellation is the go-sdk's); the returned
-// func unregisters it. ok is false if a request with that id is already in
+// track registers a call under the client's request id; the returned func
+// unregisters it. ok is false if a request with that id is already in
 // flight in this session, on either path.
-func (rs *relayState) track(key string, cancel context.CancelCauseFunc) (untrack func(), ok bool) {
+func (rs *relayState) track(key string, t tracked) (untrack func(), ok bool) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if _, dup := rs.calls[key]; dup {
 		return nil, false
 	}
-	rs.calls[key] = cancel
+	rs.calls[key] = t
 	return func() {
 		rs.mu.Lock()
 		delete(rs.calls, key)
@@ -84,7 +91,10 @@ func (rs *relayState) track(key string, cancel context.CancelCauseFunc) (untrack
 }
 
 // cancel handles the client's notifications/cancelled for a relayed call
-// (202); false if the request is not one.
+// (202); false if the request is not one. A call the go-sdk serves is
+// muted (no response reaches the client: the receiver of a cancellation
+// SHOULD NOT respond) and the notification left to the go-sdk, which
+// cancels its handler.
 func (rs *relayState) cancel(w http.ResponseWriter, params json.RawMessage) bool {
 	var p struct {
 		RequestID json.RawMessage `json:"requestId"`
@@ -97,12 +107,15 @@ func (rs *relayState) cancel(w http.ResponseWriter, params json.RawMessage) bool
 		return false
 	}
 	rs.mu.Lock()
-	c := rs.calls[key]
+	t := rs.calls[key]
 	rs.mu.Unlock()
-	if c == nil { // not in flight, or the go-sdk's
+	if t.mute != nil {
+		t.mute()
+	}
+	if t.cancel == nil { // not in flight, or the go-sdk's
 		return false
 	}
-	c(errClientCancelled)
+	t.cancel(errClientCancelled)
 	w.WriteHeader(http.StatusAccepted)
 	return true
 }

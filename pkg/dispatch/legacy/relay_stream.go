@@ -14,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
-	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
 
@@ -57,7 +56,7 @@ func (s *clientSession) relayCall(r *http.Request, raw *backends.RawSession, key
 	stopEnded := context.AfterFunc(s.ended, func() { cancel(ErrSessionEnded) })
 	timer := time.AfterFunc(raw.Backend().Timeout(), func() { cancel(context.DeadlineExceeded) })
 	release := func() { stopEnded(); timer.Stop(); cancel(nil) }
-	untrack, ok := s.relayState.track(key, cancel)
+	untrack, ok := s.relayState.track(key, tracked{cancel: cancel})
 	if !ok {
 		stopClient()
 		release()
@@ -84,12 +83,8 @@ func (s *clientSession) relayCall(r *http.Request, raw *backends.RawSession, key
 	case err == nil:
 	case cause == errClientCancelled:
 		err = errClientCancelled
-	default:
-		telemetry.BackendErrors.WithLabelValues(backend, m.Method).Inc()
-		if cause == context.DeadlineExceeded || cause == ErrSessionEnded || cause == errClientGone {
-			err = cause
-		}
-		err = backends.WireError(backend, err)
+	case cause == context.DeadlineExceeded || cause == ErrSessionEnded || cause == errClientGone:
+		err = cause
 	}
 	respond(res, err)
 	if rs.rest == nil {
@@ -119,7 +114,7 @@ func progressToken(meta json.RawMessage) any {
 // that forgot the session (404: the request was not processed) gets it
 // once more on a new session.
 func (rs *relayStream) exchange(ctx context.Context, h http.Header, method string, params map[string]json.RawMessage) (json.RawMessage, error) {
-	body := requestBody(rs.id, method, params)
+	body := wire.RequestFields(rs.id, method, params)
 	resp, err := rs.raw.Post(ctx, h, body)
 	if errors.Is(err, backends.ErrSessionExpired) {
 		var ok bool
@@ -152,7 +147,7 @@ func (rs *relayStream) read(ctx context.Context, resp *http.Response) (json.RawM
 		}
 		return nil, errors.New("JSON response is not the response to the request")
 	case wire.IsMediaType(ct, "text/event-stream"):
-		er := backends.NewEventReader(resp.Body)
+		er := wire.NewEventReader(resp.Body)
 		for {
 			data, err := er.Next()
 			if err != nil {
@@ -248,10 +243,7 @@ func (rs *relayStream) cancelBackend(cause error) {
 	if cause != nil {
 		reason = cause.Error()
 	}
-	b := append([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`), rs.id...)
-	b = append(b, `,"reason":`...)
-	b = appendJSONString(b, reason)
-	b = append(b, "}}"...)
+	b := wire.Cancelled(rs.id, reason)
 	ctx, cancel := context.WithTimeout(context.Background(), cancelFlush)
 	defer cancel()
 	if err := rs.raw.Notify(ctx, b); err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // A Legacy client must never see 2026-07-28-only result fields or the
@@ -31,11 +32,11 @@ func TestLegacyResultDropsModernFieldsAndReservedMeta(t *testing.T) {
 // and names needing escapes escaped.
 func TestRequestBodyKeepsParamsAndEscapesNames(t *testing.T) {
 	params := map[string]json.RawMessage{
-		"name":      appendJSONString(nil, "we\"ird\\name\u00e9"),
+		"name":      wire.AppendString(nil, "we\"ird\\name\u00e9"),
 		"arguments": json.RawMessage(`{"a":[1,2]}`),
 		"task":      json.RawMessage(`{"ttl":5}`),
 	}
-	body := requestBody([]byte(`"vmcp-7"`), "tools/call", params)
+	body := wire.RequestFields([]byte(`"vmcp-7"`), "tools/call", params)
 	var got struct {
 		ID     string         `json:"id"`
 		Method string         `json:"method"`

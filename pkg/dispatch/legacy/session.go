@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/identity"
 )
 
 // clientSession is vmcp's state for one Legacy client session: its backend
@@ -30,8 +31,25 @@ type clientSession struct {
 	end   context.CancelFunc
 
 	mu         sync.Mutex
-	logLevel   mcp.LoggingLevel // "" until logging/setLevel
-	lastCancel time.Time        // when a backend call was last cancelled
+	owner      identity.Principal // who the session's requests speak for (setPrincipal)
+	logLevel   mcp.LoggingLevel   // "" until logging/setLevel
+	lastCancel time.Time          // when a backend call was last cancelled
+}
+
+// setPrincipal records the principal of one of the session's HTTP
+// requests (the HTTP edge refuses another principal's requests on it, so
+// it is the owner's); the go-sdk path reads it back with principal.
+func (s *clientSession) setPrincipal(p identity.Principal) {
+	s.mu.Lock()
+	s.owner = p
+	s.mu.Unlock()
+}
+
+// principal is who this session's requests speak for.
+func (s *clientSession) principal() identity.Principal {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.owner
 }
 
 // cancelFlush is how long a client session's backend sessions stay open
@@ -48,7 +66,7 @@ func (s *clientSession) noteCancelled() {
 }
 
 func newClientSession(d *Dispatcher, ss *mcp.ServerSession) *clientSession {
-	s := &clientSession{id: ss.ID(), front: ss, d: d, calls: newCalls(), relayState: newRelayState()}
+	s := &clientSession{id: ss.ID(), front: ss, d: d, calls: newCalls(d.opts.ProgressGrace), relayState: newRelayState()}
 	s.idle = newIdleTimer(d.opts.IdleTimeout, func() {
 		d.log.Info("client session idle; ending it", "session", s.id, "idle_timeout", d.opts.IdleTimeout)
 		_ = ss.Close()
@@ -56,16 +74,6 @@ func newClientSession(d *Dispatcher, ss *mcp.ServerSession) *clientSession {
 	s.ended, s.end = context.WithCancel(context.Background())
 	s.backends = d.mgr.NewSessionSet(s.sessionOptions)
 	return s
-}
-
-// backend returns this session's backend session for name.
-func (s *clientSession) backend(ctx context.Context, name string) (*mcp.ClientSession, *backends.Backend, error) {
-	b, err := s.d.mgr.Backend(name)
-	if err != nil {
-		return nil, nil, err
-	}
-	cs, err := s.backends.Get(ctx, name)
-	return cs, b, err
 }
 
 // bound returns ctx, also cancelled when the client session ends; stop

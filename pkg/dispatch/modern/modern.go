@@ -23,9 +23,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/mrtr"
 	"github.com/vmcp/vmcp/pkg/pagination"
 	"github.com/vmcp/vmcp/pkg/subscriptions"
+	"github.com/vmcp/vmcp/pkg/telemetry"
+	"github.com/vmcp/vmcp/pkg/upstream"
 )
 
 // FirstVersion is the first protocol revision served by this package; a
@@ -58,6 +61,11 @@ type Options struct {
 	// returns an error only when nothing was written; the client then gets
 	// -32602. Unset, such a retry gets -32602.
 	ResumeOn func(w http.ResponseWriter, r *http.Request, node string) error
+	// Core routes and sends every request to a backend (nil: a core of
+	// its own over agg and mgr).
+	Core *upstream.Core
+	// Metrics counts undeliverable messages (nil: metrics of its own).
+	Metrics *telemetry.Metrics
 }
 
 // errShutdown cancels parked calls when vmcp shuts down.
@@ -67,6 +75,7 @@ var errShutdown = errors.New("vmcp is shutting down")
 // for POSTs carrying MCP-Protocol-Version >= FirstVersion.
 type Dispatcher struct {
 	opts     Options
+	core     *upstream.Core
 	agg      *aggregator.Aggregator
 	mgr      *backends.Manager
 	subs     *subscriptions.Registry
@@ -102,6 +111,12 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 	if opts.Codec == nil {
 		panic("modern: Options.Codec is required")
 	}
+	if opts.Metrics == nil {
+		opts.Metrics = telemetry.New()
+	}
+	if opts.Core == nil {
+		opts.Core = upstream.New(agg, mgr, opts.Metrics)
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -121,7 +136,7 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 		opts.State = mrtr.NewCodec(key)
 	}
 	if opts.ParkTimeout <= 0 {
-		opts.ParkTimeout = 5 * time.Minute
+		opts.ParkTimeout = config.DefaultParkTimeout
 	}
 	if opts.Parked == nil {
 		opts.Parked = mrtr.NewMemory()
@@ -129,9 +144,10 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 	versions := mcp.SupportedProtocolVersions()
 	d := &Dispatcher{
 		opts:     opts,
+		core:     opts.Core,
 		agg:      agg,
 		mgr:      mgr,
-		subs:     subscriptions.NewRegistry(mgr, opts.Logger),
+		subs:     subscriptions.NewRegistry(mgr, opts.Logger, opts.Metrics.Undeliverable),
 		log:      opts.Logger,
 		info:     info,
 		versions: versions,

@@ -50,9 +50,9 @@ func buildStdioServer() {
 	if runtime.GOOS == "windows" {
 		bin += ".exe"
 	}
-	goCmd, err := exec.LookPath("go")
+	goCmd, err := exec.LookPath("go") // go test puts its own go first on PATH
 	if err != nil {
-		goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
+		goCmd = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
 	}
 	cmd := exec.Command(goCmd, "build", "-o", bin, ".")
 	cmd.Dir = src

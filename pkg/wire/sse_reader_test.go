@@ -1,7 +1,6 @@
-package backends
+package wire
 
 import (
-	"encoding/json"
 	"io"
 	"strings"
 	"testing"
@@ -32,16 +31,7 @@ func TestEventReaderReadsEveryEventWhole(t *testing.T) {
 }
 
 func TestEventReaderRefusesOversizeEvents(t *testing.T) {
-	er := NewEventReader(strings.NewReader("data: " + strings.Repeat("x", maxResponse+1) + "\n\n"))
+	er := NewEventReader(strings.NewReader("data: " + strings.Repeat("x", MaxEvent+1) + "\n\n"))
 	_, err := er.Next()
 	require.ErrorContains(t, err, "exceeds")
-}
-
-// Reserved io.modelcontextprotocol/ keys never cross a hop; raw _meta
-// without them is passed as is.
-func TestForwardMetaRawDropsReservedKeysOnly(t *testing.T) {
-	in := json.RawMessage(`{"progressToken":1}`)
-	require.Equal(t, string(in), string(ForwardMetaRaw(in)))
-	require.JSONEq(t, `{"app":"x"}`, string(ForwardMetaRaw(json.RawMessage(`{"app":"x","io.modelcontextprotocol/protocolVersion":"2026-07-28"}`))))
-	require.Nil(t, ForwardMetaRaw(json.RawMessage(`{"io.modelcontextprotocol/clientInfo":{}}`)))
 }

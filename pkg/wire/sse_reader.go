@@ -1,10 +1,11 @@
-package backends
+package wire
 
 import (
 	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"io"
 )
 
@@ -21,15 +22,18 @@ func NewEventReader(body io.Reader) *EventReader {
 	return &EventReader{r: bufio.NewReaderSize(body, 4096)}
 }
 
+// MaxEvent bounds one SSE event's data (the go-sdk client's default
+// maximum event size): a larger event fails the read.
+const MaxEvent = mcp.DefaultMaxEventSize
+
 // Next returns the next event's data (valid until the next call). At the
-// end of the stream it returns io.EOF; an event over maxResponse bytes
-// fails.
+// end of the stream it returns io.EOF; an event over MaxEvent bytes fails.
 func (er *EventReader) Next() ([]byte, error) {
 	er.data = er.data[:0]
 	for {
 		line, err := er.line()
-		if len(er.data)+len(line) > maxResponse {
-			return nil, fmt.Errorf("SSE event exceeds %d bytes", maxResponse)
+		if len(er.data)+len(line) > MaxEvent {
+			return nil, fmt.Errorf("SSE event exceeds %d bytes", MaxEvent)
 		}
 		trimmed := bytes.TrimRight(line, "\r\n")
 		if len(trimmed) == 0 && len(line) > 0 { // blank line: end of event
@@ -58,7 +62,7 @@ func (er *EventReader) line() ([]byte, error) {
 		return line, err
 	}
 	buf := append([]byte(nil), line...)
-	for errors.Is(err, bufio.ErrBufferFull) && len(buf) <= maxResponse {
+	for errors.Is(err, bufio.ErrBufferFull) && len(buf) <= MaxEvent {
 		line, err = er.r.ReadSlice('\n')
 		buf = append(buf, line...)
 	}

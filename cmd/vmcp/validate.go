@@ -1,0 +1,101 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/vmcp/vmcp/pkg/config"
+)
+
+func validateCommand() *command {
+	var path string
+	return &command{
+		name:    "validate",
+		summary: "check a configuration file and print every problem with file:line",
+		usage:   "validate --config FILE",
+		details: `
+Reads FILE as serve would (vmcp's YAML, or a Claude Desktop / Cursor / VS Code
+MCP server list) and prints every problem as FILE:LINE: KEY: MESSAGE on
+stderr: unknown or malformed keys, invalid values, a stdio command that does
+not exist or is not on PATH, and every ${VAR} not set in the environment
+(serve only warns about the last two). Exits 0 and prints "config OK" when
+there is none, 1 otherwise.`,
+		flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&path, "config", "", "configuration `FILE` (required; may also be given as the argument)")
+		},
+		run: func(fs *flag.FlagSet, stdout, stderr io.Writer) int {
+			f, code := load("validate", fs, path, stderr)
+			if f == nil {
+				return code
+			}
+			for _, w := range f.Warnings {
+				fmt.Fprintln(stderr, w.String())
+			}
+			if len(f.Warnings) > 0 {
+				return 1
+			}
+			fmt.Fprintf(stdout, "config OK: %d backends%s\n", len(f.Config.Backends), readAs(f))
+			return 0
+		},
+	}
+}
+
+// readAs describes an imported file for the "config OK" line: its format
+// and renamed servers; "" for vmcp's own YAML.
+func readAs(f *config.File) string {
+	if f.Format == config.FormatVMCP {
+		return ""
+	}
+	parts := []string{"read as " + f.Format.String()}
+	for _, r := range f.Renames {
+		parts = append(parts, fmt.Sprintf("server %q is backend %q", r.From, r.To))
+	}
+	for _, s := range f.Skipped {
+		parts = append(parts, fmt.Sprintf("disabled server %q left out", s))
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+func importCommand() *command {
+	return &command{
+		name:    "import",
+		summary: "print a client's MCP config (Claude Desktop, Cursor, VS Code) as vmcp YAML",
+		usage:   "import FILE",
+		details: `
+Reads FILE, a Claude Desktop / Cursor {"mcpServers": ...} or VS Code
+{"servers": ...} (.vscode/mcp.json) file, and prints the equivalent vmcp
+YAML on stdout, ready for 'vmcp validate' and 'vmcp serve' and for editing:
+one backend per enabled server, in file order, ${VAR}s kept as written.
+Server names that are not valid backend names are mapped (lower-case, other
+characters to "-", leading "-"/"_" trimmed, "-2", "-3"... on collisions) and
+listed in the output's comments. A problem in FILE is printed with file:line
+and exits 1; unset ${VAR}s and commands not found are printed as warnings
+on stderr. A vmcp YAML file is printed unchanged.`,
+		run: func(fs *flag.FlagSet, stdout, stderr io.Writer) int {
+			if fs.NArg() != 1 {
+				fmt.Fprint(stderr, "vmcp import: want one FILE\nusage: vmcp import FILE\n")
+				return 2
+			}
+			f, err := config.Read(fs.Arg(0))
+			if err != nil {
+				printError(stderr, err)
+				return 1
+			}
+			out, err := f.YAML()
+			if err != nil {
+				fmt.Fprintln(stderr, "vmcp import:", err)
+				return 1
+			}
+			for _, w := range f.Warnings {
+				fmt.Fprintln(stderr, "warning:", w.String())
+			}
+			if _, err := stdout.Write(out); err != nil {
+				fmt.Fprintln(stderr, "vmcp import:", err)
+				return 1
+			}
+			return 0
+		},
+	}
+}

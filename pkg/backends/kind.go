@@ -1,0 +1,48 @@
+package backends
+
+import (
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// HTTP reports whether b is reached over streamable HTTP.
+func (b *Backend) HTTP() bool { return b.isHTTP() }
+
+// Modern reports whether b's control connection negotiated a Modern
+// revision (2026-07-28 or later); false before it first connected.
+func (b *Backend) Modern() bool { return b.protocolVersion() >= modernRevision }
+
+// HeaderParams reports whether tool's input schema mirrors an argument in
+// an Mcp-Param-* header (an x-mcp-header annotation at any depth of its
+// properties; 2026-07-28 Streamable HTTP). A nil tool has none.
+func HeaderParams(tool *mcp.Tool) bool {
+	if tool == nil || tool.InputSchema == nil {
+		return false
+	}
+	m, ok := tool.InputSchema.(map[string]any)
+	if !ok {
+		b, err := json.Marshal(tool.InputSchema)
+		if err != nil || json.Unmarshal(b, &m) != nil {
+			return false
+		}
+	}
+	return hasHeaderParam(m)
+}
+
+func hasHeaderParam(schema map[string]any) bool {
+	props, _ := schema["properties"].(map[string]any)
+	for _, raw := range props {
+		prop, ok := raw.(map[string]any)
+		if !ok {
+			continue
+		}
+		if h, ok := prop["x-mcp-header"].(string); ok && h != "" {
+			return true
+		}
+		if hasHeaderParam(prop) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,117 @@
+// Package status is vmcp's operator view: the Report of what a running vmcp
+// is doing (each backend's transport, revision, state, last error and
+// counts; client sessions and streams; the catalogue with what was withheld
+// and why), served by Handler as a small server-rendered HTML page or, for
+// Accept: application/json, as JSON; Fetch and Write show it in a terminal
+// (vmcp status). The page has no JavaScript.
+package status
+
+import (
+	"encoding/json"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Report is one snapshot of a running vmcp, as GET /status shows it.
+type Report struct {
+	Name      string    `json:"name"`    // serverInfo.name (config name)
+	Version   string    `json:"version"` // vmcp's version
+	Ready     bool      `json:"ready"`   // as /readyz: a backend is connected (and Redis, in a cluster)
+	Time      time.Time `json:"time"`    // when the snapshot was taken
+	Backends  []Backend `json:"backends"`
+	Sessions  Sessions  `json:"sessions"`
+	Catalogue Catalogue `json:"catalogue"`
+}
+
+// Backend is one configured backend's row.
+type Backend struct {
+	Name      string `json:"name"`
+	Transport string `json:"transport"`          // streamable-http | sse | stdio
+	Revision  string `json:"revision,omitempty"` // protocol version negotiated by the control connection
+	State     string `json:"state"`              // connecting | ready | down
+	LastError string `json:"lastError,omitempty"`
+	// Tools, Prompts and Resources count the items of this backend that the
+	// catalogue advertises (after conflict resolution).
+	Tools     int `json:"tools"`
+	Prompts   int `json:"prompts"`
+	Resources int `json:"resources"`
+}
+
+// Sessions counts what clients hold open.
+type Sessions struct {
+	Legacy        int `json:"legacy"`        // live Legacy (Mcp-Session-Id) client sessions on this node
+	ModernListens int `json:"modernListens"` // open subscriptions/listen streams
+	ParkedCalls   int `json:"parkedCalls"`   // backend calls parked for an MRTR retry
+}
+
+// Catalogue summarises the merged lists.
+type Catalogue struct {
+	Tools     int `json:"tools"`
+	Prompts   int `json:"prompts"`
+	Resources int `json:"resources"`
+	Templates int `json:"resourceTemplates"`
+	// Withheld explains each tool or prompt name withheld from every
+	// backend because it still collides after conflict resolution.
+	Withheld []string `json:"withheld,omitempty"`
+	// Conflicts are resource URIs and templates offered twice (resolved
+	// by order), duplicate items within one backend, invalid templates.
+	Conflicts []Conflict `json:"conflicts,omitempty"`
+}
+
+// Conflict is one conflict resolved by order: Winner keeps Key; Loser's
+// copy is not advertised (Winner == Loser: a duplicate in one backend's
+// list; empty Winner: an invalid template of Loser, ignored).
+type Conflict struct {
+	Kind   string `json:"kind"`
+	Key    string `json:"key"`
+	Winner string `json:"winner,omitempty"`
+	Loser  string `json:"loser"`
+}
+
+// Handler serves report(): JSON when the request's Accept header names
+// application/json (and not text/html), else the HTML page. Responses are
+// not cached and the page may load nothing (Content-Security-Policy).
+// Mount it for GET; the caller applies the Host/Origin rules.
+func Handler(report func() Report) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rep := report()
+		h := w.Header()
+		h.Set("Cache-Control", "no-store")
+		h.Set("X-Content-Type-Options", "nosniff")
+		if wantsJSON(r.Header.Get("Accept")) {
+			h.Set("Content-Type", "application/json")
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			_ = enc.Encode(rep) // a failed write is the client gone
+			return
+		}
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+		if err := page.Execute(w, rep); err != nil {
+			// Execute fails only on a write error (the template is fixed
+			// and checked by the tests): nothing more can reach the client.
+			return
+		}
+	})
+}
+
+// wantsJSON reports whether an Accept header asks for JSON rather than
+// HTML: it names application/json (with q > 0) and not text/html.
+func wantsJSON(accept string) bool {
+	var js, html bool
+	for _, part := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil || params["q"] == "0" {
+			continue
+		}
+		switch mt {
+		case "application/json":
+			js = true
+		case "text/html":
+			html = true
+		}
+	}
+	return js && !html
+}

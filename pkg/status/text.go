@@ -1,0 +1,82 @@
+package status
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"text/tabwriter"
+)
+
+// maxReportBytes bounds the status document Fetch reads.
+const maxReportBytes = 4 << 20
+
+// Fetch GETs the Report at url (a vmcp's /status) as JSON with hc (nil:
+// http.DefaultClient). A non-200 answer, a body that is not a Report, or
+// one over 4 MiB is an error naming the URL.
+func Fetch(ctx context.Context, hc *http.Client, url string) (Report, error) {
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	var rep Report
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return rep, fmt.Errorf("status: %w", err)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return rep, fmt.Errorf("status: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxReportBytes+1))
+	switch {
+	case err != nil:
+		return rep, fmt.Errorf("status: reading %s: %w", url, err)
+	case len(body) > maxReportBytes:
+		return rep, fmt.Errorf("status: %s: answer larger than %d bytes", url, maxReportBytes)
+	case resp.StatusCode != http.StatusOK:
+		return rep, fmt.Errorf("status: %s: %s: %s", url, resp.Status, strings.TrimSpace(string(body[:min(len(body), 200)])))
+	}
+	if err := json.Unmarshal(body, &rep); err != nil {
+		return rep, fmt.Errorf("status: %s: not a vmcp status report: %w", url, err)
+	}
+	return rep, nil
+}
+
+// Write prints r for a terminal: a summary line, a table of backends, the
+// session counts and the catalogue with what was withheld and why.
+func Write(w io.Writer, r Report) error {
+	ready := "ready"
+	if !r.Ready {
+		ready = "NOT READY"
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "%s (vmcp %s): %s at %s\n\n", r.Name, r.Version, ready, r.Time.Format("2006-01-02 15:04:05 MST"))
+	fmt.Fprintln(tw, "BACKEND\tTRANSPORT\tREVISION\tSTATE\tTOOLS\tPROMPTS\tRESOURCES\tLAST ERROR")
+	for _, b := range r.Backends {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", b.Name, b.Transport, dash(b.Revision), b.State,
+			b.Tools, b.Prompts, b.Resources, dash(b.LastError))
+	}
+	c := r.Catalogue
+	fmt.Fprintf(tw, "\nsessions: %d Legacy, %d Modern listen streams, %d parked MRTR calls\n",
+		r.Sessions.Legacy, r.Sessions.ModernListens, r.Sessions.ParkedCalls)
+	fmt.Fprintf(tw, "catalogue: %d tools, %d prompts, %d resources, %d resource templates\n",
+		c.Tools, c.Prompts, c.Resources, c.Templates)
+	for _, s := range c.Withheld {
+		fmt.Fprintf(tw, "withheld: %s\n", s)
+	}
+	for _, x := range c.Conflicts {
+		fmt.Fprintf(tw, "conflict: %s %q kept from %s, not advertised from %s\n", x.Kind, x.Key, dash(x.Winner), x.Loser)
+	}
+	return tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

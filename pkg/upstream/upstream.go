@@ -1,0 +1,157 @@
+// Package upstream is the call core: the one seam through which vmcp sends
+// a backend a request on a client's behalf, for both revisions. Both
+// dispatchers translate their wire format into a Request; the core routes
+// it on one catalogue snapshot (Route), chooses its transport (Via), and
+// runs it (Call) with the backend's timeout, the client's cancellation,
+// the forwarded headers, metrics, and the spec's JSON-RPC error naming the
+// backend. Identity (the Request's Principal) is passed explicitly.
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/aggregator"
+	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/identity"
+	"github.com/vmcp/vmcp/pkg/telemetry"
+)
+
+// Revision labels of the client's protocol revision in metrics.
+const (
+	RevisionLegacy = "legacy" // 2025-11-25 and earlier: sessions
+	RevisionModern = "modern" // 2026-07-28 and later: stateless
+)
+
+// Request is one client request bound for a backend, as a dispatcher
+// translates it from its wire format.
+type Request struct {
+	Method    string             // tools/call, prompts/get, resources/read, completion/complete, resources/(un)subscribe
+	Name      string             // advertised tool or prompt name, or resource URI ("" for completion)
+	Revision  string             // RevisionLegacy or RevisionModern
+	Principal identity.Principal // who the request speaks for (anonymous without inbound auth)
+	Header    http.Header        // the client's HTTP headers; only forward_headers reach a backend
+	// Asks reports whether the client declared a capability a backend can
+	// ask it for (elicitation, sampling, roots): a Modern client's call to
+	// a Legacy backend is then parked (ViaParked) so the backend can ask.
+	Asks bool
+}
+
+// Target is where a routed request goes.
+type Target struct {
+	Backend *backends.Backend
+	Name    string    // the backend's own tool or prompt name, or the URI
+	Tool    *mcp.Tool // tools/call: the advertised tool (nil otherwise)
+	Via     Via       // the transport Route chose
+}
+
+// Core routes and runs backend requests. It is safe for concurrent use.
+type Core struct {
+	agg     *aggregator.Aggregator
+	mgr     *backends.Manager
+	metrics *telemetry.Metrics
+}
+
+// New returns the call core over agg's catalogue and mgr's backends,
+// counting into metrics.
+func New(agg *aggregator.Aggregator, mgr *backends.Manager, metrics *telemetry.Metrics) *Core {
+	return &Core{agg: agg, mgr: mgr, metrics: metrics}
+}
+
+// Route resolves req's advertised name on one catalogue snapshot and
+// chooses its transport. An unknown tool or prompt is -32602 naming it
+// (and the backends that are down); an unknown URI is the SDK's
+// resource-not-found error (-32602).
+func (c *Core) Route(req *Request) (Target, error) {
+	cat := c.agg.Current()
+	var t Target
+	var backend string
+	switch req.Method {
+	case "tools/call":
+		tool, rt, ok := cat.Tool(req.Name)
+		if !ok {
+			return t, ErrUnknownTool(req.Name, c.mgr.Unavailable())
+		}
+		backend, t.Name, t.Tool = rt.Backend, rt.Name, tool
+	case "prompts/get":
+		_, rt, ok := cat.Prompt(req.Name)
+		if !ok {
+			return t, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Name)}
+		}
+		backend, t.Name = rt.Backend, rt.Name
+	case "resources/read", "resources/subscribe", "resources/unsubscribe":
+		rt, ok := cat.Resource(req.Name)
+		if !ok {
+			return t, mcp.ResourceNotFoundError(req.Name)
+		}
+		backend, t.Name = rt.Backend, rt.Name
+	default:
+		return t, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "upstream: " + req.Method + " is not routed by name"}
+	}
+	return c.Pin(req, backend, t.Name, t.Tool)
+}
+
+// Pin targets backend directly (a retry pinned by its requestState, or a
+// completion routed by its reference) and chooses the transport.
+func (c *Core) Pin(req *Request, backend, name string, tool *mcp.Tool) (Target, error) {
+	b, err := c.mgr.Backend(backend)
+	if err != nil {
+		return Target{}, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	t := Target{Backend: b, Name: name, Tool: tool}
+	t.Via = choose(req, t)
+	return t, nil
+}
+
+// ErrUnknownTool is the error for a tools/call of a name the catalogue does
+// not have (-32602); down names the backends that are down, if any.
+func ErrUnknownTool(name, down string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q%s", name, down)}
+}
+
+// Call runs send, the request's one exchange with t's backend: send's
+// context is bounded by the backend's timeout, cancelled when ctx is (the
+// client cancelled or left), carries the client's headers for the
+// backend's forward_headers, and outlives the return briefly so the
+// response stream drains. The outcome is counted once; an error is
+// returned as the spec's JSON-RPC error naming the backend.
+func Call[R any](c *Core, ctx context.Context, req *Request, t Target, send func(context.Context) (R, error)) (R, error) {
+	done := c.Start(req, t)
+	cctx, release := backends.CallContext(backends.WithClientHeader(ctx, req.Header), t.Backend.Timeout())
+	defer release()
+	res, err := send(cctx)
+	if err = done(err); err != nil {
+		var zero R
+		return zero, err
+	}
+	return res, nil
+}
+
+// Start begins one backend request that the caller performs itself (a
+// relayed or parked call, whose context and stream it owns); the returned
+// func records its outcome and returns err as the client's JSON-RPC error
+// (nil stays nil; ErrNoResponse passes unwrapped and uncounted as an error).
+func (c *Core) Start(req *Request, t Target) func(err error) error {
+	start := time.Now()
+	backend := t.Backend.Name()
+	return func(err error) error {
+		c.metrics.BackendLatency.WithLabelValues(backend, req.Method).Observe(time.Since(start).Seconds())
+		outcome := "ok"
+		if err != nil && !errors.Is(err, ErrNoResponse) {
+			outcome = "error"
+			c.metrics.BackendErrors.WithLabelValues(backend, req.Method, req.Revision).Inc()
+			err = backends.WireError(backend, err)
+		}
+		c.metrics.BackendRequests.WithLabelValues(backend, req.Method, req.Revision, outcome).Inc()
+		return err
+	}
+}
+
+// ErrNoResponse ends a request the client cancelled: no response is due
+// (notifications/cancelled: the receiver SHOULD NOT respond).
+var ErrNoResponse = errors.New("request cancelled by the client; no response is sent")

@@ -1,0 +1,54 @@
+package upstream
+
+import (
+	"github.com/vmcp/vmcp/pkg/backends"
+)
+
+// Via is the transport a request takes to its backend.
+type Via string
+
+// The transports, one rule for both revisions (choose).
+const (
+	// ViaRelay: raw JSON-RPC on the Legacy client's own backend session
+	// (a streamable HTTP backend at a Legacy revision; tools/call,
+	// prompts/get and resources/read).
+	ViaRelay Via = "relay"
+	// ViaSession: the Legacy client's own go-sdk backend session (stdio,
+	// SSE, a Modern backend, or a method the relay does not take).
+	ViaSession Via = "session"
+	// ViaDirect: one self-contained POST to a Modern streamable HTTP backend.
+	ViaDirect Via = "direct"
+	// ViaShared: the backend's control connection, shared by Modern clients.
+	ViaShared Via = "shared"
+	// ViaParked: a pooled backend session with the Modern client's
+	// capabilities, parked between multi round-trip rounds while a Legacy
+	// backend asks the client.
+	ViaParked Via = "parked"
+)
+
+// relayed are the methods the relay serves for Legacy clients.
+var relayed = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true}
+
+// choose is the transport rule. A Legacy client's requests go on its own
+// backend sessions: raw when the backend is streamable HTTP at a Legacy
+// revision, else through the go-sdk client. A Modern client's tools/call
+// to a Modern HTTP backend is one direct POST unless the tool mirrors
+// arguments in Mcp-Param-* headers (the go-sdk client builds those); a
+// Modern client that can be asked and calls a Legacy backend is parked;
+// everything else uses the backend's shared control connection.
+func choose(req *Request, t Target) Via {
+	modernBackend := t.Backend.Modern()
+	if req.Revision == RevisionLegacy {
+		if relayed[req.Method] && t.Backend.HTTP() && !modernBackend {
+			return ViaRelay
+		}
+		return ViaSession
+	}
+	switch {
+	case modernBackend && req.Method == "tools/call" && t.Tool != nil && t.Backend.HTTP() && !backends.HeaderParams(t.Tool):
+		return ViaDirect
+	case !modernBackend && req.Asks && relayed[req.Method]:
+		return ViaParked
+	}
+	return ViaShared
+}

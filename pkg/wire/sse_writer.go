@@ -1,0 +1,97 @@
+package wire
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+)
+
+// ErrStreamClosed fails a write to a response whose stream has ended.
+var ErrStreamClosed = errors.New("the request's response stream has ended")
+
+// SSEHeaders sets the headers of every SSE response vmcp writes:
+// text/event-stream, no caching, and X-Accel-Buffering: no (so nginx-style
+// proxies pass each event on at once).
+func SSEHeaders(h http.Header) {
+	h["Content-Type"] = []string{"text/event-stream"}
+	h["Cache-Control"] = []string{"no-cache"}
+	h["X-Accel-Buffering"] = []string{"no"}
+}
+
+// EventWriter writes JSON-RPC messages to one HTTP response (Streamable
+// HTTP): as SSE events, each flushed at once, or, when the final message
+// is the first, as one JSON body. Safe for concurrent use.
+type EventWriter struct {
+	mu      sync.Mutex
+	w       http.ResponseWriter
+	started bool
+	closed  bool
+	buf     []byte
+}
+
+// NewEventWriter writes to w.
+func NewEventWriter(w http.ResponseWriter) *EventWriter { return &EventWriter{w: w} }
+
+// Send writes msg as one event (a message with line breaks is split into
+// data lines); the first one writes the SSE headers with status 200.
+func (e *EventWriter) Send(msg []byte) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return ErrStreamClosed
+	}
+	if !e.started {
+		SSEHeaders(e.w.Header())
+		e.w.WriteHeader(http.StatusOK)
+		e.started = true
+	}
+	e.buf = append(e.buf[:0], "event: message\n"...)
+	for line := range bytes.Lines(msg) {
+		e.buf = append(e.buf, "data: "...)
+		e.buf = append(e.buf, bytes.TrimRight(line, "\r\n")...)
+		e.buf = append(e.buf, '\n')
+	}
+	e.buf = append(e.buf, '\n')
+	if _, err := e.w.Write(e.buf); err != nil {
+		return err
+	}
+	return http.NewResponseController(e.w).Flush()
+}
+
+// Final writes the last message of the response and ends it: an event
+// after earlier events (status then stays 200), else one JSON body with
+// status.
+func (e *EventWriter) Final(status int, msg []byte) error {
+	e.mu.Lock()
+	if e.started || e.closed {
+		e.mu.Unlock()
+		defer e.Close()
+		return e.Send(msg)
+	}
+	defer e.mu.Unlock()
+	e.closed = true
+	h := e.w.Header()
+	h["Content-Type"] = []string{"application/json"}
+	h["Content-Length"] = []string{strconv.Itoa(len(msg))}
+	e.w.WriteHeader(status)
+	if _, err := e.w.Write(msg); err != nil {
+		return err
+	}
+	return http.NewResponseController(e.w).Flush()
+}
+
+// Started reports whether an event was written (the response is SSE).
+func (e *EventWriter) Started() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.started
+}
+
+// Close ends the stream: later writes fail with ErrStreamClosed.
+func (e *EventWriter) Close() {
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+}

@@ -1,0 +1,154 @@
+package browser
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/status"
+	"github.com/vmcp/vmcp/test/integration/harness"
+)
+
+// chromiumPath finds headless Chromium: $VMCP_CHROMIUM, else chromium on
+// PATH (scripts/ensure-chromium.sh installs Debian's package). The test is
+// skipped, saying so, when neither exists.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("VMCP_CHROMIUM"); p != "" {
+		return p
+	}
+	p, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium not found: run scripts/ensure-chromium.sh or set VMCP_CHROMIUM")
+	}
+	return p
+}
+
+// dumpDOM loads url in headless Chromium and returns the rendered DOM.
+func dumpDOM(t *testing.T, chromium, url string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu",
+		"--no-first-run", "--user-data-dir="+t.TempDir(), "--dump-dom", url)
+	out, err := cmd.Output()
+	require.NoError(t, err, "chromium --dump-dom %s", url)
+	return string(out)
+}
+
+// statusVMCP starts vmcp with two backends: "up", a go-sdk server with two
+// tools and a prompt, and "down", whose URL nothing listens on.
+func statusVMCP(t *testing.T) *harness.VMCP {
+	up := harness.StartBackend(t, "up", harness.Stateless, func(s *mcp.Server) {
+		harness.AddEcho(s, "echo")
+		harness.AddEcho(s, "shout")
+		s.AddPrompt(&mcp.Prompt{Name: "greet"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{}, nil
+		})
+	})
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL + "/mcp"
+	dead.Close() // its port now refuses connections
+	down := config.Backend{Name: "down", URL: deadURL, Transport: config.TransportStreamableHTTP}
+	return harness.StartVMCP(t, nil, up.Config(), down)
+}
+
+// modernRevision is what the go-sdk backend negotiates with vmcp.
+const modernRevision = "2026-07-28"
+
+var rowRE = regexp.MustCompile(`<tr class="backend" data-backend="([^"]+)" data-state="([^"]+)">\s*` +
+	`<td class="name">[^<]*</td><td>([^<]*)</td><td>([^<]*)</td>\s*` +
+	`<td class="state [^"]*">([^<]*)</td><td>(\d+)</td><td>(\d+)</td><td>(\d+)</td>\s*<td class="error">([^<]*)</td>`)
+
+func TestStatusPageInChromiumShowsBothBackends(t *testing.T) {
+	chromium := chromiumPath(t)
+	v := statusVMCP(t)
+	dom := dumpDOM(t, chromium, v.Base+"/status")
+
+	rows := map[string][]string{}
+	for _, m := range rowRE.FindAllStringSubmatch(dom, -1) {
+		rows[m[1]] = m[2:]
+	}
+	require.Len(t, rows, 2, "backend rows in the rendered page:\n%s", dom)
+	// state, transport, revision, state cell, tools, prompts, resources, error
+	upRow, downRow := rows["up"], rows["down"]
+	require.NotNil(t, upRow)
+	require.NotNil(t, downRow)
+	assert.Equal(t, []string{"ready", "streamable-http", modernRevision, "ready", "2", "1", "0", ""}, upRow)
+	assert.Equal(t, "down", downRow[0])
+	assert.Equal(t, "down", downRow[3])
+	assert.Equal(t, "", downRow[2], "no revision negotiated")
+	assert.Contains(t, downRow[7], "connection refused", "the last error is shown")
+	assert.Regexp(t, `<td data-count="tools">2</td>`, dom)
+	assert.Regexp(t, `<p id="ready" data-ready="true">Ready`, dom)
+}
+
+func TestStatusJSONAndOriginRule(t *testing.T) {
+	v := statusVMCP(t)
+	cs := v.Connect(t, "2025-11-25", nil) // one live Legacy session
+
+	rep, err := status.Fetch(context.Background(), nil, v.Base+"/status")
+	require.NoError(t, err)
+	require.Len(t, rep.Backends, 2)
+	assert.Equal(t, status.Backend{Name: "up", Transport: "streamable-http", Revision: modernRevision,
+		State: "ready", Tools: 2, Prompts: 1}, rep.Backends[0])
+	assert.Equal(t, "down", rep.Backends[1].State)
+	assert.NotEmpty(t, rep.Backends[1].LastError)
+	assert.Equal(t, 1, rep.Sessions.Legacy)
+	assert.Equal(t, 2, rep.Catalogue.Tools)
+	require.NoError(t, cs.Close())
+
+	for origin, want := range map[string]int{"https://evil.example": http.StatusForbidden, v.Base: http.StatusOK} {
+		req, err := http.NewRequest(http.MethodGet, v.Base+"/status", nil)
+		require.NoError(t, err)
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Accept", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		var body json.RawMessage
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		assert.Equal(t, want, resp.StatusCode, "Origin %s", origin)
+	}
+}
+
+func TestStatusShowsWithheldNamesAndConflicts(t *testing.T) {
+	offer := func(s *mcp.Server) {
+		harness.AddEcho(s, "echo")
+		s.AddResource(&mcp.Resource{URI: "file:///shared", Name: "shared"},
+			func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return &mcp.ReadResourceResult{}, nil
+			})
+	}
+	a := harness.StartBackend(t, "a", harness.Stateless, offer)
+	b := harness.StartBackend(t, "b", harness.Stateless, offer)
+	v := harness.StartVMCP(t, func(c *config.Config) { c.Aggregation.ConflictResolution = config.StrategyManual },
+		a.Config(), b.Config())
+
+	rep, err := status.Fetch(context.Background(), nil, v.Base+"/status")
+	require.NoError(t, err)
+	require.Len(t, rep.Backends, 2)
+	for _, row := range rep.Backends {
+		assert.Equal(t, "ready", row.State, row.Name)
+		assert.Zero(t, row.Tools, "%s: the colliding echo is withheld from both", row.Name)
+	}
+	assert.Equal(t, 1, rep.Backends[0].Resources, "a keeps the shared URI")
+	assert.Equal(t, 0, rep.Backends[1].Resources)
+	require.Len(t, rep.Catalogue.Withheld, 1)
+	assert.Contains(t, rep.Catalogue.Withheld[0], `tool "echo" offered by backend "a"`)
+	assert.Equal(t, []status.Conflict{{Kind: "resources", Key: "file:///shared", Winner: "a", Loser: "b"}}, rep.Catalogue.Conflicts)
+
+	dom := dumpDOM(t, chromiumPath(t), v.Base+"/status")
+	assert.Contains(t, dom, `<ul id="withheld"><li>unresolved conflict: tool "echo"`)
+	assert.Contains(t, dom, `<td>file:///shared</td><td>a</td><td>b</td>`)
+}
