@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -60,9 +61,15 @@ type Backend struct {
 	onState  func(name string, s State) // state-transition hook (may be nil)
 
 	refresh chan struct{} // list_changed on the control connection (cap 1, coalescing)
+	// announced are the kinds of list_changed received since the last
+	// refresh (under mu): passed on even when the lists look the same.
+	announced []aggregator.Kind
 
 	subs      resourceSubs                              // upstream resource subscriptions (resources.go)
 	onUpdated atomic.Pointer[func(backend, uri string)] // resources/updated handler (Manager.OnResourceUpdated)
+	// onUndeliverable handles messages that reach no call (sink.go).
+	onUndeliverable atomic.Pointer[func(method, backend string, err error)]
+	calls           calls // the calls attached to the control connection (sink.go)
 
 	procs atomic.Int64 // live stdio processes of client sessions (max_processes)
 
@@ -191,8 +198,8 @@ func (b *Backend) connect(ctx context.Context, opts SessionOptions, version stri
 // has been ended (stdio.go).
 func (b *Backend) connectWith(ctx context.Context, opts SessionOptions, version string, retries int, exited func()) (*mcp.ClientSession, *mcp.Client, error) {
 	hc := b.http
-	if opts.Tap != nil {
-		hc = tapHTTP(hc, opts.Tap)
+	if opts.Tap != nil && b.isHTTP() { // other transports are tapped at the connection (below)
+		hc = tapHTTP(hc, opts.Tap, opts.TapLogs)
 	}
 	if opts.CacheGuard {
 		hc = guardHTTP(hc)
@@ -205,7 +212,7 @@ func (b *Backend) connectWith(ctx context.Context, opts SessionOptions, version 
 		st.exited = exited
 	}
 	if _, isHTTP := t.(*mcp.StreamableClientTransport); opts.Tap != nil && !isHTTP {
-		t = &tapTransportConn{Transport: t, tap: opts.Tap}
+		t = &tapTransportConn{Transport: t, tap: opts.Tap, logs: opts.TapLogs}
 	}
 	if _, isHTTP := t.(*mcp.StreamableClientTransport); opts.CacheGuard && !isHTTP {
 		t = &guardTransportConn{Transport: t}
@@ -242,6 +249,31 @@ func (b *Backend) setState(s State, err error) {
 	}
 }
 
+// announceChange records a notifications/<kind>/list_changed from the
+// backend and requests a refresh that passes the kind on.
+func (b *Backend) announceChange(method string) {
+	k := map[string]aggregator.Kind{
+		"notifications/tools/list_changed":     aggregator.KindTools,
+		"notifications/prompts/list_changed":   aggregator.KindPrompts,
+		"notifications/resources/list_changed": aggregator.KindResources,
+	}[method]
+	b.mu.Lock()
+	if k != "" && !slices.Contains(b.announced, k) {
+		b.announced = append(b.announced, k)
+	}
+	b.mu.Unlock()
+	b.requestRefresh()
+}
+
+// takeAnnounced returns and clears the kinds announced since the last call.
+func (b *Backend) takeAnnounced() []aggregator.Kind {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := b.announced
+	b.announced = nil
+	return k
+}
+
 func (b *Backend) requestRefresh() {
 	select {
 	case b.refresh <- struct{}{}:
@@ -273,7 +305,7 @@ func (b *Backend) controlNotifications(next mcp.MethodHandler) mcp.MethodHandler
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
-			b.requestRefresh()
+			b.announceChange(method)
 		case "notifications/resources/updated":
 			if p, ok := req.GetParams().(*mcp.ResourceUpdatedNotificationParams); ok && p != nil {
 				b.resourceUpdated(p.URI)

@@ -15,8 +15,11 @@ import (
 // process per session. Over it nothing the backend sends on its own can be
 // attributed to one client, so the control connection refuses the
 // backend's server-to-client requests (roots/list, sampling, elicitation)
-// with an error, and drops and counts its progress and log notifications.
-// A client's log level is not applied to the shared process.
+// with an error. Progress reaches only calls that attached a vmcp-minted
+// token (sink.go: Modern calls); logs are never guessed to belong to the
+// lone attached call, since Legacy calls run there unattached; the rest is
+// dropped and counted as undeliverable. A client's log level is not applied
+// to the shared process.
 
 // sharedProcess reports whether b is a stdio backend with isolation: shared.
 func (b *Backend) sharedProcess() bool {
@@ -32,10 +35,6 @@ func (b *Backend) refuseUnattributable(next mcp.MethodHandler) mcp.MethodHandler
 			b.log.Warn("server-to-client request refused on a shared stdio process", "method", method)
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 				Message: fmt.Sprintf("vmcp: %s refused: backend %q runs one process shared by all clients (isolation: shared), so the request cannot be attributed to one", method, b.cfg.Name)}
-		case "notifications/progress", "notifications/message":
-			b.counters.undeliverable.WithLabelValues(method).Inc()
-			b.log.Debug("notification from a shared stdio process dropped: not attributable to one client", "method", method)
-			return nil, nil
 		}
 		return next(ctx, method, req)
 	}

@@ -128,7 +128,7 @@ func (b *Backend) onListenMessage(m *jsonrpc.Request, want mcp.NotificationSubsc
 		}
 		acked()
 	case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
-		b.requestRefresh()
+		b.announceChange(m.Method)
 	case "notifications/resources/updated":
 		var p mcp.ResourceUpdatedNotificationParams
 		if err := json.Unmarshal(m.Params, &p); err == nil && p.URI != "" {

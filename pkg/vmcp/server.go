@@ -141,10 +141,11 @@ func (s *Server) legacyCapabilities() *mcp.ServerCapabilities {
 	return capabilities.Compute(s.mgr.Capabilities(), legacyDeliverable)
 }
 
-// modernDeliverable is what vmcp delivers to Modern clients on
-// subscriptions/listen streams: list changes of the catalogue and updates
-// of subscribed resources (no logging: 2026-07-28 has no logging/setLevel).
-var modernDeliverable = capabilities.Deliverable{ListChanged: true, ResourceUpdates: true}
+// modernDeliverable is what vmcp delivers to Modern clients: list changes
+// of the catalogue and updates of subscribed resources on
+// subscriptions/listen streams, and backends' log messages on the stream
+// of each request that set _meta logLevel (pkg/dispatch/modern stream.go).
+var modernDeliverable = capabilities.Deliverable{ListChanged: true, ResourceUpdates: true, Logging: true}
 
 func (s *Server) modernCapabilities() *mcp.ServerCapabilities {
 	return capabilities.Compute(s.mgr.Capabilities(), modernDeliverable)
