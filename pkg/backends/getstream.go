@@ -107,7 +107,7 @@ func (t *steadyTransport) keep(req *http.Request, w io.Writer, closed <-chan str
 			return
 		}
 		if status == http.StatusMethodNotAllowed || status == http.StatusNotFound {
-			b.log.Info("backend GET stream not offered; not reopened", "status", status)
+			b.log.Debug("backend GET stream not offered; not reopened", "status", status)
 			b.counters.getAbandoned.WithLabelValues(b.cfg.Name).Inc()
 			wait(ctx, closed, -1)
 			return
