@@ -80,11 +80,13 @@ type Backend struct {
 	init    *mcp.InitializeResult
 	tools   int
 	hints   map[string]CacheHint // list method -> cache hint of the last walk (cacheguard.go)
+	info    *mcp.Implementation  // vmcp's clientInfo, as sent to this backend
 }
 
-func newBackend(cfg config.Backend, log *slog.Logger, sink func(aggregator.Inventory, bool), o managerOptions) *Backend {
+func newBackend(cfg config.Backend, log *slog.Logger, version string, sink func(aggregator.Inventory, bool), o managerOptions) *Backend {
 	b := &Backend{
 		cfg:      cfg,
+		info:     &mcp.Implementation{Name: "vmcp", Version: version},
 		log:      log.With("backend", cfg.Name),
 		sink:     sink,
 		timing:   o.timing.withDefaults(),
@@ -219,7 +221,7 @@ func (b *Backend) connectWith(ctx context.Context, opts SessionOptions, version 
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.Timeout())
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "vmcp", Version: Version}, opts.Client)
+	client := mcp.NewClient(b.info, opts.Client)
 	client.AddReceivingMiddleware(opts.Receiving...)
 	client.AddSendingMiddleware(opts.Sending...)
 	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
@@ -228,9 +230,6 @@ func (b *Backend) connectWith(ctx context.Context, opts SessionOptions, version 
 	}
 	return cs, client, nil
 }
-
-// Version is vmcp's version, sent as clientInfo.version to backends.
-var Version = "dev"
 
 func (b *Backend) setState(s State, err error) {
 	b.mu.Lock()

@@ -78,7 +78,7 @@ func (b *Backend) Direct(ctx context.Context, version string, req DirectRequest)
 		meta[mcp.MetaKeyProtocolVersion] = version
 	}
 	if _, ok := meta[mcp.MetaKeyClientInfo]; !ok {
-		meta[mcp.MetaKeyClientInfo] = clientInfo()
+		meta[mcp.MetaKeyClientInfo] = b.info
 	}
 	req.Params.SetMeta(meta)
 	params, err := json.Marshal(req.Params)
@@ -126,11 +126,6 @@ var (
 	jsonContentType = []string{"application/json"}
 	acceptBoth      = []string{"application/json, text/event-stream"}
 )
-
-// clientInfo is vmcp's _meta clientInfo, as the SDK client sends it.
-func clientInfo() *mcp.Implementation {
-	return &mcp.Implementation{Name: "vmcp", Version: Version}
-}
 
 // transportFailure asks the supervisor to re-check the backend after a
 // call failed below JSON-RPC (the SDK client would have failed the control

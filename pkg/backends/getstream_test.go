@@ -97,7 +97,7 @@ func TestFlakyGETStreamNeverMarksBackendDown(t *testing.T) {
 			var transitions atomic.Int64
 			ready := make(chan struct{}, 1)
 			mgr := NewManager([]config.Backend{{Name: "flaky", URL: hs.URL, Transport: config.TransportStreamableHTTP, Timeout: config.Duration(5 * time.Second)}},
-				agg, slog.New(slog.DiscardHandler), WithTiming(soakTiming), WithStateHook(func(_ string, s State) {
+				agg, slog.New(slog.DiscardHandler), "test", WithTiming(soakTiming), WithStateHook(func(_ string, s State) {
 					transitions.Add(1)
 					if s == StateReady {
 						select {
@@ -314,7 +314,7 @@ func TestControlGETStreamGapIsCoveredByRefresh(t *testing.T) {
 		}
 	})
 	mgr := NewManager([]config.Backend{{Name: "gap", URL: hs.URL, Transport: config.TransportStreamableHTTP}},
-		agg, slog.New(slog.DiscardHandler), WithTiming(Timing{MinBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, StreamAttempts: 1000}))
+		agg, slog.New(slog.DiscardHandler), "test", WithTiming(Timing{MinBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, StreamAttempts: 1000}))
 	mgr.Start(0)
 	t.Cleanup(func() { closeWithin(t, mgr, 5*time.Second) })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -55,8 +55,9 @@ func WithStateHook(f func(backend string, s State)) Option {
 }
 
 // NewManager builds (but does not connect) the backends of cfgs, in config
-// order, reporting inventories to agg.
-func NewManager(cfgs []config.Backend, agg *aggregator.Aggregator, log *slog.Logger, opts ...Option) *Manager {
+// order, reporting inventories to agg; version is vmcp's, sent to every
+// backend as clientInfo.version.
+func NewManager(cfgs []config.Backend, agg *aggregator.Aggregator, log *slog.Logger, version string, opts ...Option) *Manager {
 	var o managerOptions
 	for _, f := range opts {
 		f(&o)
@@ -74,7 +75,7 @@ func NewManager(cfgs []config.Backend, agg *aggregator.Aggregator, log *slog.Log
 		}
 	}
 	for _, c := range cfgs {
-		b := newBackend(c, log, m.publish, o)
+		b := newBackend(c, log, version, m.publish, o)
 		m.list = append(m.list, b)
 		m.byName[c.Name] = b
 	}

@@ -21,7 +21,7 @@ func TestStdioProcessThatKeepsDyingIsRestartedWithBackoff(t *testing.T) {
 	cfg.Timeout = config.Duration(5 * time.Second)
 	downs := make(chan time.Time, 64)
 	mgr := backends.NewManager([]config.Backend{cfg}, aggregator.New(aggregator.Policy{}, slog.New(slog.DiscardHandler)),
-		slog.New(slog.DiscardHandler),
+		slog.New(slog.DiscardHandler), "test",
 		backends.WithTiming(backends.Timing{MinBackoff: 50 * time.Millisecond, MaxBackoff: time.Second,
 			HealthInterval: 10 * time.Millisecond, ConnStable: time.Hour}),
 		backends.WithStateHook(func(_ string, s backends.State) {

@@ -94,9 +94,8 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.agg = aggregator.New(policy(cfg), log)
-	s.mgr = backends.NewManager(cfg.Backends, s.agg, log,
+	s.mgr = backends.NewManager(cfg.Backends, s.agg, log, Version,
 		backends.WithTiming(opts.BackendTiming), backends.WithStateHook(opts.OnBackendState), backends.WithMetrics(s.metrics))
-	backends.Version = Version
 	s.mgr.Start(opts.StartWait)
 	s.core = upstream.New(s.agg, s.mgr, s.metrics)
 	impl := &mcp.Implementation{Name: cfg.Name, Version: Version}
