@@ -123,11 +123,22 @@ type Sessions struct {
 	MaxPerPrincipal int `yaml:"max_per_principal"`
 }
 
-// HTTP configures the front endpoint.
+// HTTP configures the front endpoint and its listeners.
 type HTTP struct {
-	MaxBodyBytes    int64    `yaml:"max_body_bytes"`   // default 4 MiB; larger bodies get 413
-	AllowedOrigins  []string `yaml:"allowed_origins"`  // Origin values accepted besides same-host; default none
-	ShutdownTimeout Duration `yaml:"shutdown_timeout"` // bound on finishing in-flight calls; default 10s
+	MaxBodyBytes int64 `yaml:"max_body_bytes"` // default 4 MiB; larger bodies get 413
+	// AllowedOrigins are the browser Origins (scheme://host[:port]) accepted
+	// besides same-host ones; CORS is answered for them. Default none.
+	AllowedOrigins []string `yaml:"allowed_origins"`
+	// AllowedHosts are Host names (optionally host:port) accepted besides
+	// loopback names on a loopback connection (DNS-rebinding guard); default none.
+	AllowedHosts      []string `yaml:"allowed_hosts"`
+	ShutdownTimeout   Duration `yaml:"shutdown_timeout"`    // bound on finishing in-flight calls; default 10s
+	ReadHeaderTimeout Duration `yaml:"read_header_timeout"` // request line and headers must arrive within; default 10s
+	ReadBodyTimeout   Duration `yaml:"read_body_timeout"`   // a request body must arrive within (408 beyond); default 30s
+	IdleTimeout       Duration `yaml:"idle_timeout"`        // an idle keep-alive connection closes after; default 2m
+	// MetricsListen is an optional HOST:PORT serving /metrics on its own;
+	// when set, the main listener does not serve /metrics.
+	MetricsListen string `yaml:"metrics_listen"`
 }
 
 // MRTR configures multi round-trip requests (2026-07-28 input_required).

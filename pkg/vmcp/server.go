@@ -55,6 +55,10 @@ type Options struct {
 	// token stays known after its response (0: the default, 2s); tests
 	// shorten it.
 	ProgressGrace time.Duration
+	// MetricsListener is an open listener for /metrics when
+	// http.metrics_listen is set (bind it before New, like the main one);
+	// nil: Serve binds http.metrics_listen itself. Serve closes it.
+	MetricsListener net.Listener
 }
 
 // Server is a running vmcp: its backends are connected and supervised until
@@ -72,6 +76,8 @@ type Server struct {
 	auth     *auth.Authenticator // nil: no inbound authentication
 	handler  http.Handler
 	stateKey []byte
+	// metricsLis is Options.MetricsListener.
+	metricsLis net.Listener
 }
 
 // New builds the endpoint and starts connecting the configured backends; it
@@ -86,7 +92,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, stateKey: key, metrics: telemetry.New()}
+	s := &Server{cfg: cfg, log: log, stateKey: key, metrics: telemetry.New(), metricsLis: opts.MetricsListener}
 	if err := s.newAuthenticator(cfg.Auth); err != nil {
 		return nil, err
 	}
@@ -150,8 +156,10 @@ func (s *Server) modernCapabilities() *mcp.ServerCapabilities {
 	return capabilities.Compute(s.mgr.Capabilities(), modernDeliverable)
 }
 
-// Handler is the HTTP handler: the MCP endpoint at cfg.Path, /healthz,
-// /readyz, /metrics and /status (the operator page, see Status).
+// Handler is the main listener's HTTP handler, behind the edge (Host
+// guard, body bounds, Origin and CORS): the MCP endpoint at cfg.Path,
+// /healthz, /readyz, /status (the operator page, see Status) and, unless
+// http.metrics_listen is set, /metrics.
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Metrics are this server's Prometheus metrics (served at /metrics).
@@ -217,48 +225,4 @@ func stateKey(configured string) ([]byte, error) {
 		return nil, fmt.Errorf("generating state key: %w", err)
 	}
 	return k, nil
-}
-
-// ListenAndServe serves on addr until ctx ends, then shuts down gracefully:
-// stop accepting, let in-flight requests finish within grace, close
-// sessions and backends.
-func (s *Server) ListenAndServe(ctx context.Context, addr string, grace time.Duration) error {
-	lis, err := net.Listen("tcp", addr)
-	if err != nil {
-		_ = s.Close()
-		return err
-	}
-	return s.Serve(ctx, lis, grace)
-}
-
-// Serve is ListenAndServe on an open listener (bind before New, so a busy
-// port fails before any backend process starts).
-func (s *Server) Serve(ctx context.Context, lis net.Listener, grace time.Duration) error {
-	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(lis) }()
-	s.log.Info("vmcp serving", "addr", lis.Addr().String(), "path", s.cfg.Path)
-	select {
-	case err := <-errc:
-		_ = s.Close()
-		return err
-	case <-ctx.Done():
-	}
-	s.log.Info("vmcp shutting down", "grace", grace)
-	sctx, cancel := context.WithTimeout(context.Background(), grace)
-	defer cancel()
-	s.modern.EndStreams() // listen streams end with their result; calls go on
-	stop := context.AfterFunc(sctx, s.legacy.Abort)
-	defer stop()
-	err := srv.Shutdown(sctx) // GET streams never go idle: this waits for grace
-	if err != nil {
-		s.legacy.Abort() // grace elapsed: cut in-flight backend calls
-		_ = srv.Close()
-	}
-	_ = s.Close()
-	if err == context.DeadlineExceeded {
-		s.log.Warn("shutdown grace elapsed; remaining requests cut", "grace", grace)
-		return nil
-	}
-	return err
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/pkg/upstream"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // Options configures the Legacy dispatcher.
@@ -124,7 +125,7 @@ func (d *Dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			if sdk != nil { // one set of in-flight ids for both paths
-				key, _ := idKey(sdk.ID)
+				key, _ := wire.IDKey(sdk.ID)
 				mw := &mutableWriter{ResponseWriter: w}
 				untrack, ok := s.relayState.track(key, tracked{mute: mw.mute})
 				if !ok {
