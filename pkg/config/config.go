@@ -25,6 +25,10 @@ type Config struct {
 	// every request to the MCP endpoint needs a bearer access token. nil
 	// (no auth key): no inbound authentication.
 	Auth *Auth `yaml:"auth,omitempty"`
+	// Authorization is the per-principal access policy: which tools,
+	// prompts and resources each principal may see and use (authz.go).
+	// nil (no authorization key): every principal sees and uses everything.
+	Authorization *Authorization `yaml:"authorization,omitempty"`
 }
 
 // Auth configures inbound authentication: JWT access tokens issued by one

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/netip"
 	"strings"
+
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // HostGuard is the DNS-rebinding guard (MCP security best practices: a
@@ -41,7 +42,7 @@ func NewHostGuard(allowed []string) *HostGuard {
 // only because its Host is in the allowed list.
 func (g *HostGuard) Check(r *http.Request) (ok, listed bool) {
 	la, isAddr := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !isAddr || la == nil || !IsLoopback(la.String()) || IsLoopback(r.Host) {
+	if !isAddr || la == nil || !wire.IsLoopback(la.String()) || wire.IsLoopback(r.Host) {
 		return true, false
 	}
 	host := strings.ToLower(r.Host)
@@ -74,20 +75,6 @@ func (g *HostGuard) Handler(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// IsLoopback reports whether addr (host or host:port) is localhost or a
-// loopback IP (the go-sdk's rule).
-func IsLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = strings.Trim(addr, "[]")
-	}
-	if host == "localhost" { // case-sensitive, as the go-sdk checks it
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
 }
 
 // maxQuoted bounds how much of a client-supplied value an error message

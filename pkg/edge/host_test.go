@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // hostStatus sends GET / with the given Host to a loopback server running
@@ -49,7 +50,7 @@ func TestLoopbackListenerRefusesForeignHostUnlessAllowed(t *testing.T) {
 		got, sawLocal := hostStatus(t, g, host)
 		assert.Equal(t, want, got, host)
 		if got == http.StatusOK {
-			assert.Equal(t, IsLoopback(host), sawLocal, "%s: only an allowed-list host hides the local address", host)
+			assert.Equal(t, wire.IsLoopback(host), sawLocal, "%s: only an allowed-list host hides the local address", host)
 		}
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/dispatch/modern"
 	"github.com/vmcp/vmcp/pkg/mrtr"
 	"github.com/vmcp/vmcp/pkg/pagination"
+	authz "github.com/vmcp/vmcp/pkg/policy"
 	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/pkg/upstream"
 )
@@ -104,6 +105,9 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		backends.WithTiming(opts.BackendTiming), backends.WithStateHook(opts.OnBackendState), backends.WithMetrics(s.metrics))
 	s.mgr.Start(opts.StartWait)
 	s.core = upstream.New(s.agg, s.mgr, s.metrics)
+	access := authz.New(cfg.Authorization) // nil: every principal sees and uses everything
+	s.core.SetPolicy(access)
+	codec := pagination.NewCodec(s.stateKey) // one cursor codec for both revisions
 	impl := &mcp.Implementation{Name: cfg.Name, Version: Version}
 	s.legacy = legacy.New(s.agg, s.mgr, legacy.Options{
 		Implementation: impl,
@@ -113,6 +117,8 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		MaxSessions:    cfg.Sessions.Max,
 		MaxBodyBytes:   cfg.HTTP.MaxBodyBytes,
 		Capabilities:   s.legacyCapabilities,
+		Codec:          codec,
+		Policy:         access,
 		Logger:         log,
 		EventStore:     s.cluster.EventStore(),
 		OnSession:      s.onSession,
@@ -125,7 +131,8 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		Instructions:   cfg.Instructions,
 		PageSize:       cfg.Pagination.PageSize,
 		MaxBodyBytes:   cfg.HTTP.MaxBodyBytes,
-		Codec:          pagination.NewCodec(s.stateKey),
+		Codec:          codec,
+		Policy:         access,
 		Capabilities:   s.modernCapabilities,
 		Logger:         log,
 		State:          mrtr.NewCodec(s.stateKey),

@@ -20,7 +20,8 @@ const FirstModern = "2026-07-28"
 func IsModern(v string) bool { return v >= FirstModern }
 
 // IsLoopback reports whether hostport (host or host:port) is localhost or
-// a loopback IP.
+// a loopback IP (the go-sdk's rule; the edge's DNS-rebinding guard, the
+// one guard, builds on it).
 func IsLoopback(hostport string) bool {
 	host, _, err := net.SplitHostPort(hostport)
 	if err != nil {
@@ -31,14 +32,6 @@ func IsLoopback(hostport string) bool {
 	}
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.IsLoopback()
-}
-
-// Rebinding reports a DNS-rebinding attempt as the go-sdk handler defines
-// it: a request that reached a loopback listener naming a Host that is not
-// a loopback name (Streamable HTTP: servers MUST validate Host/Origin).
-func Rebinding(r *http.Request) bool {
-	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	return ok && la != nil && IsLoopback(la.String()) && !IsLoopback(r.Host)
 }
 
 // ErrBodyTooLarge fails ReadBody for a body over its limit.

@@ -60,6 +60,9 @@ func (d *Dispatcher) relay(w http.ResponseWriter, r *http.Request, s *clientSess
 		return s.relayState.cancel(w, m.Params), nil
 	case hasID && relayMethods[m.Method] != "" && d.relayCall(w, r, s, key, &m):
 		return true, nil
+	case hasID && listMembers[m.Method] != "":
+		d.serveList(w, s, &m)
+		return true, nil
 	case hasID && m.Method != "":
 		return false, &m
 	}
@@ -67,16 +70,12 @@ func (d *Dispatcher) relay(w http.ResponseWriter, r *http.Request, s *clientSess
 }
 
 // relayable checks what the go-sdk handler checks before reading a POST:
-// media types, protocol version header, no Last-Event-ID, and its DNS
-// rebinding guard (a loopback listener only serves loopback Host names).
+// media types, protocol version header, no Last-Event-ID. (Host and Origin
+// were checked at the edge, pkg/edge.)
 func relayable(r *http.Request) bool {
-	if !wire.IsMediaType(r.Header.Get("Content-Type"), "application/json") {
-		return false
-	}
-	if !legacyVersions[r.Header.Get("Mcp-Protocol-Version")] || r.Header.Get("Last-Event-ID") != "" || !wire.AcceptsBoth(r.Header.Values("Accept")) {
-		return false
-	}
-	return !wire.Rebinding(r)
+	return wire.IsMediaType(r.Header.Get("Content-Type"), "application/json") &&
+		legacyVersions[r.Header.Get("Mcp-Protocol-Version")] && r.Header.Get("Last-Event-ID") == "" &&
+		wire.AcceptsBoth(r.Header.Values("Accept"))
 }
 
 // readBody returns a POST body of at most MaxBodyBytes and leaves it on r

@@ -41,10 +41,6 @@ type request struct {
 // parse checks the HTTP request and decodes the JSON-RPC envelope. On
 // failure it has already answered and returns false.
 func (d *Dispatcher) parse(w http.ResponseWriter, r *http.Request) (*request, bool) {
-	if wire.Rebinding(r) {
-		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
-		return nil, false
-	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, "Method Not Allowed: a 2026-07-28 endpoint accepts POST only", http.StatusMethodNotAllowed)
