@@ -36,7 +36,8 @@ const (
 )
 
 // ApplyDefaults fills every zero-valued field that has a default (see the
-// field comments): listen, path, name, backend transport and timeout,
+// field comments): listen, path, name, backend transport, timeout and
+// (stdio) isolation,
 // aggregation strategy and prefix format, page size, session, HTTP, MRTR
 // cluster limits and auth timings. Fields already set are kept.
 func (c *Config) ApplyDefaults() {
@@ -54,6 +55,9 @@ func (c *Config) ApplyDefaults() {
 			}
 		}
 		setDuration(&b.Timeout, defaultBackendTimeout)
+		if b.Transport == TransportStdio {
+			setString(&b.Isolation, IsolationSession)
+		}
 	}
 	setString(&c.Aggregation.ConflictResolution, StrategyPrefix)
 	setString(&c.Aggregation.PrefixFormat, defaultPrefixFormat)
