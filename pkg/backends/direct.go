@@ -86,14 +86,7 @@ func (b *Backend) Direct(ctx context.Context, version string, req DirectRequest)
 		return nil, fmt.Errorf("encoding %s params: %w", req.Method, err)
 	}
 	id := directIDs.Add(1)
-	body := make([]byte, 0, len(params)+len(req.Method)+64)
-	body = append(body, `{"jsonrpc":"2.0","id":`...)
-	body = strconv.AppendInt(body, id, 10)
-	body = append(body, `,"method":`...)
-	body = strconv.AppendQuote(body, req.Method)
-	body = append(body, `,"params":`...)
-	body = append(body, params...)
-	body = append(body, '}')
+	body := wire.Request(strconv.AppendInt(nil, id, 10), req.Method, params)
 
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, b.cfg.URL, bytes.NewReader(body))
 	if err != nil {

@@ -191,3 +191,30 @@ func TestLegacyCallOfModernToolWithHeaderParamLackedMcpParamHeader(t *testing.T)
 		require.Contains(t, harness.Text(t, res), "eu-west", "revision %q", version)
 	}
 }
+
+// Before the answer's post outlived the call, a relayed elicitation that
+// let the backend finish at once was logged and counted as "message not
+// delivered": the call ended, cancelling the post of the answer that
+// ended it, before the backend acknowledged it.
+func TestSuccessfulElicitationAnswerWasCountedAsUndelivered(t *testing.T) {
+	b, _, _ := raBackend(t, "e", nil, nil)
+	v := raVMCP(t, nil, []string{"e_elicit"}, b)
+	asked := &recorder[string]{}
+	c := connectFlow(t, v, "A", &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}, ElicitationHandler: answering(asked)})
+	before := relayed(v, "tools/call")
+	for i := range 30 {
+		marker := fmt.Sprint("e", i)
+		res, err := c.call(flowCtx(t), "e_elicit", map[string]any{"marker": marker}, nil)
+		require.Equal(t, "elicited:accept:ans("+marker+")", flowText(res, err))
+	}
+	require.Equal(t, before+30, relayed(v, "tools/call"), "the calls were relayed")
+	mfs, err := v.Server.Metrics().Registry.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() == "vmcp_undeliverable_messages_total" {
+			for _, m := range mf.GetMetric() {
+				require.Zero(t, m.GetCounter().GetValue(), "undelivered: %v", m.GetLabel())
+			}
+		}
+	}
+}

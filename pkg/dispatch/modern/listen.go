@@ -11,6 +11,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/capabilities"
 	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/subscriptions"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 const methodAcknowledged = "notifications/subscriptions/acknowledged"
@@ -107,10 +108,7 @@ type sseSink struct {
 // startSSE sends the SSE response headers (200, text/event-stream, no
 // caching or proxy buffering) and returns the stream's sink.
 func startSSE(w http.ResponseWriter) *sseSink {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
+	wire.SSEHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
 	s := &sseSink{w: w, rc: http.NewResponseController(w)}
 	_ = s.rc.Flush()
@@ -119,28 +117,19 @@ func startSSE(w http.ResponseWriter) *sseSink {
 
 // Send writes one JSON-RPC notification event.
 func (s *sseSink) Send(method string, params mcp.Params) error {
-	m, err := json.Marshal(method)
-	if err != nil {
-		return err
-	}
-	msg := append([]byte(`{"jsonrpc":"2.0","method":`), m...)
+	var p json.RawMessage
 	if params != nil {
-		p, err := json.Marshal(params)
-		if err != nil {
+		var err error
+		if p, err = json.Marshal(params); err != nil {
 			return err
 		}
-		msg = append(append(append(msg, `,"params":`...), p...), '}')
-	} else {
-		msg = append(msg, '}')
 	}
-	return s.event(msg)
+	return s.event(wire.Notification(method, p))
 }
 
 // response writes the JSON-RPC response to the listen request.
 func (s *sseSink) response(id json.RawMessage, result []byte) error {
-	msg := append([]byte(`{"jsonrpc":"2.0","id":`), id...)
-	msg = append(append(append(msg, `,"result":`...), result...), '}')
-	return s.event(msg)
+	return s.event(wire.Response(id, result))
 }
 
 // event writes data as one SSE "message" event and flushes it, within

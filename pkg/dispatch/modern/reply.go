@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // statusFor maps a JSON-RPC error code to the HTTP status of a 2026-07-28
@@ -36,12 +37,7 @@ func toWireError(err error) *jsonrpc.Error {
 
 // reply writes a successful response; result is the marshaled result.
 func (rq *request) reply(result []byte) {
-	buf := make([]byte, 0, len(result)+len(rq.id)+36)
-	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
-	buf = append(buf, rq.id...)
-	buf = append(buf, `,"result":`...)
-	buf = append(buf, result...)
-	buf = append(buf, '}')
+	buf := wire.Response(rq.id, result)
 	if rq.stream != nil {
 		rq.stream.finish(http.StatusOK, buf) // the last event once the response is SSE
 		return
@@ -69,20 +65,7 @@ func writeError(w http.ResponseWriter, status int, id json.RawMessage, jerr *jso
 // errorBody is the JSON-RPC error response echoing the raw id (omitted
 // when nil).
 func errorBody(id json.RawMessage, jerr *jsonrpc.Error) []byte {
-	body, err := json.Marshal(jerr)
-	if err != nil {
-		body = []byte(`{"code":-32603,"message":"unencodable error"}`)
-	}
-	buf := make([]byte, 0, len(body)+len(id)+36)
-	buf = append(buf, `{"jsonrpc":"2.0",`...)
-	if id != nil {
-		buf = append(buf, `"id":`...)
-		buf = append(buf, id...)
-		buf = append(buf, ',')
-	}
-	buf = append(buf, `"error":`...)
-	buf = append(buf, body...)
-	return append(buf, '}')
+	return wire.ErrorResponse(id, jerr)
 }
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
