@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/tracing"
 )
 
 // clientHeaderKey carries the inbound client request's headers in a context.
@@ -53,7 +54,8 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // newHTTPClient builds the pooled HTTP client of one backend. Connections
 // are kept alive and shared by the control connection and every backend
-// session of that backend.
+// session of that backend. Each request carries the W3C trace context of
+// its backend span (tracing.Transport; nothing without one).
 func newHTTPClient(cfg config.Backend) *http.Client {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.MaxIdleConns = 0
@@ -63,7 +65,7 @@ func newHTTPClient(cfg config.Backend) *http.Client {
 	for k, v := range cfg.Headers {
 		static.Set(k, v)
 	}
-	return &http.Client{Transport: &headerTransport{base: base, static: static, forward: cfg.ForwardHeaders}}
+	return &http.Client{Transport: &headerTransport{base: &tracing.Transport{Base: base}, static: static, forward: cfg.ForwardHeaders}}
 }
 
 // newTransport returns a fresh mcp.Transport for one connection to cfg: a

@@ -25,6 +25,8 @@ type Config struct {
 	// every request to the MCP endpoint needs a bearer access token. nil
 	// (no auth key): no inbound authentication.
 	Auth *Auth `yaml:"auth,omitempty"`
+	// Telemetry configures OpenTelemetry tracing (telemetry.go).
+	Telemetry Telemetry `yaml:"telemetry"`
 }
 
 // Auth configures inbound authentication: JWT access tokens issued by one

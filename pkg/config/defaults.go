@@ -1,6 +1,7 @@
 package config
 
 import (
+	"os"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,7 +28,8 @@ const (
 // ApplyDefaults fills every zero-valued field that has a default (see the
 // field comments): listen, path, name, backend transport and timeout,
 // aggregation strategy and prefix format, page size, session, HTTP, MRTR
-// cluster limits and auth timings. Fields already set are kept.
+// cluster limits, auth timings and the tracing keys (from the OTEL_*
+// environment variables first, see Tracing). Fields already set are kept.
 func (c *Config) ApplyDefaults() {
 	setString(&c.Listen, defaultListen)
 	setString(&c.Path, defaultPath)
@@ -62,6 +64,7 @@ func (c *Config) ApplyDefaults() {
 		setDuration(&a.Leeway, defaultAuthLeeway)
 		setDuration(&a.JWKSRefreshInterval, defaultJWKSRefresh)
 	}
+	c.applyTracingDefaults(os.Getenv)
 }
 
 func setString(p *string, v string) {

@@ -71,6 +71,7 @@ func validate(ps *problems, c *Config) {
 		ps.add("sessions.max_per_principal", fmt.Sprintf("must not exceed sessions.max (%d), got %d", c.Sessions.Max, c.Sessions.MaxPerPrincipal))
 	}
 	validateAuth(ps, c)
+	validateTelemetry(ps, c)
 	validateAggregation(ps, &c.Aggregation, names)
 	if k := c.MRTR.StateKey; k != "" && len(k) < minStateKeyLen {
 		ps.add("mrtr.state_key", fmt.Sprintf("must be at least %d bytes after ${VAR} expansion, got %d", minStateKeyLen, len(k)))

@@ -34,7 +34,7 @@ func (s *Server) routes() http.Handler {
 		http.Error(w, "Forbidden: cross-origin request rejected (Origin not allowed)", http.StatusForbidden)
 	}))
 	s.metadataRoutes(mux) // auth.go
-	mux.Handle(s.cfg.Path, s.checkOrigin(cop.Handler(s.authenticated(http.HandlerFunc(s.endpoint)))))
+	mux.Handle(s.cfg.Path, s.observed(s.checkOrigin(cop.Handler(s.authenticated(http.HandlerFunc(s.endpoint)))))) // telemetry.go
 	return mux
 }
 

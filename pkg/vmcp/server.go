@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -27,6 +28,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/pagination"
 	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/pkg/upstream"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Version is vmcp's release version (set with -ldflags at build time).
@@ -46,6 +48,10 @@ type Options struct {
 	// token stays known after its response (0: the default, 2s); tests
 	// shorten it.
 	ProgressGrace time.Duration
+	// TracerProvider, if set, receives vmcp's spans instead of the provider
+	// telemetry.tracing configures (tests pass an in-memory recorder); its
+	// owner shuts it down.
+	TracerProvider trace.TracerProvider
 }
 
 // Server is a running vmcp: its backends are connected and supervised until
@@ -63,6 +69,10 @@ type Server struct {
 	auth     *auth.Authenticator // nil: no inbound authentication
 	handler  http.Handler
 	stateKey []byte
+
+	tracer          trace.Tracer                // spans of client and backend requests (telemetry.go)
+	tracingShutdown func(context.Context) error // flushes the provider vmcp created
+	getStreams      atomic.Int64                // open GET streams at the endpoint
 }
 
 // New connects the configured backends and builds the endpoint. cfg must be
@@ -107,6 +117,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		ProgressGrace:  opts.ProgressGrace,
 		Core:           s.core,
 		Metrics:        s.metrics,
+		Observe:        observe,
 	})
 	s.modern = modern.New(s.agg, s.mgr, modern.Options{
 		Implementation: impl,
@@ -123,6 +134,10 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		Core:           s.core,
 		Metrics:        s.metrics,
 	})
+	if err := s.startTelemetry(opts); err != nil {
+		s.Close()
+		return nil, err
+	}
 	s.handler = s.routes()
 	return s, nil
 }
@@ -166,6 +181,7 @@ func (s *Server) Close() error {
 	s.legacy.Close()
 	_ = s.cluster.Close() // after the sessions ended: leave the cluster
 	s.mgr.Close()
+	s.stopTracing()
 	return nil
 }
 

@@ -49,6 +49,9 @@ type Options struct {
 	// Metrics counts undeliverable messages and relayed calls (nil:
 	// metrics of its own).
 	Metrics *telemetry.Metrics
+	// Observe is receiving middleware run outside vmcp's own on the go-sdk
+	// path (the endpoint's tracing and metrics read the method there).
+	Observe mcp.Middleware
 }
 
 // Dispatcher is the Legacy half of the vmcp endpoint.
@@ -94,6 +97,9 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 		UnsubscribeHandler:      d.unsubscribe,
 		RootsListChangedHandler: d.rootsListChanged,
 	})
+	if opts.Observe != nil {
+		d.server.AddReceivingMiddleware(opts.Observe)
+	}
 	d.server.AddReceivingMiddleware(d.lifecycle, d.setLevelMiddleware, d.availability)
 	d.server.AddSendingMiddleware(d.targeted)
 	d.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return d.server }, &mcp.StreamableHTTPOptions{

@@ -143,7 +143,8 @@ func (d *Dispatcher) relayCall(w http.ResponseWriter, r *http.Request, s *client
 	if err == nil && !ok {
 		return false // the backend session negotiated a Modern revision
 	}
-	done := d.core.Start(req, t)
+	ctx, done := d.core.Begin(r.Context(), req, t) // ctx: the backend span, for the backend's traceparent
+	r = r.WithContext(ctx)
 	if err != nil {
 		newEventWriter(w).respond(m.ID, nil, done(err))
 		return true

@@ -1,0 +1,55 @@
+package tracing
+
+import (
+	"context"
+	"net/http"
+
+	"go.opentelemetry.io/otel/baggage"
+	"go.opentelemetry.io/otel/propagation"
+)
+
+// metaCarrier reads trace context from a request's _meta (the MCP
+// convention: params._meta.traceparent, tracestate, baggage).
+type metaCarrier map[string]any
+
+func (m metaCarrier) Get(key string) string {
+	s, _ := m[key].(string)
+	return s
+}
+
+func (m metaCarrier) Set(string, string) {} // read only
+
+func (m metaCarrier) Keys() []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// withBaggage returns ctx with from's baggage, if any.
+func withBaggage(ctx, from context.Context) context.Context {
+	if b := baggage.FromContext(from); b.Len() > 0 {
+		return baggage.ContextWithBaggage(ctx, b)
+	}
+	return ctx
+}
+
+// Transport injects the W3C trace context (traceparent, tracestate) and
+// baggage of each request's context into its headers: vmcp's backend span
+// becomes the parent of the backend's own server span. A request whose
+// context has no span passes unchanged.
+type Transport struct {
+	Base http.RoundTripper
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	if !tracedContext(ctx) {
+		return t.Base.RoundTrip(req)
+	}
+	req = req.Clone(ctx) // a RoundTripper must not modify the caller's request
+	Propagator.Inject(ctx, propagation.HeaderCarrier(req.Header))
+	return t.Base.RoundTrip(req)
+}
