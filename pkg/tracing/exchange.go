@@ -34,7 +34,7 @@ type Exchange struct {
 	tracer   trace.Tracer
 	start    time.Time
 	id       string
-	verb     string // the HTTP method
+	verb     string          // the HTTP method
 	parent   context.Context // the client's traceparent and baggage (header)
 	base     []attribute.KeyValue
 	mu       sync.Mutex

@@ -33,7 +33,7 @@ func (s *Server) routes() http.Handler {
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "Forbidden: cross-origin request rejected (Origin not allowed)", http.StatusForbidden)
 	}))
-	s.metadataRoutes(mux) // auth.go
+	s.metadataRoutes(mux)                                                                                         // auth.go
 	mux.Handle(s.cfg.Path, s.observed(s.checkOrigin(cop.Handler(s.authenticated(http.HandlerFunc(s.endpoint)))))) // telemetry.go
 	return mux
 }
