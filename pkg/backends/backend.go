@@ -85,7 +85,7 @@ func (b *Backend) Timeout() time.Duration {
 	if d := b.cfg.Timeout.D(); d > 0 {
 		return d
 	}
-	return 30 * time.Second
+	return config.DefaultBackendTimeout
 }
 
 // Status reports the backend's current state.

@@ -199,11 +199,11 @@ func (c *Cluster) SessionEnded(session string) {
 	}
 }
 
-// Owner returns the live owner of a session: ErrNotFound if the session
+// liveOwner returns the live owner of a session: ErrNotFound if the session
 // has no record or its owner is dead (answer 404), ErrUnavailable if Redis
 // is unreachable, or has just come back and owners may not yet have
 // re-asserted records lost with its data (answer 503).
-func (c *Cluster) Owner(ctx context.Context, session string) (NodeInfo, error) {
+func (c *Cluster) liveOwner(ctx context.Context, session string) (NodeInfo, error) {
 	n, _, err := c.owner(ctx, session)
 	return n, err
 }
@@ -231,9 +231,6 @@ func (c *Cluster) upSince() time.Time {
 // Node returns the live node with this ID (for example the owner named by
 // a requestState), or ErrNotFound / ErrUnavailable.
 func (c *Cluster) Node(ctx context.Context, id string) (NodeInfo, error) { return c.dir.Node(ctx, id) }
-
-// Nodes lists the live nodes.
-func (c *Cluster) Nodes(ctx context.Context) ([]NodeInfo, error) { return c.dir.Nodes(ctx) }
 
 // Close stops the heartbeat and leaves the cluster: this node's session
 // records and liveness record are removed (best effort: what cannot be

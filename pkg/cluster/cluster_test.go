@@ -20,11 +20,11 @@ func TestClusterMemoryModeNeedsNothing(t *testing.T) {
 	require.NoError(t, c.SessionStarted(context.Background(), "S", "", 0))
 	require.Equal(t, 1, c.Status().Owned)
 	time.Sleep(3 * fast.SessionTTL)
-	owner, err := c.Owner(context.Background(), "S")
+	owner, err := c.liveOwner(context.Background(), "S")
 	require.NoError(t, err, "the heartbeat keeps records alive")
 	require.Equal(t, c.Self(), owner)
 	c.SessionEnded("S")
-	_, err = c.Owner(context.Background(), "S")
+	_, err = c.liveOwner(context.Background(), "S")
 	require.ErrorIs(t, err, ErrNotFound)
 }
 
@@ -44,16 +44,16 @@ func TestClusterDeadNodeRecordsExpire(t *testing.T) {
 	ctx := context.Background()
 	require.NoError(t, doomed.SessionStarted(ctx, "S", "", 0))
 	time.Sleep(3 * fast.SessionTTL)
-	owner, err := live.Owner(ctx, "S")
+	owner, err := live.liveOwner(ctx, "S")
 	require.NoError(t, err, "refreshed by the heartbeat beyond its TTL")
 	require.Equal(t, "doomed", owner.ID)
 
 	proxy.Cut()
 	require.Eventually(t, func() bool {
-		_, err := live.Owner(ctx, "S")
+		_, err := live.liveOwner(ctx, "S")
 		return err != nil
 	}, 3*fast.SessionTTL, 10*time.Millisecond)
-	_, err = live.Owner(ctx, "S")
+	_, err = live.liveOwner(ctx, "S")
 	require.ErrorIs(t, err, ErrNotFound)
 	rdb := clustertest.Client(t, url)
 	keys, err := clustertest.Keys(ctx, rdb, prefix+"sess:")
@@ -77,19 +77,19 @@ func TestClusterRedisOutageAndRecovery(t *testing.T) {
 	require.ErrorIs(t, err, ErrUnavailable)
 	require.True(t, strings.Contains(err.Error(), "Redis at "+srv.Addr), err.Error())
 	require.Contains(t, c.Status().Redis, "unavailable")
-	_, err = c.Owner(ctx, "S")
+	_, err = c.liveOwner(ctx, "S")
 	require.ErrorIs(t, err, ErrUnavailable)
 
 	srv.Restart()
 	require.Eventually(t, func() bool { return c.Check() == nil }, time.Second, 10*time.Millisecond)
-	_, err = c.Owner(ctx, "unknown")
+	_, err = c.liveOwner(ctx, "unknown")
 	require.ErrorIs(t, err, ErrUnavailable, "just after recovery, a missing record may be one not yet re-registered")
 	require.Eventually(t, func() bool {
-		owner, err := c.Owner(ctx, "S")
+		owner, err := c.liveOwner(ctx, "S")
 		return err == nil && owner.ID == "n1"
 	}, fast.Heartbeat, 5*time.Millisecond, "the owner re-registers its session after Redis lost it")
 	time.Sleep(fast.Heartbeat + fast.Probe)
-	_, err = c.Owner(ctx, "unknown")
+	_, err = c.liveOwner(ctx, "unknown")
 	require.ErrorIs(t, err, ErrNotFound)
 }
 

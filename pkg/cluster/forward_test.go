@@ -150,7 +150,7 @@ func TestClusterForwardSessionReachesOwnerUntilItLeaves(t *testing.T) {
 	require.Equal(t, ErrNotFound.Error(), resp.Header.Get("X-Forward-Error"))
 
 	require.NoError(t, p.b.Close()) // graceful leave removes its records
-	_, err = p.a.Owner(ctx, "S")
+	_, err = p.a.liveOwner(ctx, "S")
 	require.ErrorIs(t, err, ErrNotFound)
 	_, err = p.a.Node(ctx, "b")
 	require.ErrorIs(t, err, ErrNotFound)

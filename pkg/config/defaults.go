@@ -7,18 +7,26 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// Defaults that packages also apply to a zero option (components built
+// without a config, as in their own tests).
+const (
+	DefaultBackendTimeout = 30 * time.Second // backends[].timeout
+	DefaultMaxBodyBytes   = 4 << 20          // http.max_body_bytes
+	DefaultParkTimeout    = 5 * time.Minute  // mrtr.park_timeout
+)
+
 // Defaults filled in by ApplyDefaults.
 const (
 	defaultListen              = "127.0.0.1:8080"
 	defaultPath                = "/mcp"
 	defaultName                = "vmcp"
-	defaultBackendTimeout      = 30 * time.Second
+	defaultBackendTimeout      = DefaultBackendTimeout
 	defaultPrefixFormat        = "{backend}_{name}"
 	defaultIdleTimeout         = 30 * time.Minute
 	defaultMaxSessions         = 10000
-	defaultMaxBodyBytes        = 4 << 20
+	defaultMaxBodyBytes        = DefaultMaxBodyBytes
 	defaultShutdownTimeout     = 10 * time.Second
-	defaultParkTimeout         = 5 * time.Minute
+	defaultParkTimeout         = DefaultParkTimeout
 	defaultMaxEventsPerSession = 1000
 	defaultKeyPrefix           = "vmcp:"
 	defaultAuthLeeway          = 30 * time.Second

@@ -233,9 +233,9 @@ func (r *Registry) unuse(res Resource, e *ref) {
 	}
 }
 
-// Refs is the number of streams holding the upstream subscription of uri on
+// refCount is the number of streams holding the upstream subscription of uri on
 // backend (0 when vmcp is not subscribed).
-func (r *Registry) Refs(backend, uri string) int {
+func (r *Registry) refCount(backend, uri string) int {
 	r.mu.Lock()
 	e := r.refs[Resource{URI: uri, Backend: backend}]
 	r.mu.Unlock()

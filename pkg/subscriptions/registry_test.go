@@ -108,16 +108,16 @@ func TestOpenSubscribesOncePerURIAndReleaseUnsubscribesLast(t *testing.T) {
 	assert.Equal(t, mcp.NotificationSubscriptions{ToolsListChanged: true, ResourceSubscriptions: []string{"x://a"}}, a.Honored,
 		"a URI the backend refused is not honored")
 	assert.Equal(t, []string{"x://a", "x://b"}, b.Honored.ResourceSubscriptions)
-	assert.Equal(t, 2, r.Refs("b", "x://a"))
+	assert.Equal(t, 2, r.refCount("b", "x://a"))
 	assert.Equal(t, []string{"sub b x://a", "sub b x://b"}, up.calls)
 
 	r.Release(a)
 	r.Release(a) // idempotent
-	assert.Equal(t, 1, r.Refs("b", "x://a"))
+	assert.Equal(t, 1, r.refCount("b", "x://a"))
 	assert.Equal(t, []string{"sub b x://a", "sub b x://b"}, up.calls, "another stream still holds x://a")
 	r.Release(b)
 	assert.ElementsMatch(t, []string{"sub b x://a", "sub b x://b", "unsub b x://a", "unsub b x://b"}, up.calls)
-	assert.Zero(t, r.Refs("b", "x://a"))
+	assert.Zero(t, r.refCount("b", "x://a"))
 	assert.Zero(t, r.Len())
 	assert.Empty(t, r.refs, "idle entries are forgotten")
 }
@@ -193,7 +193,7 @@ func TestCloseEndsStreamsGracefully(t *testing.T) {
 	r.Close()
 	assert.True(t, <-done)
 	late := r.Open(t.Context(), json.RawMessage(`8`), mcp.NotificationSubscriptions{}, nil)
-	<-late.Done()
+	<-late.done
 	r.Release(s)
 	r.Release(late)
 	assert.Zero(t, r.Len())

@@ -74,10 +74,6 @@ func (s *Stream) Send(sink Sink, method string, params mcp.Params) error {
 	return sink.Send(method, params)
 }
 
-// Done is closed when the registry ends the stream gracefully (shutdown);
-// the owner then sends the listen result and releases the stream.
-func (s *Stream) Done() <-chan struct{} { return s.done }
-
 func (s *Stream) end() { s.doneOnce.Do(func() { close(s.done) }) }
 
 // Serve writes the stream's notifications to sink as they are queued, on

@@ -2,7 +2,6 @@ package wire
 
 import (
 	"encoding/json"
-	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -101,6 +100,3 @@ func AppendString(b []byte, s string) []byte {
 	b = append(b, s...)
 	return append(b, '"')
 }
-
-// IntID is a numeric JSON-RPC id.
-func IntID(n int64) json.RawMessage { return strconv.AppendInt(nil, n, 10) }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/upstream"
 	"github.com/vmcp/vmcp/pkg/wire"
@@ -98,14 +99,14 @@ func isLoopback(hostport string) bool {
 
 // readBody returns a POST body of at most MaxBodyBytes and puts it back on
 // r for the go-sdk handler; a longer one is left for that handler (413).
-// A body already in memory (one with Bytes, as the Modern dispatcher's
-// check leaves it) is not read again.
+// A body the endpoint already read (a *wire.BufferedBody, as the Modern
+// dispatcher's check leaves it) is not read again.
 func (d *Dispatcher) readBody(r *http.Request) ([]byte, bool) {
 	limit := d.opts.MaxBodyBytes
 	if limit <= 0 {
-		limit = 4 << 20
+		limit = config.DefaultMaxBodyBytes
 	}
-	if bb, ok := r.Body.(interface{ Bytes() []byte }); ok {
+	if bb, ok := r.Body.(*wire.BufferedBody); ok { // the endpoint already read it
 		body := bb.Bytes()
 		return body, int64(len(body)) <= limit
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/mrtr"
 	"github.com/vmcp/vmcp/pkg/pagination"
 	"github.com/vmcp/vmcp/pkg/subscriptions"
@@ -135,7 +136,7 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 		opts.State = mrtr.NewCodec(key)
 	}
 	if opts.ParkTimeout <= 0 {
-		opts.ParkTimeout = 5 * time.Minute
+		opts.ParkTimeout = config.DefaultParkTimeout
 	}
 	if opts.Parked == nil {
 		opts.Parked = mrtr.NewMemory()
