@@ -42,6 +42,7 @@ type Exchange struct {
 	ctx      context.Context
 	method   string
 	name     string
+	header   [2]string // method and name the headers gave
 	backend  string
 	errType  string
 	ended    bool
@@ -58,7 +59,7 @@ var (
 // are what the headers tell (Mcp-Method, Mcp-Name on Modern; "" if
 // unknown). The caller must End it.
 func Begin(tracer trace.Tracer, r *http.Request, revision, method, name string) *Exchange {
-	x := &Exchange{tracer: tracer, start: time.Now(), verb: r.Method, method: method, name: name}
+	x := &Exchange{tracer: tracer, start: time.Now(), verb: r.Method, method: method, name: name, header: [2]string{method, name}}
 	x.id = strconv.FormatUint(exchangeID.Add(1), 36)
 	r.Header[ExchangeHeader] = []string{x.id}
 	x.parent = Propagator.Extract(context.Background(), propagation.HeaderCarrier(r.Header))
@@ -173,6 +174,9 @@ func (x *Exchange) End(status int, sessionID string, record func(Outcome)) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.ended = true
+	if status == http.StatusAccepted { // a notification or response: the go-sdk may observe it after End, or before
+		x.method, x.name = x.header[0], x.header[1]
+	}
 	failed := status >= 400 || x.errType != ""
 	record(Outcome{Method: x.method, Failed: failed})
 	x.started()

@@ -46,29 +46,36 @@ func newSpanLog(t *testing.T) (*spanLog, vmcp.Options) {
 // await returns the first ended span named name of kind, waiting for it.
 func (l *spanLog) await(t *testing.T, kind trace.SpanKind, name string) sdktrace.ReadOnlySpan {
 	t.Helper()
-	match := func(s sdktrace.ReadOnlySpan) bool { return s.SpanKind() == kind && s.Name() == name }
-	for _, s := range l.seen {
-		if match(s) {
-			return s
+	return l.awaitN(t, kind, name, 1)[0]
+}
+
+// awaitN waits until n spans named name of kind have ended and returns them.
+func (l *spanLog) awaitN(t *testing.T, kind trace.SpanKind, name string, n int) []sdktrace.ReadOnlySpan {
+	t.Helper()
+	var found []sdktrace.ReadOnlySpan
+	match := func(s sdktrace.ReadOnlySpan) {
+		if s.SpanKind() == kind && s.Name() == name {
+			found = append(found, s)
 		}
 	}
+	for _, s := range l.seen {
+		match(s)
+	}
 	timeout := time.After(20 * time.Second)
-	for {
+	for len(found) < n {
 		select {
 		case s := <-l.ended:
 			l.seen = append(l.seen, s)
-			if match(s) {
-				return s
-			}
+			match(s)
 		case <-timeout:
 			var names []string
 			for _, s := range l.seen {
 				names = append(names, s.SpanKind().String()+" "+s.Name())
 			}
-			t.Fatalf("no %s span %q ended; ended: %v", kind, name, names)
-			return nil
+			t.Fatalf("%d of %d %s spans %q ended; ended: %v", len(found), n, kind, name, names)
 		}
 	}
+	return found[:n]
 }
 
 func attrs(s sdktrace.ReadOnlySpan) map[attribute.Key]string {
@@ -80,8 +87,9 @@ func attrs(s sdktrace.ReadOnlySpan) map[attribute.Key]string {
 }
 
 // tracedBackend is a go-sdk backend (stateful: Legacy; stateless: Modern
-// capable) with tool "echo" on httptest, behind a handler that records
-// the traceparent header of every request.
+// capable) with tools "echo" and "boom" (fails with a JSON-RPC error) on
+// httptest, behind a handler that records the traceparent header of every
+// request.
 type tracedBackend struct {
 	URL string
 	mu  sync.Mutex
@@ -91,6 +99,9 @@ type tracedBackend struct {
 func startTracedBackend(t *testing.T, stateless bool) *tracedBackend {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "alpha", Version: "test"}, nil)
 	harness.AddEcho(srv, "echo")
+	srv.AddTool(&mcp.Tool{Name: "boom", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return nil, &jsonrpcError{}
+	})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: stateless})
 	b := &tracedBackend{}
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -231,13 +242,8 @@ func TestTracingLegacyGoSDKPathStdioBackendWithMetaTraceparent(t *testing.T) {
 // marks the client span failed.
 func TestTracingBackendErrorIsRecorded(t *testing.T) {
 	log, opts := newSpanLog(t)
-	srv := mcp.NewServer(&mcp.Implementation{Name: "alpha", Version: "test"}, nil)
-	srv.AddTool(&mcp.Tool{Name: "boom", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return nil, &jsonrpcError{}
-	})
-	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	t.Cleanup(hs.Close)
-	v := harness.StartVMCPWithOptions(t, opts, nil, config.Backend{Name: "alpha", URL: hs.URL, Transport: config.TransportStreamableHTTP})
+	b := startTracedBackend(t, false)
+	v := harness.StartVMCPWithOptions(t, opts, nil, b.config())
 	cs := connectTraced(t, v, "2025-11-25", nil)
 	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "alpha_boom", Arguments: map[string]any{}})
 	require.Error(t, err)

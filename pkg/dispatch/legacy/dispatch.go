@@ -97,10 +97,10 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 		UnsubscribeHandler:      d.unsubscribe,
 		RootsListChangedHandler: d.rootsListChanged,
 	})
-	if opts.Observe != nil {
-		d.server.AddReceivingMiddleware(opts.Observe)
-	}
 	d.server.AddReceivingMiddleware(d.lifecycle, d.setLevelMiddleware, d.availability)
+	if opts.Observe != nil {
+		d.server.AddReceivingMiddleware(opts.Observe) // added last: outermost
+	}
 	d.server.AddSendingMiddleware(d.targeted)
 	d.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return d.server }, &mcp.StreamableHTTPOptions{
 		EventStore:          opts.EventStore,
