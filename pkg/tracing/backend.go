@@ -29,10 +29,10 @@ func StartBackend(ctx context.Context, x *Exchange, c Call) (context.Context, fu
 	if x == nil {
 		return ctx, func(error) {}
 	}
-	ctx = x.Context(ctx)
-	if !trace.SpanFromContext(ctx).IsRecording() && !trace.SpanContextFromContext(ctx).IsValid() {
+	if !x.traced() {
 		return ctx, func(error) {} // tracing off, no client trace: nothing to record or pass on
 	}
+	ctx = x.Context(ctx)
 	attrs := append(make([]attribute.KeyValue, 0, 7), semconv.McpMethodNameKey.String(c.Method), AttrBackend.String(c.Backend),
 		AttrRevision.String(c.Revision), AttrVia.String(c.Via))
 	ctx, span := x.tracer.Start(ctx, spanName(c.Method, c.Name), trace.WithSpanKind(trace.SpanKindClient),

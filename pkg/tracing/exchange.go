@@ -4,11 +4,11 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
@@ -36,7 +36,9 @@ type Exchange struct {
 	id       string
 	verb     string          // the HTTP method
 	parent   context.Context // the client's traceparent and baggage (header)
-	base     []attribute.KeyValue
+	revision string
+	proto    string // HTTP/1.1, HTTP/2.0
+	version  string // the MCP-Protocol-Version header
 	mu       sync.Mutex
 	span     trace.Span // nil until started
 	ctx      context.Context
@@ -59,15 +61,13 @@ var (
 // are what the headers tell (Mcp-Method, Mcp-Name on Modern; "" if
 // unknown). The caller must End it.
 func Begin(tracer trace.Tracer, r *http.Request, revision, method, name string) *Exchange {
-	x := &Exchange{tracer: tracer, start: time.Now(), verb: r.Method, method: method, name: name, header: [2]string{method, name}}
+	x := &Exchange{tracer: tracer, start: time.Now(), verb: r.Method, revision: revision, method: method, name: name,
+		header: [2]string{method, name}, proto: r.Proto, version: r.Header.Get("Mcp-Protocol-Version")}
 	x.id = strconv.FormatUint(exchangeID.Add(1), 36)
 	r.Header[ExchangeHeader] = []string{x.id}
-	x.parent = Propagator.Extract(context.Background(), propagation.HeaderCarrier(r.Header))
-	x.base = append(make([]attribute.KeyValue, 0, 8), AttrRevision.String(revision),
-		semconv.HTTPRequestMethodKey.String(r.Method), semconv.NetworkProtocolName("http"),
-		semconv.NetworkProtocolVersion(strconv.Itoa(r.ProtoMajor)+"."+strconv.Itoa(r.ProtoMinor)), semconv.NetworkTransportTCP)
-	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" {
-		x.base = append(x.base, semconv.McpProtocolVersion(v))
+	x.parent = context.Background()
+	if len(r.Header["Traceparent"]) > 0 || len(r.Header["Baggage"]) > 0 {
+		x.parent = Propagator.Extract(x.parent, propagation.HeaderCarrier(r.Header))
 	}
 	exchanges.Store(x.id, x)
 	return x
@@ -149,11 +149,27 @@ func (x *Exchange) Context(ctx context.Context) context.Context {
 	return withBaggage(ctx, sctx)
 }
 
+// traced reports whether the request's span records or carries a trace
+// context (the client's) or baggage to pass on.
+func (x *Exchange) traced() bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	span := trace.SpanFromContext(x.started())
+	return span.IsRecording() || span.SpanContext().IsValid() || baggage.FromContext(x.parent).Len() > 0
+}
+
 // started starts the span once (x.mu held) and returns its context.
 func (x *Exchange) started() context.Context {
 	if x.span == nil {
-		x.ctx, x.span = x.tracer.Start(x.parent, "mcp", trace.WithSpanKind(trace.SpanKindServer),
-			trace.WithTimestamp(x.start), trace.WithAttributes(x.base...))
+		x.ctx, x.span = x.tracer.Start(x.parent, "mcp", trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(x.start))
+		if x.span.IsRecording() { // the attributes cost nothing with tracing off
+			_, version, _ := strings.Cut(x.proto, "/")
+			x.span.SetAttributes(AttrRevision.String(x.revision), semconv.HTTPRequestMethodKey.String(x.verb),
+				semconv.NetworkProtocolName("http"), semconv.NetworkProtocolVersion(version), semconv.NetworkTransportTCP)
+			if x.version != "" {
+				x.span.SetAttributes(semconv.McpProtocolVersion(x.version))
+			}
+		}
 	}
 	return x.ctx
 }
