@@ -1,7 +1,9 @@
 // Package telemetry holds vmcp's Prometheus metrics: one Metrics per
 // server, each with its own registry (so servers in one process, as in
-// tests, never share series). Every message vmcp cannot deliver is counted
-// here as well as logged.
+// tests, never share series): client requests at the endpoint, backend
+// requests in the call core, gauges read from live state when scraped
+// (Observe), reloads. Every message vmcp cannot deliver is counted here as
+// well as logged. The README's Telemetry section lists every metric.
 package telemetry
 
 import (

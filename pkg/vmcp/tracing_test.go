@@ -273,3 +273,22 @@ func TestTracingOffByDefaultSendsNoTraceparent(t *testing.T) {
 	echo(t, cs, "alpha_echo", nil)
 	require.Empty(t, b.traceparents())
 }
+
+// A Modern call: the server span takes method and tool from the Mcp-Method
+// and Mcp-Name headers (the body is not decoded again), revision modern.
+func TestTracingModernCallServerSpanFromHeaders(t *testing.T) {
+	log, opts := newSpanLog(t)
+	b := startTracedBackend(t, true)
+	v := harness.StartVMCPWithOptions(t, opts, nil, b.config())
+	cs := v.Connect(t, "", nil)
+	require.Empty(t, cs.ID(), "a Modern client")
+	echo(t, cs, "alpha_echo", nil)
+
+	server := log.await(t, trace.SpanKindServer, "tools/call alpha_echo")
+	a := attrs(server)
+	require.Equal(t, "modern", a["vmcp.revision"])
+	require.Equal(t, "tools/call", a["mcp.method.name"])
+	require.Equal(t, "alpha_echo", a["gen_ai.tool.name"])
+	require.Equal(t, "2026-07-28", a["mcp.protocol.version"])
+	require.Empty(t, a["mcp.session.id"], "stateless")
+}
