@@ -45,7 +45,7 @@ func choose(req *Request, t Target) Via {
 		return ViaSession
 	}
 	switch {
-	case modernBackend && req.Method == "tools/call" && t.Backend.HTTP() && !backends.HeaderParams(t.Tool):
+	case modernBackend && req.Method == "tools/call" && t.Tool != nil && t.Backend.HTTP() && !backends.HeaderParams(t.Tool):
 		return ViaDirect
 	case !modernBackend && req.Asks && relayed[req.Method]:
 		return ViaParked

@@ -114,14 +114,15 @@ func TestMetricsCountEveryBackendRequestOnEveryPath(t *testing.T) {
 	awaitTools(t, v, "web_echo", "new_echo", "local_echo")
 
 	lc := v.Connect(t, legacy, nil)
-	for _, cs := range []*mcp.ClientSession{lc} {
+	mc := v.Connect(t, "", nil)
+	for _, cs := range []*mcp.ClientSession{lc, mc} {
 		callText(t, cs, "web_echo", "a")   // Legacy: relay; Modern: shared
 		callText(t, cs, "new_echo", "a")   // Legacy: session; Modern: direct
 		callText(t, cs, "local_echo", "a") // stdio: session; shared
 		_, err := call(t, cs, "web_fail", "a")
 		require.Error(t, err)
 	}
-	for _, rev := range []string{"legacy"} {
+	for _, rev := range []string{"legacy", "modern"} {
 		for _, backend := range []string{"web", "new", "local"} {
 			l := map[string]string{"backend": backend, "method": "tools/call", "revision": rev, "outcome": "ok"}
 			require.Equal(t, 1.0, counter(t, v, "vmcp_backend_requests_total", l), "requests %v", l)
@@ -131,7 +132,7 @@ func TestMetricsCountEveryBackendRequestOnEveryPath(t *testing.T) {
 		l["outcome"] = "error"
 		require.Equal(t, 1.0, counter(t, v, "vmcp_backend_requests_total", l), "requests %v", l)
 	}
-	for backend, n := range map[string]float64{"web": 2, "new": 1, "local": 1} {
+	for backend, n := range map[string]float64{"web": 4, "new": 2, "local": 2} {
 		l := map[string]string{"backend": backend, "method": "tools/call"}
 		require.Equal(t, n, counter(t, v, "vmcp_backend_request_duration_seconds", l), "latency observations %v", l)
 	}

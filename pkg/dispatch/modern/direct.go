@@ -2,33 +2,28 @@ package modern
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/upstream"
 )
 
-// callToolDirect forwards a tools/call to a Modern streamable HTTP backend
-// with one direct POST (backends.Backend.Direct) instead of the SDK client,
-// and rewrites the backend's raw result: its reserved _meta keys replaced by
+// callToolDirect forwards a tools/call the core routes ViaDirect (a Modern
+// streamable HTTP backend, a tool without Mcp-Param-* bindings) with one
+// direct POST (backends.Backend.Direct) instead of the SDK client, and
+// rewrites the backend's raw result: its reserved _meta keys replaced by
 // vmcp's serverInfo, resultType added if absent, everything else byte for
-// byte. handled is false when the SDK path must serve the call: a backend
-// that is not Modern over HTTP, or a tool whose arguments are mirrored in
-// Mcp-Param-* headers (the SDK client builds those).
-func (d *Dispatcher) callToolDirect(rq *request, tool *mcp.Tool, route aggregator.Route, p *mcp.CallToolParamsRaw) (out []byte, handled bool, err error) {
-	b, err := d.mgr.Backend(route.Backend)
-	if err != nil {
-		return nil, false, nil
+// byte. ctx is the call core's (timeout, cancellation, forwarded headers).
+func (d *Dispatcher) callToolDirect(ctx context.Context, rq *request, t upstream.Target, p *mcp.CallToolParamsRaw) ([]byte, error) {
+	version, ok := t.Backend.DirectVersion()
+	if !ok {
+		return nil, fmt.Errorf("%w (no Modern control connection)", backends.ErrBackendDown)
 	}
-	version, ok := b.DirectVersion()
-	if !ok || len(paramBindings(schemaMap(tool.InputSchema), nil, nil)) > 0 {
-		return nil, false, nil
-	}
-	ctx, done := backends.CallContext(backends.WithClientHeader(rq.r.Context(), rq.r.Header), b.Timeout())
-	defer done()
 	meta := backends.ForwardMeta(p.Meta)
 	if meta == nil {
 		meta = make(mcp.Meta, 3) // Direct adds protocolVersion and clientInfo
@@ -36,7 +31,7 @@ func (d *Dispatcher) callToolDirect(rq *request, tool *mcp.Tool, route aggregato
 	meta[mcp.MetaKeyClientCapabilities] = rq.clientCaps
 	params := &mcp.CallToolParams{
 		Meta:           meta,
-		Name:           route.Name,
+		Name:           t.Name,
 		Arguments:      emptyObject,
 		InputResponses: p.InputResponses,
 		RequestState:   p.RequestState,
@@ -44,15 +39,11 @@ func (d *Dispatcher) callToolDirect(rq *request, tool *mcp.Tool, route aggregato
 	if len(p.Arguments) > 0 {
 		params.Arguments = p.Arguments
 	}
-	raw, err := b.Direct(ctx, version, backends.DirectRequest{Method: "tools/call", Name: route.Name, Params: params})
+	raw, err := t.Backend.Direct(ctx, version, backends.DirectRequest{Method: "tools/call", Name: t.Name, Params: params})
 	if err != nil {
-		return nil, true, backends.WireError(route.Backend, err)
+		return nil, err
 	}
-	out, err = d.rewriteResult(raw)
-	if err != nil {
-		return nil, true, backends.WireError(route.Backend, err)
-	}
-	return out, true, nil
+	return d.rewriteResult(raw)
 }
 
 // emptyObject is sent for absent arguments, as the SDK client does.

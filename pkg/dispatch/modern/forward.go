@@ -8,9 +8,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/mrtr"
+	"github.com/vmcp/vmcp/pkg/upstream"
 )
 
 // mrtrCall is one tools/call, prompts/get or resources/read: the requests
@@ -26,19 +27,15 @@ type mrtrCall struct {
 	// send performs the call on cs with the given _meta, inputResponses and
 	// backend requestState and returns the SDK result.
 	send func(ctx context.Context, cs *mcp.ClientSession, meta mcp.Meta, in mcp.InputResponseMap, state string) (any, error)
-	// direct, if set, may serve the call without the SDK client on a Modern
-	// backend (direct.go) with the backend requestState inner.
-	direct func(rq *request, inner string) ([]byte, bool, error)
+	// direct, if set, serves the call without the SDK client when the core
+	// routes it ViaDirect (direct.go), with the backend requestState inner.
+	direct func(ctx context.Context, rq *request, t upstream.Target, inner string) ([]byte, error)
 }
 
-// callTool routes tools/call by the catalogue (or a retry's requestState);
-// an unknown tool is -32602 naming it.
+// callTool routes tools/call through the call core (or a retry's
+// requestState); an unknown tool is -32602 naming it.
 func (d *Dispatcher) callTool(rq *request, p *mcp.CallToolParamsRaw) ([]byte, error) {
 	c := &mrtrCall{method: "tools/call", name: p.Name, meta: p.Meta, responses: p.InputResponses, state: p.RequestState}
-	tool, route, found := d.agg.Current().Tool(p.Name)
-	if found {
-		c.backend, c.target = route.Backend, route.Name
-	}
 	c.send = func(ctx context.Context, cs *mcp.ClientSession, meta mcp.Meta, in mcp.InputResponseMap, state string) (any, error) {
 		params := &mcp.CallToolParams{Meta: meta, Name: c.target, InputResponses: in, RequestState: state}
 		if len(p.Arguments) > 0 {
@@ -46,50 +43,53 @@ func (d *Dispatcher) callTool(rq *request, p *mcp.CallToolParamsRaw) ([]byte, er
 		}
 		return cs.CallTool(ctx, params)
 	}
-	c.direct = func(rq *request, inner string) ([]byte, bool, error) {
-		if !found || route.Backend != c.backend || route.Name != c.target {
-			return nil, false, nil // the retry is pinned elsewhere than the catalogue says
-		}
+	c.direct = func(ctx context.Context, rq *request, t upstream.Target, inner string) ([]byte, error) {
 		q := *p
 		q.RequestState = inner
-		return d.callToolDirect(rq, tool, aggregator.Route{Backend: c.backend, Name: c.target}, &q)
+		return d.callToolDirect(ctx, rq, t, &q)
 	}
-	return d.serveMRTR(rq, c, func() error { return invalidParams("unknown tool %q%s", p.Name, d.mgr.Unavailable()) })
+	return d.serveMRTR(rq, c)
 }
 
 // getPrompt routes prompts/get by advertised prompt name.
 func (d *Dispatcher) getPrompt(rq *request, p *mcp.GetPromptParams) ([]byte, error) {
 	c := &mrtrCall{method: "prompts/get", name: p.Name, meta: p.Meta, responses: p.InputResponses, state: p.RequestState}
-	if _, route, ok := d.agg.Current().Prompt(p.Name); ok {
-		c.backend, c.target = route.Backend, route.Name
-	}
 	c.send = func(ctx context.Context, cs *mcp.ClientSession, meta mcp.Meta, in mcp.InputResponseMap, state string) (any, error) {
 		return cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: meta, Name: c.target, Arguments: p.Arguments, InputResponses: in, RequestState: state})
 	}
-	return d.serveMRTR(rq, c, func() error { return invalidParams("unknown prompt %q", p.Name) })
+	return d.serveMRTR(rq, c)
 }
 
 // readResource routes resources/read by URI (exact resource, else
 // template); an unknown URI is the SDK's resource-not-found error (-32602).
 func (d *Dispatcher) readResource(rq *request, p *mcp.ReadResourceParams) ([]byte, error) {
 	c := &mrtrCall{method: "resources/read", name: p.URI, meta: p.Meta, responses: p.InputResponses, state: p.RequestState}
-	if route, ok := d.agg.Current().Resource(p.URI); ok {
-		c.backend, c.target = route.Backend, route.Name
-	}
 	c.send = func(ctx context.Context, cs *mcp.ClientSession, meta mcp.Meta, in mcp.InputResponseMap, state string) (any, error) {
 		return cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: meta, URI: c.target, InputResponses: in, RequestState: state})
 	}
-	return d.serveMRTR(rq, c, func() error { return mcp.ResourceNotFoundError(p.URI) })
+	return d.serveMRTR(rq, c)
 }
 
-// serveMRTR serves c. A requestState vmcp issued is verified first (-32602
-// if tampered, foreign or for another request): a parked call's is resumed,
-// a Modern backend's pins the retry to that backend with its own state. A
-// Legacy backend is called on a session with the client's capabilities
-// when the client declared any it could ask for (park.go), else on the
-// shared connection like a Modern backend.
-func (d *Dispatcher) serveMRTR(rq *request, c *mrtrCall, unknown func() error) ([]byte, error) {
+// upstreamRequest is the call core's view of rq for method and name.
+func (d *Dispatcher) upstreamRequest(rq *request, method, name string) *upstream.Request {
+	declared, _ := rq.clientCaps.(map[string]any)
+	_, _, asks := parkCaps(declared)
+	return &upstream.Request{Method: method, Name: name, Revision: upstream.RevisionModern,
+		Principal: identity.From(rq.r.Context()), Header: rq.r.Header, Asks: asks}
+}
+
+// serveMRTR serves c through the call core. A requestState vmcp issued is
+// verified first (-32602 if tampered, foreign or for another request): a
+// parked call's is resumed, a Modern backend's pins the retry to that
+// backend with its own state. The core's transport decides the rest: a
+// direct POST to a Modern HTTP backend, a parked call on a session with the
+// client's capabilities for a Legacy backend the client can be asked
+// through, else the backend's shared control connection.
+func (d *Dispatcher) serveMRTR(rq *request, c *mrtrCall) ([]byte, error) {
 	retry := c.state != "" || c.responses != nil
+	req := d.upstreamRequest(rq, c.method, c.name)
+	var t upstream.Target
+	var err error
 	inner := ""
 	if c.state != "" {
 		st, err := d.state.Open(c.state)
@@ -102,36 +102,56 @@ func (d *Dispatcher) serveMRTR(rq *request, c *mrtrCall, unknown func() error) (
 		if st.Parked {
 			return d.resume(rq, c, st)
 		}
-		c.backend, c.target, inner = st.Backend, st.Target, st.Inner
-	}
-	if c.backend == "" {
-		return nil, unknown()
-	}
-	b, cs, err := d.shared(c.backend)
-	if err != nil {
+		inner = st.Inner
+		if t, err = d.core.Pin(req, st.Backend, st.Target, d.pinnedTool(c, st)); err != nil {
+			return nil, err
+		}
+	} else if t, err = d.core.Route(req); err != nil {
 		return nil, err
 	}
-	if r := cs.InitializeResult(); r == nil || r.ProtocolVersion < FirstVersion {
+	c.backend, c.target = t.Backend.Name(), t.Name
+	switch t.Via {
+	case upstream.ViaParked:
 		declared, _ := rq.clientCaps.(map[string]any)
-		if caps, key, ok := parkCaps(declared); ok {
-			return d.park(rq, b, c, caps, key)
-		}
-		c.responses, inner = nil, "" // a Legacy backend knows no multi round-trip
-	} else if c.direct != nil {
-		if out, handled, err := c.direct(rq, inner); handled {
+		caps, key, _ := parkCaps(declared)
+		return d.park(rq, req, t, c, caps, key)
+	case upstream.ViaDirect:
+		if c.direct != nil {
+			out, err := upstream.Call(d.core, rq.r.Context(), req, t, func(ctx context.Context) ([]byte, error) { return c.direct(ctx, rq, t, inner) })
 			if err != nil {
 				return nil, err
 			}
 			return d.sealRaw(c, out)
 		}
 	}
-	ctx, done := backends.CallContext(backends.WithClientHeader(rq.r.Context(), rq.r.Header), b.Timeout())
-	defer done()
-	res, err := c.send(ctx, cs, d.forwardMeta(rq, cs, c.meta), c.responses, inner)
+	cs, err := t.Backend.Shared()
 	if err != nil {
-		return nil, backends.WireError(c.backend, err)
+		return nil, d.core.Start(req, t)(err)
+	}
+	if !t.Backend.Modern() {
+		c.responses, inner = nil, "" // a Legacy backend knows no multi round-trip
+	}
+	res, err := upstream.Call(d.core, rq.r.Context(), req, t, func(ctx context.Context) (any, error) {
+		return c.send(ctx, cs, d.forwardMeta(rq, cs, c.meta), c.responses, inner)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return d.finish(c, res, retry)
+}
+
+// pinnedTool is the catalogue's tool for a tools/call retry pinned to the
+// backend and tool the catalogue still routes it to (nil otherwise, so the
+// retry takes the SDK path).
+func (d *Dispatcher) pinnedTool(c *mrtrCall, st mrtr.State) *mcp.Tool {
+	if c.method != "tools/call" {
+		return nil
+	}
+	tool, rt, ok := d.agg.Current().Tool(c.name)
+	if !ok || rt.Backend != st.Backend || rt.Name != st.Target {
+		return nil
+	}
+	return tool
 }
 
 // seal returns the requestState vmcp gives the client for a Modern
@@ -205,34 +225,26 @@ func (d *Dispatcher) complete(rq *request, p *mcp.CompleteParams) ([]byte, error
 	if err != nil {
 		return nil, err
 	}
-	b, cs, err := d.shared(backend)
+	req := d.upstreamRequest(rq, "completion/complete", "")
+	t, err := d.core.Pin(req, backend, "", nil)
 	if err != nil {
 		return nil, err
 	}
-	ctx, done := backends.CallContext(backends.WithClientHeader(rq.r.Context(), rq.r.Header), b.Timeout())
-	defer done()
-	params.Meta = d.forwardMeta(rq, cs, p.Meta)
-	res, err := cs.Complete(ctx, params)
+	res, err := upstream.Call(d.core, rq.r.Context(), req, t, func(ctx context.Context) (*mcp.CompleteResult, error) {
+		cs, err := t.Backend.Shared()
+		if err != nil {
+			return nil, err
+		}
+		params.Meta = d.forwardMeta(rq, cs, p.Meta)
+		return cs.Complete(ctx, params)
+	})
 	if err != nil {
-		return nil, backends.WireError(backend, err)
+		return nil, err
 	}
 	out := *res
 	out.ResultType = "complete"
 	out.Meta = d.resultMeta(res.Meta)
 	return json.Marshal(&out)
-}
-
-// shared returns backend name and its shared control connection.
-func (d *Dispatcher) shared(name string) (*backends.Backend, *mcp.ClientSession, error) {
-	b, err := d.mgr.Backend(name)
-	if err != nil {
-		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-	}
-	cs, err := b.Shared()
-	if err != nil {
-		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-	}
-	return b, cs, nil
 }
 
 // forwardMeta is the _meta sent to a backend: the client's keys without the

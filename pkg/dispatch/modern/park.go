@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/mrtr"
+	"github.com/vmcp/vmcp/pkg/upstream"
 )
 
 // A Legacy backend asks its client with server-to-client requests during a
@@ -31,8 +32,10 @@ type inputRequired struct {
 	RequestState  string              `json:"requestState"`
 }
 
-// park starts c on a parkSession of b for a client that declared caps.
-func (d *Dispatcher) park(rq *request, b *backends.Backend, c *mrtrCall, caps *mcp.ClientCapabilities, capsKey string) ([]byte, error) {
+// park starts c (routed ViaParked to t) on a parkSession of t's backend
+// for a client that declared caps.
+func (d *Dispatcher) park(rq *request, req *upstream.Request, t upstream.Target, c *mrtrCall, caps *mcp.ClientCapabilities, capsKey string) ([]byte, error) {
+	b := t.Backend
 	done, ok := d.enter()
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: errShutdown.Error()}
@@ -63,7 +66,7 @@ func (d *Dispatcher) park(rq *request, b *backends.Backend, c *mrtrCall, caps *m
 		d.parked.Remove(call.ID)
 		done()
 	})
-	return d.drive(rq, b, c, call)
+	return d.drive(rq, req, t, c, call)
 }
 
 // resume serves a retry whose requestState names a parked call.
@@ -85,29 +88,34 @@ func (d *Dispatcher) resume(rq *request, c *mrtrCall, st mrtr.State) ([]byte, er
 	if err := call.Resume(st.Round, c.responses); err != nil {
 		return nil, invalidParams("%s: %v", c.method, err)
 	}
-	b, err := d.mgr.Backend(st.Backend)
+	req := d.upstreamRequest(rq, c.method, c.name)
+	t, err := d.core.Pin(req, st.Backend, "", nil)
 	if err != nil {
 		call.Cancel(err)
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		return nil, err
 	}
 	c.backend = st.Backend
-	return d.drive(rq, b, c, call)
+	return d.drive(rq, req, t, c, call)
 }
 
-// drive waits for the call's next outcome on behalf of rq: the result, or
-// the backend's requests as an input_required result (the call parks).
-func (d *Dispatcher) drive(rq *request, b *backends.Backend, c *mrtrCall, call *mrtr.Call) ([]byte, error) {
+// drive waits for the call's next outcome on behalf of rq, counted by the
+// call core as one backend request: the result, or the backend's requests
+// as an input_required result (the call parks).
+func (d *Dispatcher) drive(rq *request, req *upstream.Request, t upstream.Target, c *mrtrCall, call *mrtr.Call) ([]byte, error) {
+	b, done := t.Backend, d.core.Start(req, t)
 	out, err := call.Next(rq.r.Context(), b.Timeout())
 	switch {
 	case errors.Is(err, mrtr.ErrBackendIdle):
-		return nil, backends.WireError(b.Name(), context.DeadlineExceeded)
+		return nil, done(context.DeadlineExceeded)
 	case err != nil:
-		return nil, err // the client is gone; nothing can be written
+		return nil, done(err) // the client is gone; nothing can be written
 	case out.Asks == nil && out.Err != nil:
-		return nil, backends.WireError(b.Name(), out.Err)
+		return nil, done(out.Err)
 	case out.Asks == nil:
+		done(nil)
 		return d.finish(c, out.Result, true)
 	}
+	done(nil)
 	round := call.Park(d.opts.ParkTimeout)
 	return json.Marshal(&inputRequired{
 		Meta:          d.meta(),
