@@ -1,7 +1,9 @@
 package tracing
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 
 	"go.opentelemetry.io/otel/baggage"
@@ -25,6 +27,16 @@ func (m metaCarrier) Keys() []string {
 		keys = append(keys, k)
 	}
 	return keys
+}
+
+// ObserveRawMeta is Observe for a request whose _meta is still raw JSON
+// (nil: none); the _meta is decoded only if it may hold trace context.
+func (x *Exchange) ObserveRawMeta(method, name string, meta json.RawMessage) {
+	var m map[string]any
+	if bytes.Contains(meta, []byte("traceparent")) || bytes.Contains(meta, []byte("baggage")) {
+		_ = json.Unmarshal(meta, &m) // not an object: no parent from it
+	}
+	x.Observe(method, name, m)
 }
 
 // withBaggage returns ctx with from's baggage, if any.

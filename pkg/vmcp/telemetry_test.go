@@ -85,6 +85,7 @@ func TestMetricsNamedInTheREADMEAreAllServed(t *testing.T) {
 	require.Equal(t, 1.0, testutil.ToFloat64(m.Requests.WithLabelValues("initialize", "legacy", "ok")))
 	require.Equal(t, 1.0, testutil.ToFloat64(m.BackendRequests.WithLabelValues("alpha", "tools/call", "legacy", "ok")))
 	require.Equal(t, 1.0, testutil.ToFloat64(m.BackendRequests.WithLabelValues("pipe", "tools/call", "legacy", "ok")))
+	require.Equal(t, 1.0, testutil.ToFloat64(m.BackendRequests.WithLabelValues("pipe", "tools/call", "modern", "ok")))
 
 	up := `
 # HELP vmcp_backend_up Whether the backend is connected (1) or not (0).

@@ -219,6 +219,23 @@ func TestTracingClientTraceparentHeaderIsTheParent(t *testing.T) {
 	require.True(t, reached, "the client's trace id reaches the backend: %v", b.traceparents())
 }
 
+// A traceparent in a relayed call's _meta (MCP convention) is the parent
+// of vmcp's span, when the header has none.
+func TestTracingRelayedCallMetaTraceparentIsTheParent(t *testing.T) {
+	log, opts := newSpanLog(t)
+	b := startTracedBackend(t, false)
+	v := harness.StartVMCPWithOptions(t, opts, nil, b.config())
+	cs := connectTraced(t, v, "2025-11-25", nil)
+	const traceID, parentID = "5bf92f3577b34da6a3ce929d0e0e4737", "10f067aa0ba902b8"
+	echo(t, cs, "alpha_echo", mcp.Meta{"traceparent": "00-" + traceID + "-" + parentID + "-01"})
+
+	backend := log.await(t, trace.SpanKindClient, "tools/call echo")
+	server := log.await(t, trace.SpanKindServer, "tools/call alpha_echo")
+	requireChild(t, server, backend, "relay")
+	require.Equal(t, traceID, server.SpanContext().TraceID().String())
+	require.Equal(t, parentID, server.Parent().SpanID().String())
+}
+
 // A Legacy call to a stdio backend takes the go-sdk path: the go-sdk
 // handler runs it on its own goroutine, yet the backend span is still the
 // server span's child, and a traceparent in the request's _meta (MCP
@@ -275,8 +292,10 @@ func TestTracingOffByDefaultSendsNoTraceparent(t *testing.T) {
 }
 
 // A Modern call: the server span takes method and tool from the Mcp-Method
-// and Mcp-Name headers (the body is not decoded again), revision modern.
-func TestTracingModernCallServerSpanFromHeaders(t *testing.T) {
+// and Mcp-Name headers (the body is not decoded again), revision modern;
+// the call core's backend span is its child (one direct POST to a Modern
+// backend), and the backend receives it as its traceparent.
+func TestTracingModernCallSpansAndBackendTraceparent(t *testing.T) {
 	log, opts := newSpanLog(t)
 	b := startTracedBackend(t, true)
 	v := harness.StartVMCPWithOptions(t, opts, nil, b.config())
@@ -284,11 +303,30 @@ func TestTracingModernCallServerSpanFromHeaders(t *testing.T) {
 	require.Empty(t, cs.ID(), "a Modern client")
 	echo(t, cs, "alpha_echo", nil)
 
+	backend := log.await(t, trace.SpanKindClient, "tools/call echo")
 	server := log.await(t, trace.SpanKindServer, "tools/call alpha_echo")
+	requireChild(t, server, backend, "direct")
 	a := attrs(server)
 	require.Equal(t, "modern", a["vmcp.revision"])
 	require.Equal(t, "tools/call", a["mcp.method.name"])
 	require.Equal(t, "alpha_echo", a["gen_ai.tool.name"])
 	require.Equal(t, "2026-07-28", a["mcp.protocol.version"])
+	require.Equal(t, "alpha", a["vmcp.backend"])
 	require.Empty(t, a["mcp.session.id"], "stateless")
+	require.Equal(t, "modern", attrs(backend)["vmcp.revision"])
+
+	want := "00-" + backend.SpanContext().TraceID().String() + "-" + backend.SpanContext().SpanID().String() + "-01"
+	require.Contains(t, b.traceparents(), want, "the backend span is the backend's parent")
+}
+
+// A Modern call over the backend's shared control connection (a stdio
+// backend) is traced the same way.
+func TestTracingModernSharedConnectionCallSpans(t *testing.T) {
+	log, opts := newSpanLog(t)
+	v := harness.StartVMCPWithOptions(t, opts, nil, harness.StdioBackend(t, "alpha"))
+	cs := v.Connect(t, "", nil)
+	echo(t, cs, "alpha_echo", nil)
+	backend := log.await(t, trace.SpanKindClient, "tools/call echo")
+	server := log.await(t, trace.SpanKindServer, "tools/call alpha_echo")
+	requireChild(t, server, backend, "shared")
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/identity"
+	"github.com/vmcp/vmcp/pkg/tracing"
 	"github.com/vmcp/vmcp/pkg/upstream"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
@@ -136,6 +137,7 @@ func (d *Dispatcher) relayCall(w http.ResponseWriter, r *http.Request, s *client
 		return false
 	}
 	req := &upstream.Request{Method: m.Method, Name: name, Revision: upstream.RevisionLegacy, Principal: identity.From(r.Context()), Header: r.Header}
+	tracing.Lookup(r.Header).ObserveRawMeta(m.Method, name, params["_meta"]) // a _meta.traceparent parents the request's span
 	t, err := d.core.Route(req)
 	if err != nil || t.Via != upstream.ViaRelay {
 		return false // the go-sdk path answers (unknown names too)
