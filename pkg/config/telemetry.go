@@ -21,7 +21,8 @@ type Tracing struct {
 	// OTEL_SDK_DISABLED=true turns it off. Default off.
 	Enabled bool `yaml:"enabled"`
 	// Endpoint is the OTLP collector URL (http://host:4318 for
-	// http/protobuf, http://host:4317 for grpc; http:// means no TLS).
+	// http/protobuf, which gets /v1/traces when it has no path;
+	// http://host:4317 for grpc; http:// means no TLS).
 	// Empty: the exporter reads OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or
 	// OTEL_EXPORTER_OTLP_ENDPOINT, else uses localhost.
 	Endpoint string `yaml:"endpoint"`

@@ -9,6 +9,8 @@ package tracing
 import (
 	"context"
 	"fmt"
+	"net/url"
+	"strings"
 
 	"github.com/vmcp/vmcp/pkg/config"
 	"go.opentelemetry.io/otel/attribute"
@@ -62,6 +64,8 @@ func NewProvider(ctx context.Context, cfg config.Tracing, version string) (trace
 	return tp, tp.Shutdown, nil
 }
 
+// newExporter is the OTLP exporter of cfg's protocol; an http/protobuf
+// endpoint without a path gets the traces path /v1/traces.
 func newExporter(ctx context.Context, cfg config.Tracing) (sdktrace.SpanExporter, error) {
 	if cfg.Protocol == config.ProtocolGRPC {
 		var opts []otlptracegrpc.Option
@@ -71,8 +75,11 @@ func newExporter(ctx context.Context, cfg config.Tracing) (sdktrace.SpanExporter
 		return otlptracegrpc.New(ctx, opts...)
 	}
 	var opts []otlptracehttp.Option
-	if cfg.Endpoint != "" {
-		opts = append(opts, otlptracehttp.WithEndpointURL(cfg.Endpoint))
+	if e := cfg.Endpoint; e != "" {
+		if u, err := url.Parse(e); err == nil && (u.Path == "" || u.Path == "/") {
+			e = strings.TrimSuffix(e, "/") + "/v1/traces" // a base URL, as OTEL_EXPORTER_OTLP_ENDPOINT
+		}
+		opts = append(opts, otlptracehttp.WithEndpointURL(e))
 	}
 	return otlptracehttp.New(ctx, opts...)
 }

@@ -86,7 +86,8 @@ func TestNewProviderOffIsNoop(t *testing.T) {
 }
 
 // With tracing on, spans reach an OTLP/HTTP collector at the configured
-// endpoint (flushed by shutdown).
+// endpoint, a base URL like OTEL_EXPORTER_OTLP_ENDPOINT (flushed by
+// shutdown).
 func TestNewProviderExportsOTLPOverHTTP(t *testing.T) {
 	paths := make(chan string, 8)
 	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -96,7 +97,7 @@ func TestNewProviderExportsOTLPOverHTTP(t *testing.T) {
 	}))
 	t.Cleanup(collector.Close)
 	one := 1.0
-	cfg := config.Tracing{Enabled: true, Endpoint: collector.URL + "/v1/traces", Protocol: config.ProtocolHTTPProtobuf, SampleRatio: &one, ServiceName: "vmcp-test"}
+	cfg := config.Tracing{Enabled: true, Endpoint: collector.URL, Protocol: config.ProtocolHTTPProtobuf, SampleRatio: &one, ServiceName: "vmcp-test"}
 	tp, shutdown, err := NewProvider(context.Background(), cfg, "test")
 	require.NoError(t, err)
 	_, span := tp.Tracer("x").Start(context.Background(), "s")

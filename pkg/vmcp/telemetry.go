@@ -27,6 +27,9 @@ func (s *Server) startTelemetry(opts Options) error {
 			return err
 		}
 		s.tracingShutdown = shutdown
+		if t := s.cfg.Telemetry.Tracing; t.Enabled {
+			s.log.Info("tracing on", "protocol", t.Protocol, "endpoint", t.Endpoint, "service", t.ServiceName)
+		}
 	}
 	s.tracer = tp.Tracer(tracing.ScopeName, trace.WithInstrumentationVersion(Version))
 	s.metrics.Observe(telemetry.Live{
