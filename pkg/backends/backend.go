@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,9 +54,15 @@ type Backend struct {
 	sink func(aggregator.Inventory, bool) // inventory update (true) or removal (false)
 
 	refresh chan struct{} // list_changed on the control connection (cap 1, coalescing)
+	// announced are the kinds of list_changed received since the last
+	// refresh (under mu): passed on even when the lists look the same.
+	announced []aggregator.Kind
 
 	subs      resourceSubs                              // upstream resource subscriptions (resources.go)
 	onUpdated atomic.Pointer[func(backend, uri string)] // resources/updated handler (Manager.OnResourceUpdated)
+	// onUndeliverable handles messages that reach no call (sink.go).
+	onUndeliverable atomic.Pointer[func(method, backend string, err error)]
+	calls           calls // the calls attached to the control connection (sink.go)
 
 	mu      sync.Mutex
 	state   State
@@ -64,11 +71,13 @@ type Backend struct {
 	init    *mcp.InitializeResult
 	tools   int
 	hints   map[string]CacheHint // list method -> cache hint of the last walk (cacheguard.go)
+	info    *mcp.Implementation  // vmcp's clientInfo, as sent to this backend
 }
 
-func newBackend(cfg config.Backend, log *slog.Logger, sink func(aggregator.Inventory, bool)) *Backend {
+func newBackend(cfg config.Backend, log *slog.Logger, version string, sink func(aggregator.Inventory, bool)) *Backend {
 	return &Backend{
 		cfg:     cfg,
+		info:    &mcp.Implementation{Name: "vmcp", Version: version},
 		http:    newHTTPClient(cfg),
 		log:     log.With("backend", cfg.Name),
 		sink:    sink,
@@ -157,8 +166,8 @@ func (b *Backend) open(ctx context.Context, opts SessionOptions) (*mcp.ClientSes
 // notices a dead backend at once).
 func (b *Backend) connect(ctx context.Context, opts SessionOptions, version string, retries int) (*mcp.ClientSession, *mcp.Client, error) {
 	hc := b.http
-	if opts.Tap != nil {
-		hc = tapHTTP(hc, opts.Tap)
+	if opts.Tap != nil && b.isHTTP() { // other transports are tapped at the connection (below)
+		hc = tapHTTP(hc, opts.Tap, opts.TapLogs)
 	}
 	if opts.CacheGuard {
 		hc = guardHTTP(hc)
@@ -168,14 +177,14 @@ func (b *Backend) connect(ctx context.Context, opts SessionOptions, version stri
 		return nil, nil, err
 	}
 	if _, isHTTP := t.(*mcp.StreamableClientTransport); opts.Tap != nil && !isHTTP {
-		t = &tapTransportConn{Transport: t, tap: opts.Tap}
+		t = &tapTransportConn{Transport: t, tap: opts.Tap, logs: opts.TapLogs}
 	}
 	if _, isHTTP := t.(*mcp.StreamableClientTransport); opts.CacheGuard && !isHTTP {
 		t = &guardTransportConn{Transport: t}
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.Timeout())
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "vmcp", Version: Version}, opts.Client)
+	client := mcp.NewClient(b.info, opts.Client)
 	client.AddReceivingMiddleware(opts.Receiving...)
 	client.AddSendingMiddleware(opts.Sending...)
 	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
@@ -184,9 +193,6 @@ func (b *Backend) connect(ctx context.Context, opts SessionOptions, version stri
 	}
 	return cs, client, nil
 }
-
-// Version is vmcp's version, sent as clientInfo.version to backends.
-var Version = "dev"
 
 func (b *Backend) setState(s State, err error) {
 	b.mu.Lock()
@@ -200,6 +206,31 @@ func (b *Backend) setState(s State, err error) {
 			b.log.Info("backend state", "state", s)
 		}
 	}
+}
+
+// announceChange records a notifications/<kind>/list_changed from the
+// backend and requests a refresh that passes the kind on.
+func (b *Backend) announceChange(method string) {
+	k := map[string]aggregator.Kind{
+		"notifications/tools/list_changed":     aggregator.KindTools,
+		"notifications/prompts/list_changed":   aggregator.KindPrompts,
+		"notifications/resources/list_changed": aggregator.KindResources,
+	}[method]
+	b.mu.Lock()
+	if k != "" && !slices.Contains(b.announced, k) {
+		b.announced = append(b.announced, k)
+	}
+	b.mu.Unlock()
+	b.requestRefresh()
+}
+
+// takeAnnounced returns and clears the kinds announced since the last call.
+func (b *Backend) takeAnnounced() []aggregator.Kind {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := b.announced
+	b.announced = nil
+	return k
 }
 
 func (b *Backend) requestRefresh() {
@@ -233,7 +264,7 @@ func (b *Backend) controlNotifications(next mcp.MethodHandler) mcp.MethodHandler
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
-			b.requestRefresh()
+			b.announceChange(method)
 		case "notifications/resources/updated":
 			if p, ok := req.GetParams().(*mcp.ResourceUpdatedNotificationParams); ok && p != nil {
 				b.resourceUpdated(p.URI)

@@ -41,6 +41,10 @@ type DirectRequest struct {
 	// clientCapabilities; Direct adds protocolVersion and clientInfo as the
 	// SDK client does.
 	Params mcp.Params
+	// Sink receives the notifications/progress and notifications/message
+	// the backend sends on the call's response stream, before Direct
+	// returns (nil: they are counted as undeliverable).
+	Sink Sink
 }
 
 // directIDs numbers direct requests (the backend sees each on its own POST,
@@ -74,7 +78,7 @@ func (b *Backend) Direct(ctx context.Context, version string, req DirectRequest)
 		meta[mcp.MetaKeyProtocolVersion] = version
 	}
 	if _, ok := meta[mcp.MetaKeyClientInfo]; !ok {
-		meta[mcp.MetaKeyClientInfo] = clientInfo()
+		meta[mcp.MetaKeyClientInfo] = b.info
 	}
 	req.Params.SetMeta(meta)
 	params, err := json.Marshal(req.Params)
@@ -107,7 +111,7 @@ func (b *Backend) Direct(ctx context.Context, version string, req DirectRequest)
 	if err != nil {
 		return nil, b.transportFailure(ctx, err)
 	}
-	res, err := readResponse(resp, id)
+	res, err := b.readResponse(resp, id, req.Sink)
 	if err != nil {
 		var we *jsonrpc.Error
 		if !errors.As(err, &we) {
@@ -122,11 +126,6 @@ var (
 	jsonContentType = []string{"application/json"}
 	acceptBoth      = []string{"application/json, text/event-stream"}
 )
-
-// clientInfo is vmcp's _meta clientInfo, as the SDK client sends it.
-func clientInfo() *mcp.Implementation {
-	return &mcp.Implementation{Name: "vmcp", Version: Version}
-}
 
 // transportFailure asks the supervisor to re-check the backend after a
 // call failed below JSON-RPC (the SDK client would have failed the control
@@ -160,10 +159,10 @@ func headerValue(s string) string {
 const maxResponse = mcp.DefaultMaxEventSize
 
 // readResponse reads the response to request id from resp (a JSON body or
-// an SSE stream; other messages on the stream are skipped) and returns its
-// raw result. The body is always consumed to its end (in the background
-// once the response is found, so the HTTP connection is reused) and closed.
-func readResponse(resp *http.Response, id int64) (json.RawMessage, error) {
+// an SSE stream whose notifications go to sink) and returns its raw result.
+// The body is always consumed to its end (in the background once the
+// response is found, so the HTTP connection is reused) and closed.
+func (b *Backend) readResponse(resp *http.Response, id int64, sink Sink) (json.RawMessage, error) {
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
 		defer resp.Body.Close()
@@ -190,7 +189,7 @@ func readResponse(resp *http.Response, id int64) (json.RawMessage, error) {
 		}
 		return decodeResponse(b, id, false)
 	case "text/event-stream":
-		return readSSE(resp.Body, id)
+		return b.readSSE(resp.Body, id, sink)
 	}
 	resp.Body.Close()
 	return nil, fmt.Errorf("unsupported content type %q (HTTP %d)", ct, resp.StatusCode)
@@ -200,6 +199,7 @@ func readResponse(resp *http.Response, id int64) (json.RawMessage, error) {
 type envelope struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
 	Result json.RawMessage `json:"result"`
 	Error  *jsonrpc.Error  `json:"error"`
 }
@@ -214,6 +214,11 @@ func decodeResponse(b []byte, id int64, anyID bool) (json.RawMessage, error) {
 	if err := json.Unmarshal(b, &env); err != nil {
 		return nil, fmt.Errorf("malformed JSON-RPC message: %w", err)
 	}
+	return env.response(id, anyID)
+}
+
+// response is decodeResponse on a decoded message.
+func (env *envelope) response(id int64, anyID bool) (json.RawMessage, error) {
 	if env.Method != "" || (!anyID && string(env.ID) != strconv.FormatInt(id, 10)) {
 		return nil, errNotOurs
 	}
@@ -229,9 +234,11 @@ func decodeResponse(b []byte, id int64, anyID bool) (json.RawMessage, error) {
 	return env.Result, nil
 }
 
-// readSSE scans an SSE stream for the response to id. Notifications on it
-// (progress, log messages) are skipped: a Modern reply carries none.
-func readSSE(body io.ReadCloser, id int64) (json.RawMessage, error) {
+// readSSE scans an SSE stream for the response to id. The progress and
+// log notifications before it belong to this call and go to sink, in
+// order; any other message before the response is undeliverable (a
+// 2026-07-28 server sends no requests on it).
+func (b *Backend) readSSE(body io.ReadCloser, id int64, sink Sink) (json.RawMessage, error) {
 	er := wire.NewEventReader(body)
 	for {
 		data, err := er.Next()
@@ -242,11 +249,32 @@ func readSSE(body io.ReadCloser, id int64) (json.RawMessage, error) {
 			}
 			return nil, err
 		}
-		res, derr := decodeResponse(data, id, false)
+		var env envelope
+		if err := json.Unmarshal(data, &env); err != nil {
+			body.Close()
+			return nil, fmt.Errorf("malformed JSON-RPC message: %w", err)
+		}
+		if env.Method != "" {
+			b.notifyCall(sink, env.Method, env.Params)
+			continue
+		}
+		res, derr := env.response(id, false)
 		if !errors.Is(derr, errNotOurs) {
 			go drain(body) // the stream ends after the response
 			return res, derr
 		}
+	}
+}
+
+// notifyCall hands one message of a direct call's stream to its sink.
+func (b *Backend) notifyCall(sink Sink, method string, params json.RawMessage) {
+	switch {
+	case method != MethodProgress && method != MethodLog:
+		b.undeliverable(method, errors.New("not deliverable on a 2026-07-28 request stream"))
+	case sink == nil:
+		b.undeliverable(method, errors.New("the call has no stream for it"))
+	default:
+		sink.Notify(method, params)
 	}
 }
 

@@ -3,6 +3,7 @@ package backends
 import (
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -59,7 +60,7 @@ func TestReadResponse(t *testing.T) {
 				status = http.StatusOK
 			}
 			resp, body := response(status, c.ct, c.body)
-			res, err := readResponse(resp, 7)
+			res, err := (&Backend{log: slog.New(slog.DiscardHandler)}).readResponse(resp, 7, nil)
 			<-body.closed // always consumed and closed (perhaps in the background)
 			switch {
 			case c.wantCode != 0:

@@ -128,7 +128,7 @@ func (b *Backend) onListenMessage(m *jsonrpc.Request, want mcp.NotificationSubsc
 		}
 		acked()
 	case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
-		b.requestRefresh()
+		b.announceChange(m.Method)
 	case "notifications/resources/updated":
 		var p mcp.ResourceUpdatedNotificationParams
 		if err := json.Unmarshal(m.Params, &p); err == nil && p.URI != "" {
@@ -144,7 +144,7 @@ func (b *Backend) postListen(ctx context.Context, version, id string, want mcp.N
 	params := &mcp.SubscriptionsListenParams{Notifications: &want, Meta: mcp.Meta{
 		mcp.MetaKeyProtocolVersion:    version,
 		mcp.MetaKeyClientCapabilities: map[string]any{},
-		mcp.MetaKeyClientInfo:         clientInfo(),
+		mcp.MetaKeyClientInfo:         b.info,
 	}}
 	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": params})
 	if err != nil {

@@ -26,11 +26,12 @@ type Manager struct {
 }
 
 // NewManager builds (but does not connect) the backends of cfgs, in config
-// order, reporting inventories to agg.
-func NewManager(cfgs []config.Backend, agg *aggregator.Aggregator, log *slog.Logger) *Manager {
+// order, reporting inventories to agg; version is vmcp's, sent to every
+// backend as clientInfo.version.
+func NewManager(cfgs []config.Backend, agg *aggregator.Aggregator, log *slog.Logger, version string) *Manager {
 	m := &Manager{byName: map[string]*Backend{}, agg: agg, log: log}
 	for _, c := range cfgs {
-		b := newBackend(c, log, m.publish)
+		b := newBackend(c, log, version, m.publish)
 		m.list = append(m.list, b)
 		m.byName[c.Name] = b
 	}

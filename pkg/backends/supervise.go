@@ -52,9 +52,12 @@ func (b *Backend) supervise(ctx context.Context, firstDone func()) {
 // connectControl connects and lists the backend, publishing its inventory.
 func (b *Backend) connectControl(ctx context.Context) (*mcp.ClientSession, error) {
 	cs, _, err := b.connect(ctx, SessionOptions{Client: b.controlOptions(), CacheGuard: true,
-		Receiving: []mcp.Middleware{b.controlNotifications}}, b.protocolVersion(), -1)
+		Receiving: []mcp.Middleware{b.controlNotifications}, Tap: b.controlTap, TapLogs: true}, b.protocolVersion(), -1)
 	if err != nil {
 		return nil, err
+	}
+	if err := b.RaiseLogLevel(ctx, cs); err != nil { // Modern clients' logs (sink.go)
+		b.log.Warn("logging/setLevel debug not applied to the control connection", "error", err)
 	}
 	b.startEpoch(ctx, cs) // listens and resource subscriptions, before listing
 	inv, err := b.list(ctx, cs)
@@ -85,6 +88,7 @@ func (b *Backend) watch(ctx context.Context, cs *mcp.ClientSession) {
 		case <-closed:
 			return
 		case <-b.refresh:
+			announced := b.takeAnnounced()
 			inv, err := b.list(ctx, cs)
 			if err != nil {
 				b.log.Warn("refresh failed", "error", err)
@@ -94,6 +98,7 @@ func (b *Backend) watch(ctx context.Context, cs *mcp.ClientSession) {
 			b.mu.Lock()
 			b.tools = len(inv.Tools)
 			b.mu.Unlock()
+			inv.Announced = announced
 			b.sink(inv, true)
 		case <-tick.C:
 			if err := b.probe(ctx, cs); err != nil {

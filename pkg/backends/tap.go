@@ -12,8 +12,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Tap sees a backend session's incoming progress notifications and
-// server-to-client requests as they are read off the wire, before the SDK
+// Tap sees a backend session's incoming progress notifications (and log
+// messages, with SessionOptions.TapLogs) and server-to-client requests as
+// they are read off the wire, before the SDK
 // client handles them, so a notification is forwarded before the response
 // that follows it (the SDK completes calls before it dispatches queued
 // notifications). ctx is the backend HTTP request's context, which carries
@@ -26,6 +27,8 @@ type SessionOptions struct {
 	Receiving []mcp.Middleware   // client receiving middleware (e.g. roots/list)
 	Sending   []mcp.Middleware   // client sending middleware
 	Tap       Tap                // may be nil
+	// TapLogs also gives the Tap notifications/message (per-call sinks).
+	TapLogs bool
 	// CacheGuard zeroes the ttlMs of results before the go-sdk client can
 	// cache them (cacheguard.go); for connections shared by many clients.
 	CacheGuard bool
@@ -34,11 +37,14 @@ type SessionOptions struct {
 	Init func(context.Context, *mcp.ClientSession) error
 }
 
-// tapped reports whether a message with this method goes to the Tap.
-func tapped(method string) bool {
+// tapped reports whether a message with this method goes to the Tap
+// (notifications/message only with logs).
+func tapped(method string, logs bool) bool {
 	switch method {
 	case "notifications/progress", "elicitation/create", "sampling/createMessage", "roots/list":
 		return true
+	case MethodLog:
+		return logs
 	}
 	return false
 }
@@ -46,15 +52,18 @@ func tapped(method string) bool {
 // tapMarkers are cheap byte checks done before decoding an SSE event.
 var tapMarkers = [][]byte{[]byte(`notifications/progress`), []byte(`elicitation/create`), []byte(`sampling/createMessage`), []byte(`roots/list`)}
 
+var logMarker = []byte(MethodLog)
+
 // tapHTTP wraps a backend session's HTTP client so every SSE response body
 // is scanned event by event and tapped messages reach the Tap first.
-func tapHTTP(base *http.Client, tap Tap) *http.Client {
-	return &http.Client{Transport: &tapTransport{base: base.Transport, tap: tap}}
+func tapHTTP(base *http.Client, tap Tap, logs bool) *http.Client {
+	return &http.Client{Transport: &tapTransport{base: base.Transport, tap: tap, logs: logs}}
 }
 
 type tapTransport struct {
 	base http.RoundTripper
 	tap  Tap
+	logs bool
 }
 
 func (t *tapTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -62,7 +71,7 @@ func (t *tapTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		return resp, err
 	}
-	resp.Body = &tapBody{ctx: req.Context(), src: bufio.NewReaderSize(resp.Body, tapBufSize), body: resp.Body, tap: t.tap}
+	resp.Body = &tapBody{ctx: req.Context(), src: bufio.NewReaderSize(resp.Body, tapBufSize), body: resp.Body, tap: t.tap, logs: t.logs}
 	return resp, nil
 }
 
@@ -73,6 +82,7 @@ type tapBody struct {
 	src     *bufio.Reader
 	body    io.Closer
 	tap     Tap
+	logs    bool   // also tap notifications/message
 	pending []byte // bytes of the current event not yet returned
 	event   []byte // reused buffer
 	err     error
@@ -116,9 +126,9 @@ func (b *tapBody) readEvent() {
 	}
 	// Only events that mention a tapped method (rare) have their data
 	// gathered and decoded; the rest pass through untouched.
-	if hasMarker(b.event) {
+	if hasMarker(b.event, b.logs) {
 		if msg, err := jsonrpc.DecodeMessage(eventData(b.event)); err == nil {
-			if r, ok := msg.(*jsonrpc.Request); ok && tapped(r.Method) {
+			if r, ok := msg.(*jsonrpc.Request); ok && tapped(r.Method, b.logs) {
 				b.tap(b.ctx, r)
 			}
 		}
@@ -140,13 +150,13 @@ func eventData(event []byte) []byte {
 	return data
 }
 
-func hasMarker(data []byte) bool {
+func hasMarker(data []byte, logs bool) bool {
 	for _, m := range tapMarkers {
 		if bytes.Contains(data, m) {
 			return true
 		}
 	}
-	return false
+	return logs && bytes.Contains(data, logMarker)
 }
 
 func (b *tapBody) Close() error { return b.body.Close() }
@@ -155,7 +165,8 @@ func (b *tapBody) Close() error { return b.body.Close() }
 // connection's Read taps messages before the SDK sees them.
 type tapTransportConn struct {
 	mcp.Transport
-	tap Tap
+	tap  Tap
+	logs bool
 }
 
 func (t *tapTransportConn) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -163,17 +174,18 @@ func (t *tapTransportConn) Connect(ctx context.Context) (mcp.Connection, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &tapConn{Connection: c, tap: t.tap}, nil
+	return &tapConn{Connection: c, tap: t.tap, logs: t.logs}, nil
 }
 
 type tapConn struct {
 	mcp.Connection
-	tap Tap
+	tap  Tap
+	logs bool
 }
 
 func (c *tapConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
-	if r, ok := msg.(*jsonrpc.Request); ok && err == nil && tapped(r.Method) {
+	if r, ok := msg.(*jsonrpc.Request); ok && err == nil && tapped(r.Method, c.logs) {
 		c.tap(context.Background(), r)
 	}
 	return msg, err

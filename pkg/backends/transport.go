@@ -79,7 +79,7 @@ func newTransport(cfg config.Backend, hc *http.Client, retries int) (mcp.Transpo
 		}
 		return &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, MaxRetries: retries}, nil
 	case config.TransportSSE:
-		return &mcp.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: hc}, nil
+		return &sseTransport{&mcp.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: hc}}, nil
 	case config.TransportStdio:
 		cmd := exec.Command(cfg.Command, cfg.Args...)
 		cmd.Env = os.Environ()
@@ -90,4 +90,38 @@ func newTransport(cfg config.Backend, hc *http.Client, retries int) (mcp.Transpo
 		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
 	}
 	return nil, fmt.Errorf("backend %q: unsupported transport %q", cfg.Name, cfg.Transport)
+}
+
+// sseTransport is the go-sdk SSE client transport with its event stream
+// (the GET made by Connect) outliving the connect timeout: the SDK binds
+// that GET to Connect's context, so the stream ended (EOF) as soon as the
+// connection was set up. The connect context still bounds the dial; the
+// stream ends when the connection is closed.
+type sseTransport struct{ *mcp.SSEClientTransport }
+
+func (t *sseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel) // until connected
+	c, err := t.SSEClientTransport.Connect(sctx)
+	if !stop() || err != nil {
+		cancel()
+		if err == nil {
+			_ = c.Close()
+			err = ctx.Err()
+		}
+		return nil, err
+	}
+	return &sseConn{Connection: c, cancel: cancel}, nil
+}
+
+// sseConn ends the event stream's context when the connection closes.
+type sseConn struct {
+	mcp.Connection
+	cancel context.CancelFunc
+}
+
+func (c *sseConn) Close() error {
+	err := c.Connection.Close()
+	c.cancel()
+	return err
 }

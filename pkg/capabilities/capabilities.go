@@ -11,7 +11,7 @@ import "github.com/modelcontextprotocol/go-sdk/mcp"
 type Deliverable struct {
 	ListChanged     bool // notifications/{tools,resources,prompts}/list_changed
 	ResourceUpdates bool // notifications/resources/updated for subscribed URIs
-	Logging         bool // notifications/message (Legacy logging/setLevel)
+	Logging         bool // notifications/message (Legacy logging/setLevel; Modern _meta logLevel)
 }
 
 // Compute merges the backends' capabilities (nil entries are skipped) into

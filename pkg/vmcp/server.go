@@ -94,8 +94,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.agg = aggregator.New(policy(cfg), log)
-	s.mgr = backends.NewManager(cfg.Backends, s.agg, log)
-	backends.Version = Version
+	s.mgr = backends.NewManager(cfg.Backends, s.agg, log, Version)
 	wait := opts.StartWait
 	if wait <= 0 {
 		wait = 10 * time.Second
@@ -149,10 +148,11 @@ func (s *Server) legacyCapabilities() *mcp.ServerCapabilities {
 	return capabilities.Compute(s.mgr.Capabilities(), legacyDeliverable)
 }
 
-// modernDeliverable is what vmcp delivers to Modern clients on
-// subscriptions/listen streams: list changes of the catalogue and updates
-// of subscribed resources (no logging: 2026-07-28 has no logging/setLevel).
-var modernDeliverable = capabilities.Deliverable{ListChanged: true, ResourceUpdates: true}
+// modernDeliverable is what vmcp delivers to Modern clients: list changes
+// of the catalogue and updates of subscribed resources on
+// subscriptions/listen streams, and backends' log messages on the stream
+// of each request that set _meta logLevel (pkg/dispatch/modern stream.go).
+var modernDeliverable = capabilities.Deliverable{ListChanged: true, ResourceUpdates: true, Logging: true}
 
 func (s *Server) modernCapabilities() *mcp.ServerCapabilities {
 	return capabilities.Compute(s.mgr.Capabilities(), modernDeliverable)

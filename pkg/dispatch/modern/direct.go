@@ -29,6 +29,7 @@ func (d *Dispatcher) callToolDirect(ctx context.Context, rq *request, t upstream
 		meta = make(mcp.Meta, 3) // Direct adds protocolVersion and clientInfo
 	}
 	meta[mcp.MetaKeyClientCapabilities] = rq.clientCaps
+	meta = rq.stream.backendMeta(meta, true)
 	params := &mcp.CallToolParams{
 		Meta:           meta,
 		Name:           t.Name,
@@ -39,7 +40,7 @@ func (d *Dispatcher) callToolDirect(ctx context.Context, rq *request, t upstream
 	if len(p.Arguments) > 0 {
 		params.Arguments = p.Arguments
 	}
-	raw, err := t.Backend.Direct(ctx, version, backends.DirectRequest{Method: "tools/call", Name: t.Name, Params: params})
+	raw, err := t.Backend.Direct(ctx, version, backends.DirectRequest{Method: "tools/call", Name: t.Name, Params: params, Sink: rq.stream.sink()})
 	if err != nil {
 		return nil, err
 	}

@@ -110,6 +110,7 @@ func (d *Dispatcher) serveMRTR(rq *request, c *mrtrCall) ([]byte, error) {
 		return nil, err
 	}
 	c.backend, c.target = t.Backend.Name(), t.Name
+	st := d.newCallStream(rq, c.backend, c.meta)
 	switch t.Via {
 	case upstream.ViaParked:
 		declared, _ := rq.clientCaps.(map[string]any)
@@ -128,16 +129,29 @@ func (d *Dispatcher) serveMRTR(rq *request, c *mrtrCall) ([]byte, error) {
 	if err != nil {
 		return nil, d.core.Start(req, t)(err)
 	}
-	if !t.Backend.Modern() {
+	modern := t.Backend.Modern()
+	if !modern {
 		c.responses, inner = nil, "" // a Legacy backend knows no multi round-trip
 	}
 	res, err := upstream.Call(d.core, rq.r.Context(), req, t, func(ctx context.Context) (any, error) {
-		return c.send(ctx, cs, d.forwardMeta(rq, cs, c.meta), c.responses, inner)
+		return d.callShared(ctx, rq, t.Backend, cs, c, st, modern, inner)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return d.finish(c, res, retry)
+}
+
+// callShared sends c on b's control connection cs, shared by every Modern
+// client, under the call core's ctx: the client's progressToken is
+// replaced by one minted for this call, and what the backend sends during
+// the call reaches st (by that token, by the call's context on HTTP, as
+// b's only call over stdio).
+func (d *Dispatcher) callShared(ctx context.Context, rq *request, b *backends.Backend, cs *mcp.ClientSession, c *mrtrCall, st *callStream, modern bool, inner string) (any, error) {
+	release := b.Attach(st, st.minted)
+	defer release()
+	meta := st.backendMeta(d.forwardMeta(rq, cs, c.meta), modern)
+	return c.send(backends.WithSink(ctx, st), cs, meta, c.responses, inner)
 }
 
 // pinnedTool is the catalogue's tool for a tools/call retry pinned to the

@@ -82,7 +82,7 @@ func TestListenAckThenResult(t *testing.T) {
 // tools.listChanged, so a listen for it is honored and stays open.
 func listenDispatcher(t *testing.T) (*modern.Dispatcher, string) {
 	agg := aggregator.New(aggregator.Policy{}, nil)
-	mgr := backends.NewManager(nil, agg, slog.New(slog.DiscardHandler))
+	mgr := backends.NewManager(nil, agg, slog.New(slog.DiscardHandler), "test")
 	d := modern.New(agg, mgr, modern.Options{
 		Codec: pagination.NewCodec(bytes.Repeat([]byte("k"), 32)),
 		Capabilities: func() *mcp.ServerCapabilities {

@@ -3,7 +3,8 @@
 // capabilities in _meta, is parsed once, validated (headers, _meta, size,
 // media type), routed through the aggregator's catalogue to the backend's
 // shared control connection, and answered with one JSON reply, or an SSE
-// stream for subscriptions/listen (listen.go). No per-request
+// stream for subscriptions/listen (listen.go) and for a call with progress
+// or logs to deliver (stream.go). No per-request
 // mcp.ServerSession exists. Multi round-trip requests pass through Modern
 // backends with sealed requestState and are parked for Legacy ones
 // (forward.go, park.go, pool.go).
@@ -154,9 +155,10 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 		modern:   slices.DeleteFunc(slices.Clone(versions), func(v string) bool { return v < FirstVersion }),
 		state:    opts.State,
 		parked:   opts.Parked,
-		pool:     newSessionPool(opts.Logger),
 	}
+	d.pool = newSessionPool(opts.Logger, d.undeliverable)
 	mgr.OnResourceUpdated(d.subs.ResourceUpdated)
+	mgr.OnUndeliverable(d.undeliverable) // progress and logs that reach no call (stream.go)
 	agg.OnChange(d.catalogueChanged)
 	return d
 }

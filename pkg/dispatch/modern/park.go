@@ -52,8 +52,14 @@ func (d *Dispatcher) park(rq *request, req *upstream.Request, t upstream.Target,
 		done()
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "recording the call: " + err.Error()}
 	}
-	ps.bind(call)
 	meta := backends.ForwardMeta(c.meta)
+	token := rq.stream.minted // progress reaches whichever request waits (drive)
+	if token != "" {
+		meta["progressToken"] = token
+	}
+	ps.bind(call, token)
+	ps.out.Store(rq.stream)
+	d.pool.track(call.ID, ps)
 	var broken bool // written by the call, read by its cleanup (same goroutine)
 	call.Start(func(ctx context.Context) (any, error) {
 		res, err := c.send(ctx, ps.cs, meta, nil, "")
@@ -61,7 +67,8 @@ func (d *Dispatcher) park(rq *request, req *upstream.Request, t upstream.Target,
 		broken = err != nil && ctx.Err() == nil && !errors.As(err, &we)
 		return res, err
 	}, func(abandoned bool) {
-		ps.bind(nil)
+		d.pool.track(call.ID, nil)
+		ps.bind(nil, "")
 		d.pool.put(ps, !abandoned && !broken)
 		d.parked.Remove(call.ID)
 		done()
@@ -95,14 +102,20 @@ func (d *Dispatcher) resume(rq *request, c *mrtrCall, st mrtr.State) ([]byte, er
 		return nil, err
 	}
 	c.backend = st.Backend
+	d.newCallStream(rq, st.Backend, c.meta)
 	return d.drive(rq, req, t, c, call)
 }
 
 // drive waits for the call's next outcome on behalf of rq, counted by the
 // call core as one backend request: the result, or the backend's requests
-// as an input_required result (the call parks).
+// as an input_required result (the call parks). While it waits, the call's
+// progress and logs go to rq's stream.
 func (d *Dispatcher) drive(rq *request, req *upstream.Request, t upstream.Target, c *mrtrCall, call *mrtr.Call) ([]byte, error) {
 	b, done := t.Backend, d.core.Start(req, t)
+	if ps := d.pool.tracked(call.ID); ps != nil {
+		ps.out.Store(rq.stream)
+		defer ps.out.CompareAndSwap(rq.stream, nil)
+	}
 	out, err := call.Next(rq.r.Context(), b.Timeout())
 	switch {
 	case errors.Is(err, mrtr.ErrBackendIdle):

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/mrtr"
@@ -27,17 +28,50 @@ const (
 // park. It serves one call at a time (cur), so each server-to-client
 // request it receives belongs to exactly that call.
 type parkSession struct {
-	cs    *mcp.ClientSession
-	key   string
-	caps  *mcp.ClientCapabilities
-	cur   atomic.Pointer[mrtr.Call]
-	dead  atomic.Bool // the session ended (its Wait returned)
-	since time.Time   // idle since (under sessionPool.mu)
+	cs      *mcp.ClientSession
+	key     string
+	caps    *mcp.ClientCapabilities
+	backend string
+	miss    func(method, backend string, err error) // undeliverable messages
+	cur     atomic.Pointer[mrtr.Call]
+	token   atomic.Pointer[string]     // the progress token the current call sent the backend
+	out     atomic.Pointer[callStream] // the client request waiting on the current call (drive)
+	dead    atomic.Bool                // the session ended (its Wait returned)
+	since   time.Time                  // idle since (under sessionPool.mu)
 }
 
 // bind makes c the call this session's server-to-client requests go to
-// (nil: none; such requests fail).
-func (ps *parkSession) bind(c *mrtr.Call) { ps.cur.Store(c) }
+// (nil: none; such requests fail), with the progress token it sends the
+// backend ("" for none).
+func (ps *parkSession) bind(c *mrtr.Call, token string) {
+	ps.token.Store(&token)
+	ps.out.Store(nil)
+	ps.cur.Store(c)
+}
+
+// notify is the tap of a parkSession: the backend's progress and log
+// messages during the current call go to the client request waiting on it
+// now (park.go drive), under that request's own progressToken and filtered
+// by its own logLevel; with no request waiting (between rounds), or a
+// progress token the call did not send, they are dropped and counted.
+func (ps *parkSession) notify(_ context.Context, msg *jsonrpc.Request) {
+	if msg.Method != backends.MethodProgress && msg.Method != backends.MethodLog {
+		return // server-to-client requests: serverRequests
+	}
+	if msg.Method == backends.MethodProgress {
+		tok, err := backends.TokenOf(msg.Params)
+		if want := ps.token.Load(); err != nil || want == nil || *want == "" || tok != *want {
+			ps.miss(msg.Method, ps.backend, fmt.Errorf("progress token %s not sent by the parked call", tok))
+			return
+		}
+	}
+	out := ps.out.Load()
+	if out == nil {
+		ps.miss(msg.Method, ps.backend, errors.New("no client request is waiting on the parked call"))
+		return
+	}
+	out.deliver(msg.Method, msg.Params)
+}
 
 // serverRequests is receiving middleware on a parkSession: the backend's
 // elicitation/create, sampling/createMessage and roots/list go to the
@@ -83,16 +117,34 @@ func (ps *parkSession) serverRequests(next mcp.MethodHandler) mcp.MethodHandler 
 // capabilities and the same principal (backends.Backend.Principal).
 type sessionPool struct {
 	log    *slog.Logger
-	stop   chan struct{} // closed by close: ends the janitor
+	miss   func(method, backend string, err error) // undeliverable messages of parked calls
+	stop   chan struct{}                           // closed by close: ends the janitor
 	mu     sync.Mutex
 	idle   map[string][]*parkSession
 	closed bool
+	calls  sync.Map // parked call ID → its *parkSession, while the call runs
+}
+
+// track records ps as the session running the parked call id (nil: none).
+func (p *sessionPool) track(id string, ps *parkSession) {
+	if ps == nil {
+		p.calls.Delete(id)
+		return
+	}
+	p.calls.Store(id, ps)
+}
+
+// tracked returns the session running the parked call id, or nil.
+func (p *sessionPool) tracked(id string) *parkSession {
+	ps, _ := p.calls.Load(id)
+	s, _ := ps.(*parkSession)
+	return s
 }
 
 // newSessionPool returns an empty pool and starts its janitor, which
 // closes sessions idle beyond maxIdleAge until close.
-func newSessionPool(log *slog.Logger) *sessionPool {
-	p := &sessionPool{log: log, stop: make(chan struct{}), idle: map[string][]*parkSession{}}
+func newSessionPool(log *slog.Logger, miss func(method, backend string, err error)) *sessionPool {
+	p := &sessionPool{log: log, miss: miss, stop: make(chan struct{}), idle: map[string][]*parkSession{}}
 	go p.janitor()
 	return p
 }
@@ -156,13 +208,18 @@ func (p *sessionPool) get(ctx context.Context, b *backends.Backend, caps *mcp.Cl
 	if got != nil {
 		return got, nil
 	}
-	ps := &parkSession{key: key, caps: caps}
+	ps := &parkSession{key: key, caps: caps, backend: b.Name(), miss: p.miss}
 	cs, err := b.Open(context.WithoutCancel(ctx), backends.SessionOptions{
 		Client:    &mcp.ClientOptions{Capabilities: caps, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}},
 		Receiving: []mcp.Middleware{ps.serverRequests},
+		Tap:       ps.notify,
+		TapLogs:   true,
 	})
 	if err != nil {
 		return nil, err
+	}
+	if err := b.RaiseLogLevel(ctx, cs); err != nil { // filtered per request (notify)
+		p.log.Warn("logging/setLevel debug not applied to a parked call's backend session", "backend", b.Name(), "error", err)
 	}
 	ps.cs = cs
 	go func() { // ends when the session closes (put, close or the backend)

@@ -42,17 +42,33 @@ func (rq *request) reply(result []byte) {
 	buf = append(buf, `,"result":`...)
 	buf = append(buf, result...)
 	buf = append(buf, '}')
+	if rq.stream != nil {
+		rq.stream.finish(http.StatusOK, buf) // the last event once the response is SSE
+		return
+	}
 	writeJSON(rq.w, http.StatusOK, buf)
 }
 
-// fail writes an error response with the status of its code.
+// fail writes an error response with the status of its code (as the last
+// event instead when the request's SSE response has begun).
 func (rq *request) fail(jerr *jsonrpc.Error) {
-	writeError(rq.w, statusFor(jerr.Code), rq.id, jerr)
+	body := errorBody(rq.id, jerr)
+	if rq.stream != nil {
+		rq.stream.finish(statusFor(jerr.Code), body)
+		return
+	}
+	writeJSON(rq.w, statusFor(jerr.Code), body)
 }
 
 // writeError writes a JSON-RPC error response echoing the raw id; with no
 // id (a notification, or an unreadable one) the id is omitted.
 func writeError(w http.ResponseWriter, status int, id json.RawMessage, jerr *jsonrpc.Error) {
+	writeJSON(w, status, errorBody(id, jerr))
+}
+
+// errorBody is the JSON-RPC error response echoing the raw id (omitted
+// when nil).
+func errorBody(id json.RawMessage, jerr *jsonrpc.Error) []byte {
 	body, err := json.Marshal(jerr)
 	if err != nil {
 		body = []byte(`{"code":-32603,"message":"unencodable error"}`)
@@ -66,8 +82,7 @@ func writeError(w http.ResponseWriter, status int, id json.RawMessage, jerr *jso
 	}
 	buf = append(buf, `"error":`...)
 	buf = append(buf, body...)
-	buf = append(buf, '}')
-	writeJSON(w, status, buf)
+	return append(buf, '}')
 }
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) {

@@ -36,9 +36,10 @@ type request struct {
 	params       json.RawMessage
 	version      string // MCP-Protocol-Version header
 	notification bool
-	clientCaps   any    // _meta clientCapabilities, forwarded to Modern backends
-	written      bool   // the handler wrote the response itself (listen)
-	body         []byte // the raw body (handed over intact by Options.ResumeOn)
+	clientCaps   any         // _meta clientCapabilities, forwarded to Modern backends
+	written      bool        // the handler wrote the response itself (listen)
+	body         []byte      // the raw body (handed over intact by Options.ResumeOn)
+	stream       *callStream // progress and logs of a call (stream.go); nil otherwise
 }
 
 // parse checks the HTTP request and decodes the JSON-RPC envelope. On

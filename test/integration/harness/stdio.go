@@ -21,8 +21,10 @@ var stdioBuild struct {
 // server program in ./stdioserver, whose tools are "echo" (returns its
 // "text" argument), "whoami" (a random id per process, so one process per
 // client session is observable), "counter" (a per-session counter from
-// 1), "roots" (the client's roots, comma-separated) and "roots_changed"
-// (notifications/roots/list_changed received). The program is built once
+// 1), "roots" (the client's roots, comma-separated), "roots_changed"
+// (notifications/roots/list_changed received) and "report" (one log per
+// level debug/info/warning/error, then progress 1..n; returns
+// "reported:<marker>"). The program is built once
 // per test binary with `go build` into a temporary directory; a build
 // failure fails the test.
 func StdioBackend(t testing.TB, name string) config.Backend {

@@ -2,8 +2,12 @@
 // harness.StdioBackend. Tools: "echo" returns its "text" argument,
 // "whoami" returns an id drawn at random when the process starts,
 // "counter" returns a per-session counter starting at 1, "roots" returns
-// the client's roots (roots/list) as comma-separated URIs, and
-// "roots_changed" how many notifications/roots/list_changed it received.
+// the client's roots (roots/list) as comma-separated URIs,
+// "roots_changed" how many notifications/roots/list_changed it received,
+// and "report" sends one log message per level (debug, info, warning,
+// error; data {marker, level}), then n progress notifications 1..n (with
+// the request's token, the marker as message), and returns
+// "reported:<marker>".
 // With STDIOSERVER_LEGACY set it negotiates only Legacy revisions.
 package main
 
@@ -77,7 +81,32 @@ func main() {
 			}
 			return text(strings.Join(uris, ",")), nil
 		})
+	s.AddTool(&mcp.Tool{Name: "report", InputSchema: map[string]any{"type": "object"}}, report)
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Printf("stdioserver: %v", err)
 	}
+}
+
+// report is the "report" tool: logs at four levels, then progress 1..n.
+func report(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var args struct {
+		Marker string `json:"marker"`
+		N      int    `json:"n"`
+	}
+	_ = json.Unmarshal(req.Params.Arguments, &args)
+	for _, lv := range []mcp.LoggingLevel{"debug", "info", "warning", "error"} {
+		data := map[string]any{"marker": args.Marker, "level": string(lv)}
+		if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: lv, Logger: "report", Data: data}); err != nil {
+			return nil, err
+		}
+	}
+	if tok := req.Params.GetProgressToken(); tok != nil {
+		for i := 1; i <= args.N; i++ {
+			p := &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: float64(args.N), Message: args.Marker}
+			if err := req.Session.NotifyProgress(ctx, p); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "reported:" + args.Marker}}}, nil
 }

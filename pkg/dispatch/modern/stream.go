@@ -1,0 +1,165 @@
+package modern
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/wire"
+)
+
+// Progress and logs for Modern clients (2026-07-28): a request whose _meta
+// carries a progressToken gets notifications/progress, and one with
+// _meta["io.modelcontextprotocol/logLevel"] gets notifications/message at
+// or above that level, on its own response. The response stays a plain JSON
+// body until the first such notification; then it becomes text/event-stream
+// and the result (or error) is its last event. A request without logLevel
+// never gets a log message (logging: "MUST NOT").
+
+// callStream is the backends.Sink of one Modern request: the seam between a
+// backend call (direct POST, shared control connection, parked session) and
+// the client's response. The dispatcher creates it in serveMRTR; backends
+// deliver to it through Notify (direct.go readSSE, the control connection's
+// tap via WithSink/Attach) and parked calls through deliver (park.go).
+type callStream struct {
+	rq       *request
+	d        *Dispatcher       // counts undeliverable messages
+	backend  string            // for undeliverable messages
+	token    json.RawMessage   // the client's progressToken exactly as sent; nil: none
+	minted   string            // the token the backend sees instead ("" without token)
+	minLevel int               // index in logLevels of the lowest level delivered; -1: no logs
+	ew       *wire.EventWriter // the response: JSON until the first notification, then SSE (nil unless asked)
+}
+
+// logLevels are the 2026-07-28 (RFC 5424) log levels, least severe first.
+var logLevels = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// newCallStream returns the stream of rq for a call to backend, reading the
+// client's progressToken (raw, from the request's params) and logLevel from
+// meta. An unknown level asks for no logs.
+func (d *Dispatcher) newCallStream(rq *request, backend string, meta mcp.Meta) *callStream {
+	s := &callStream{rq: rq, d: d, backend: backend, minLevel: -1}
+	if lv, ok := meta[mcp.MetaKeyLogLevel].(string); ok {
+		s.minLevel = slices.Index(logLevels, mcp.LoggingLevel(lv))
+	}
+	if _, ok := meta["progressToken"]; ok {
+		var p struct {
+			Meta struct {
+				Token json.RawMessage `json:"progressToken"`
+			} `json:"_meta"`
+		}
+		if json.Unmarshal(rq.params, &p) == nil && len(p.Meta.Token) > 0 && !bytes.Equal(p.Meta.Token, []byte("null")) {
+			s.token, s.minted = p.Meta.Token, backends.ProgressToken()
+		}
+	}
+	if s.asked() {
+		s.ew = wire.NewEventWriter(rq.w)
+	}
+	rq.stream = s
+	return s
+}
+
+// asked reports whether the client asked for progress or logs.
+func (s *callStream) asked() bool { return s.token != nil || s.minLevel >= 0 }
+
+// sink is s as the Sink of a direct call: nil when nothing was asked, so
+// the backend's stream is read as before.
+func (s *callStream) sink() backends.Sink {
+	if !s.asked() {
+		return nil
+	}
+	return s
+}
+
+// backendMeta sets in m (the _meta sent to the backend) the minted
+// progress token in place of the client's, and for a Modern backend the
+// client's logLevel. m may be nil.
+func (s *callStream) backendMeta(m mcp.Meta, modern bool) mcp.Meta {
+	if s.minted == "" && (!modern || s.minLevel < 0) {
+		return m
+	}
+	if m == nil {
+		m = make(mcp.Meta, 4)
+	}
+	if s.minted != "" {
+		m["progressToken"] = s.minted
+	}
+	if modern && s.minLevel >= 0 {
+		m[mcp.MetaKeyLogLevel] = logLevels[s.minLevel]
+	}
+	return m
+}
+
+// Notify is backends.Sink: progress must carry the token minted for this
+// call (anything else is dropped and counted); then deliver.
+func (s *callStream) Notify(method string, params json.RawMessage) {
+	if method == backends.MethodProgress {
+		tok, err := backends.TokenOf(params)
+		if err != nil || s.minted == "" || tok != s.minted {
+			s.undeliverable(method, errors.New("progress token not sent by vmcp for this call"))
+			return
+		}
+	}
+	s.deliver(method, params)
+}
+
+// deliver writes one notification of the backend's call to the client:
+// progress under the client's own token, logs at or above its level (the
+// rest are dropped as asked, not counted).
+func (s *callStream) deliver(method string, params json.RawMessage) {
+	switch method {
+	case backends.MethodProgress:
+		if s.token == nil {
+			s.undeliverable(method, errors.New("the waiting request sent no progressToken"))
+			return
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(params, &m); err != nil {
+			s.undeliverable(method, err)
+			return
+		}
+		m["progressToken"] = s.token
+		params, _ = json.Marshal(m)
+	case backends.MethodLog:
+		var p struct {
+			Level mcp.LoggingLevel `json:"level"`
+		}
+		if s.minLevel < 0 || json.Unmarshal(params, &p) != nil || slices.Index(logLevels, p.Level) < s.minLevel {
+			return
+		}
+	default:
+		s.undeliverable(method, errors.New("not deliverable on a 2026-07-28 request stream"))
+		return
+	}
+	if err := s.ew.Send(wire.Notification(method, params)); err != nil {
+		s.undeliverable(method, err)
+	}
+}
+
+// finish writes the response msg: the last event when the SSE response has
+// begun, else a JSON body with status; later notifications are
+// undeliverable.
+func (s *callStream) finish(status int, msg []byte) {
+	if s.ew == nil { // nothing asked, nothing written before
+		writeJSON(s.rq.w, status, msg)
+		return
+	}
+	if err := s.ew.Final(status, msg); err != nil {
+		s.d.log.Debug("response not written", "backend", s.backend, "error", err)
+	}
+}
+
+func (s *callStream) undeliverable(method string, err error) {
+	s.d.undeliverable(method, s.backend, err)
+}
+
+// undeliverable logs and counts (vmcp_undeliverable_messages_total) a
+// backend's message that reaches no client; also the handler of
+// backends.Manager.OnUndeliverable.
+func (d *Dispatcher) undeliverable(method, backend string, err error) {
+	d.opts.Metrics.Undeliverable.WithLabelValues(method).Inc()
+	d.log.Warn("message not delivered", "method", method, "backend", backend, "error", err)
+}
