@@ -3,6 +3,7 @@ package vmcp
 import (
 	"context"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 
@@ -114,10 +115,11 @@ func observe(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		var meta map[string]any
-		if p := req.GetParams(); p != nil {
-			meta = p.GetMeta()
+		name := ""
+		if p := req.GetParams(); p != nil && !reflect.ValueOf(p).IsNil() { // params may be a typed nil (none sent)
+			meta, name = p.GetMeta(), target(p)
 		}
-		x.Observe(method, target(req.GetParams()), meta)
+		x.Observe(method, name, meta)
 		res, err := next(ctx, method, req)
 		if err != nil {
 			x.Fail(tracing.ErrorType(err))
@@ -126,7 +128,8 @@ func observe(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// target is the tool or prompt name or resource URI a request names.
+// target is the tool or prompt name or resource URI a request names (p
+// is not nil).
 func target(p mcp.Params) string {
 	switch p := p.(type) {
 	case *mcp.CallToolParamsRaw:

@@ -2,6 +2,7 @@ package vmcp_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -329,4 +330,35 @@ func TestTracingModernSharedConnectionCallSpans(t *testing.T) {
 	backend := log.await(t, trace.SpanKindClient, "tools/call echo")
 	server := log.await(t, trace.SpanKindServer, "tools/call alpha_echo")
 	requireChild(t, server, backend, "shared")
+}
+
+// Regression: a Legacy request without params (tools/list sent bare) has
+// typed-nil params in the go-sdk middleware; observing it must not panic.
+func TestTracingLegacyRequestWithoutParamsIsServed(t *testing.T) {
+	log, opts := newSpanLog(t)
+	b := startTracedBackend(t, false)
+	v := harness.StartVMCPWithOptions(t, opts, nil, b.config())
+	post := func(sid, body string) (*http.Response, string) {
+		req, err := http.NewRequest(http.MethodPost, v.URL, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return resp, string(data)
+	}
+	resp, _ := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	require.NotEmpty(t, sid)
+	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	resp, body := post(sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, body, "alpha_echo")
+	require.Equal(t, sid, attrs(log.await(t, trace.SpanKindServer, "tools/list"))["mcp.session.id"])
 }
