@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // metaCarrier reads trace context from a request's _meta (the MCP
@@ -37,6 +38,52 @@ func (x *Exchange) ObserveRawMeta(method, name string, meta json.RawMessage) {
 		_ = json.Unmarshal(meta, &m) // not an object: no parent from it
 	}
 	x.Observe(method, name, m)
+}
+
+// traceKeys are the _meta keys the MCP convention carries trace context in.
+var traceKeys = []string{"traceparent", "tracestate", "baggage"}
+
+// RewriteMetaRaw returns a request's raw _meta with its trace context
+// (traceparent, tracestate, baggage) replaced by ctx's, so a backend that
+// reads _meta (MCP convention) sees vmcp's span as parent, as the header
+// says. A _meta without traceparent, or a ctx without a span, is returned
+// as is (no decode).
+func RewriteMetaRaw(ctx context.Context, meta json.RawMessage) json.RawMessage {
+	if !bytes.Contains(meta, []byte("traceparent")) || !trace.SpanContextFromContext(ctx).IsValid() {
+		return meta
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(meta, &m) != nil {
+		return meta
+	}
+	carrier := propagation.MapCarrier{}
+	Propagator.Inject(ctx, carrier)
+	for _, k := range traceKeys {
+		delete(m, k)
+		if v, ok := carrier[k]; ok {
+			m[k], _ = json.Marshal(v)
+		}
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return meta
+	}
+	return out
+}
+
+// RewriteMeta is RewriteMetaRaw for a decoded _meta, changed in place.
+func RewriteMeta(ctx context.Context, meta map[string]any) {
+	if _, ok := meta["traceparent"]; !ok || !trace.SpanContextFromContext(ctx).IsValid() {
+		return
+	}
+	carrier := propagation.MapCarrier{}
+	Propagator.Inject(ctx, carrier)
+	for _, k := range traceKeys {
+		delete(meta, k)
+		if v, ok := carrier[k]; ok {
+			meta[k] = v
+		}
+	}
 }
 
 // withBaggage returns ctx with from's baggage, if any.

@@ -157,7 +157,7 @@ func (d *Dispatcher) relayCall(w http.ResponseWriter, r *http.Request, s *client
 		params[relayMethods[m.Method]] = wire.AppendString(nil, t.Name)
 	}
 	if meta, ok := params["_meta"]; ok {
-		if params["_meta"] = backends.ForwardMetaRaw(meta); params["_meta"] == nil {
+		if params["_meta"] = backends.ForwardMetaRaw(tracing.RewriteMetaRaw(ctx, meta)); params["_meta"] == nil {
 			delete(params, "_meta")
 		}
 	}
