@@ -31,24 +31,25 @@ const ExchangeHeader = "Vmcp-Exchange"
 // the request ends, with the request's arrival as its start time. Safe for
 // concurrent use; reports after End are ignored.
 type Exchange struct {
-	tracer   trace.Tracer
-	start    time.Time
-	id       string
-	verb     string          // the HTTP method
-	parent   context.Context // the client's traceparent and baggage (header)
-	revision string
-	proto    string // HTTP/1.1, HTTP/2.0
-	version  string // the MCP-Protocol-Version header
-	mu       sync.Mutex
-	span     trace.Span // nil until started
-	ctx      context.Context
-	method   string
-	name     string
-	header   [2]string // method and name the headers gave
-	backend  string
-	errType  string
-	ended    bool
-	observed bool // method reported by a dispatcher or the core
+	tracer    trace.Tracer
+	start     time.Time
+	id        string
+	verb      string          // the HTTP method
+	parent    context.Context // the client's traceparent and baggage (header)
+	revision  string
+	proto     string // HTTP/1.1, HTTP/2.0
+	version   string // the MCP-Protocol-Version header
+	mu        sync.Mutex
+	span      trace.Span // nil until started
+	ctx       context.Context
+	method    string
+	name      string
+	header    [2]string // method and name the headers gave
+	backend   string
+	errType   string
+	ended     bool
+	forwarded bool // served by another node (Forward)
+	observed  bool // method reported by a dispatcher or the core
 }
 
 var (
@@ -149,6 +150,19 @@ func (x *Exchange) Context(ctx context.Context) context.Context {
 	return withBaggage(ctx, sctx)
 }
 
+// Forward puts the request's span context into h, the header of the
+// request as it is forwarded to another node (the session's owner, a
+// parked call's node), so that node's span is this one's child.
+func (x *Exchange) Forward(h http.Header) {
+	if x == nil || !x.traced() {
+		return
+	}
+	Propagator.Inject(x.Context(context.Background()), propagation.HeaderCarrier(h))
+	x.mu.Lock()
+	x.forwarded = true
+	x.mu.Unlock()
+}
+
 // traced reports whether the request's span records or carries a trace
 // context (the client's) or baggage to pass on.
 func (x *Exchange) traced() bool {
@@ -216,6 +230,9 @@ func (x *Exchange) annotate(status int, sessionID string, failed bool) {
 	}
 	if x.backend != "" {
 		x.span.SetAttributes(AttrBackend.String(x.backend))
+	}
+	if x.forwarded {
+		x.span.SetAttributes(AttrForwarded.Bool(true))
 	}
 	if status != 0 {
 		x.span.SetAttributes(semconv.HTTPResponseStatusCode(status))

@@ -29,9 +29,10 @@ const ScopeName = "github.com/vmcp/vmcp"
 
 // vmcp's own span attributes (the MCP conventions have no key for them).
 const (
-	AttrBackend  = attribute.Key("vmcp.backend")  // the backend a request went to
-	AttrRevision = attribute.Key("vmcp.revision") // the client's revision: legacy or modern
-	AttrVia      = attribute.Key("vmcp.via")      // the call core's transport: relay, session, direct, shared, parked
+	AttrBackend   = attribute.Key("vmcp.backend")   // the backend a request went to
+	AttrRevision  = attribute.Key("vmcp.revision")  // the client's revision: legacy or modern
+	AttrVia       = attribute.Key("vmcp.via")       // the call core's transport: relay, session, direct, shared, parked
+	AttrForwarded = attribute.Key("vmcp.forwarded") // true: forwarded to the node that serves it
 )
 
 // Propagator reads and writes W3C traceparent, tracestate and baggage.

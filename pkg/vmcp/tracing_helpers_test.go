@@ -50,27 +50,33 @@ func (l *spanLog) await(t *testing.T, kind trace.SpanKind, name string) sdktrace
 // awaitN waits until n spans named name of kind have ended and returns them.
 func (l *spanLog) awaitN(t *testing.T, kind trace.SpanKind, name string, n int) []sdktrace.ReadOnlySpan {
 	t.Helper()
+	return l.awaitWhere(t, kind.String()+" "+name, n, func(s sdktrace.ReadOnlySpan) bool { return s.SpanKind() == kind && s.Name() == name })
+}
+
+// awaitWhere waits until n spans match and returns them; what describes
+// them in a failure.
+func (l *spanLog) awaitWhere(t *testing.T, what string, n int, match func(sdktrace.ReadOnlySpan) bool) []sdktrace.ReadOnlySpan {
+	t.Helper()
 	var found []sdktrace.ReadOnlySpan
-	match := func(s sdktrace.ReadOnlySpan) {
-		if s.SpanKind() == kind && s.Name() == name {
+	for _, s := range l.seen {
+		if match(s) {
 			found = append(found, s)
 		}
-	}
-	for _, s := range l.seen {
-		match(s)
 	}
 	timeout := time.After(20 * time.Second)
 	for len(found) < n {
 		select {
 		case s := <-l.ended:
 			l.seen = append(l.seen, s)
-			match(s)
+			if match(s) {
+				found = append(found, s)
+			}
 		case <-timeout:
 			var names []string
 			for _, s := range l.seen {
 				names = append(names, s.SpanKind().String()+" "+s.Name())
 			}
-			t.Fatalf("%d of %d %s spans %q ended; ended: %v", len(found), n, kind, name, names)
+			t.Fatalf("%d of %d spans %s ended; ended: %v", len(found), n, what, names)
 		}
 	}
 	return found[:n]
