@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/tracing"
 	"github.com/vmcp/vmcp/pkg/vmcp"
 	"github.com/vmcp/vmcp/test/integration/harness"
 	"go.opentelemetry.io/otel/attribute"
@@ -94,9 +95,10 @@ func attrs(s sdktrace.ReadOnlySpan) map[attribute.Key]string {
 // capable) with the tools of newTracedServer on httptest, behind a handler
 // that records the traceparent header of every request.
 type tracedBackend struct {
-	URL string
-	mu  sync.Mutex
-	tps []string
+	URL    string
+	mu     sync.Mutex
+	tps    []string
+	leaked int // requests that carried vmcp's internal Vmcp-Exchange header
 }
 
 func startTracedBackend(t *testing.T, stateless bool) *tracedBackend {
@@ -130,11 +132,14 @@ func newTracedServer() *mcp.Server {
 func serveTraced(t *testing.T, h http.Handler) *tracedBackend {
 	b := &tracedBackend{}
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.mu.Lock()
 		if tp := r.Header.Get("traceparent"); tp != "" {
-			b.mu.Lock()
 			b.tps = append(b.tps, tp)
-			b.mu.Unlock()
 		}
+		if r.Header.Get(tracing.ExchangeHeader) != "" {
+			b.leaked++
+		}
+		b.mu.Unlock()
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(hs.Close)
@@ -144,6 +149,13 @@ func serveTraced(t *testing.T, h http.Handler) *tracedBackend {
 
 func (b *tracedBackend) config() config.Backend {
 	return config.Backend{Name: "alpha", URL: b.URL, Transport: config.TransportStreamableHTTP}
+}
+
+// leakedExchange is how many requests carried Vmcp-Exchange (never any).
+func (b *tracedBackend) leakedExchange() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.leaked
 }
 
 // traceparents returns the traceparent headers the backend received.

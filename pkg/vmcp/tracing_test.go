@@ -41,6 +41,7 @@ func TestTracingLegacyRelayedCallSpansAndBackendTraceparent(t *testing.T) {
 
 	want := "00-" + backend.SpanContext().TraceID().String() + "-" + backend.SpanContext().SpanID().String() + "-01"
 	require.Contains(t, b.traceparents(), want, "the backend span is the backend's parent")
+	require.Zero(t, b.leakedExchange(), "the internal Vmcp-Exchange header never reaches a backend")
 }
 
 // A traceparent header from the client makes the client's span the parent
@@ -162,6 +163,7 @@ func TestTracingModernCallSpansAndBackendTraceparent(t *testing.T) {
 
 	want := "00-" + backend.SpanContext().TraceID().String() + "-" + backend.SpanContext().SpanID().String() + "-01"
 	require.Contains(t, b.traceparents(), want, "the backend span is the backend's parent")
+	require.Zero(t, b.leakedExchange(), "the internal Vmcp-Exchange header never reaches a backend")
 }
 
 // A Modern call over the backend's shared control connection (a stdio
