@@ -1,6 +1,7 @@
 package vmcp_test
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -63,4 +64,35 @@ func TestTracingForwardedSessionRequestIsTheOwnersParent(t *testing.T) {
 	require.Equal(t, "mcp POST", forwarded.Name(), "the forwarding node does not read the body")
 	require.Equal(t, forwarded.SpanContext().TraceID(), served.SpanContext().TraceID())
 	require.Equal(t, forwarded.SpanContext().SpanID(), served.Parent().SpanID(), "the owner's span is the forwarding node's child")
+}
+
+// With telemetry.tracing enabled and no injected provider, vmcp exports
+// its spans over OTLP/HTTP to the configured collector, flushed by Close.
+func TestTracingConfiguredExportsToOTLPCollectorOnClose(t *testing.T) {
+	exports := make(chan string, 16)
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		exports <- r.URL.Path
+	}))
+	t.Cleanup(collector.Close)
+	b := startTracedBackend(t, false)
+	cfg := &config.Config{Listen: "127.0.0.1:0", Backends: []config.Backend{b.config()}}
+	cfg.Telemetry.Tracing = config.Tracing{Enabled: true, Endpoint: collector.URL}
+	cfg.ApplyDefaults()
+	srv, err := vmcp.New(cfg, vmcp.Options{StartWait: 5 * time.Second})
+	require.NoError(t, err)
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	v := &harness.VMCP{URL: hs.URL + cfg.Path, Base: hs.URL, Server: srv, Config: cfg}
+	cs := connectTraced(t, v, "2025-11-25", nil)
+	echo(t, cs, "alpha_echo", nil)
+	require.NoError(t, cs.Close())
+	require.NoError(t, srv.Close())
+	select {
+	case p := <-exports:
+		require.Equal(t, "/v1/traces", p)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no OTLP export reached the collector")
+	}
+	require.NotEmpty(t, b.traceparents(), "the backend got vmcp's span")
 }
