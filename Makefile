@@ -4,7 +4,7 @@ GO        ?= go
 BIN       := bin
 RACE      ?= -race
 
-.PHONY: build run test lint unit conformance bench redis clean
+.PHONY: build run test lint unit conformance bench redis chromium fuzz clean
 
 build: ## vmcp and the demo backend (the go-sdk conformance everything-server)
 	$(GO) build -o $(BIN)/vmcp ./cmd/vmcp
@@ -13,12 +13,12 @@ build: ## vmcp and the demo backend (the go-sdk conformance everything-server)
 run: build ## vmcp on 127.0.0.1:8080/mcp over two real MCP servers (examples/demo.yaml; VMCP_LISTEN, DEMO_BACKEND_PORT)
 	VMCP_LISTEN=$(VMCP_LISTEN) DEMO_BACKEND_PORT=$(DEMO_BACKEND_PORT) ./scripts/run-demo.sh
 
-test: lint unit conformance ## everything CI runs
+test: lint unit conformance fuzz ## everything CI runs
 
 lint: ## gofmt, go vet, staticcheck, go mod tidy -diff
 	./scripts/lint.sh
 
-unit: redis ## every Go test with the race detector
+unit: redis chromium ## every Go test with the race detector (test/browser drives headless Chromium)
 	$(GO) test $(RACE) -count=1 -timeout 20m ./...
 
 conformance: build ## the official MCP conformance suite through vmcp (Node 22 from npm)
@@ -29,6 +29,14 @@ bench: build ## tools/call and tools/list walks, direct vs through vmcp, with ra
 
 redis: ## make sure a Redis server listens (install and start it if needed)
 	./scripts/ensure-redis.sh
+
+chromium: ## make sure headless Chromium is installed (Debian's chromium), for test/browser
+	./scripts/ensure-chromium.sh >/dev/null
+
+FUZZTIME ?= 20s
+fuzz: ## the HTTP edge's and the endpoint's fuzz targets, each for FUZZTIME (go test runs their seeds always)
+	$(GO) test -run '^$$' -fuzz FuzzEdgeDecoding -fuzztime $(FUZZTIME) ./pkg/edge
+	$(GO) test -run '^$$' -fuzz FuzzEndpointDecoding -fuzztime $(FUZZTIME) ./pkg/vmcp
 
 clean:
 	rm -rf $(BIN) .cache

@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/edge"
 	"github.com/vmcp/vmcp/pkg/vmcp"
 )
 
@@ -29,8 +30,8 @@ func serveCommand() *command {
 		details: `
 Reads FILE (vmcp's YAML, or a Claude Desktop / Cursor / VS Code MCP server
 list, recognised by content), connects the backends, and serves one MCP
-Streamable HTTP endpoint (both protocol revisions) plus /healthz, /readyz and
-/metrics until SIGINT or SIGTERM, then shuts down gracefully. Servers renamed
+Streamable HTTP endpoint (both protocol revisions) plus /healthz, /readyz,
+/status and /metrics (or /metrics on http.metrics_listen) until SIGINT or SIGTERM, then shuts down gracefully. Servers renamed
 to valid backend names, ${VAR}s not set in the environment (they expand to
 "") and stdio commands not found are logged as warnings at start; any other
 problem in FILE is printed with file:line and vmcp exits 1. Traces go over
@@ -53,8 +54,10 @@ OTLP when telemetry.tracing.enabled is true or OTEL_TRACES_EXPORTER=otlp
 			if pprofAddr != "" {
 				// net/http/pprof and expvar register on http.DefaultServeMux,
 				// which only this listener serves (vmcp's endpoint has its own mux).
+				dbg := edge.NewServer(http.DefaultServeMux, edge.Timeouts{ReadHeader: cfg.HTTP.ReadHeaderTimeout.D(), Idle: cfg.HTTP.IdleTimeout.D()}, nil)
+				dbg.Addr = pprofAddr
 				go func() {
-					if err := http.ListenAndServe(pprofAddr, nil); err != nil {
+					if err := dbg.ListenAndServe(); err != nil {
 						fmt.Fprintln(stderr, "vmcp: pprof listener:", err)
 					}
 				}()
@@ -127,9 +130,20 @@ func serve(f *config.File, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "vmcp:", err)
 		return 1
 	}
-	srv, err := vmcp.New(cfg, vmcp.Options{Logger: log})
+	var metrics net.Listener // http.metrics_listen, bound before New too
+	if cfg.HTTP.MetricsListen != "" {
+		if metrics, err = net.Listen("tcp", cfg.HTTP.MetricsListen); err != nil {
+			lis.Close()
+			fmt.Fprintln(stderr, "vmcp: http.metrics_listen:", err)
+			return 1
+		}
+	}
+	srv, err := vmcp.New(cfg, vmcp.Options{Logger: log, MetricsListener: metrics})
 	if err != nil {
 		lis.Close()
+		if metrics != nil {
+			metrics.Close()
+		}
 		fmt.Fprintln(stderr, "vmcp:", err)
 		return 1
 	}

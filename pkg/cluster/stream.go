@@ -35,16 +35,20 @@ func leaseKey(session string) string { return "get:" + session }
 
 // ServeStream serves a session's standalone GET stream with next (the SDK
 // handler), holding the session's stream lease so that at most one such
-// stream is live across the cluster. A GET that finds the lease held waits
-// up to Timing.StreamTTL for it: the holder is pinged at once, and a dead
-// connection (failed write) or a lease no longer renewed frees it. If it is
-// still held then, the answer is 409 Conflict; 503 if Redis is unreachable.
+// stream is live across the cluster. A new GET replaces the stream this
+// node serves for the session (evict and replace: a client whose old
+// connection died silently reconnects at once; the old stream ends
+// cleanly, and the new one resumes from the event store with
+// Last-Event-ID). A lease held elsewhere is waited for up to
+// Timing.StreamTTL (a lease no longer renewed frees it), else 409
+// Conflict; 503 if Redis is unreachable.
 //
 // While the stream lives, an SSE comment is written every StreamTTL/3 (a
 // liveness check: a failed or stuck write ends the stream) and the lease is
 // renewed; every write is bounded by Timing.WriteTimeout.
 func (c *Cluster) ServeStream(w http.ResponseWriter, r *http.Request, session string, next http.Handler) {
 	token := rand.Text()
+	c.evict(session)
 	ok, err := c.acquire(r.Context(), session, token)
 	switch {
 	case r.Context().Err() != nil:
@@ -87,6 +91,24 @@ func (c *Cluster) ServeStream(w http.ResponseWriter, r *http.Request, session st
 		_ = c.leases.Drop(dctx, leaseKey(session), token)
 	}()
 	next.ServeHTTP(sw, r.WithContext(ctx))
+}
+
+// evict ends the standalone stream this node serves for session, if any,
+// and waits (bounded by Timing.WriteTimeout) until its handler returned and
+// dropped its lease.
+func (c *Cluster) evict(session string) {
+	c.mu.Lock()
+	h := c.holders[session]
+	c.mu.Unlock()
+	if h == nil {
+		return
+	}
+	h.cancel()
+	select {
+	case <-h.done:
+	case <-time.After(c.timing.WriteTimeout):
+		c.log.Warn("cluster: replaced GET stream still winding down", "session", session, "wait", c.timing.WriteTimeout)
+	}
 }
 
 // acquire takes the session's stream lease, waiting up to StreamTTL while

@@ -25,6 +25,10 @@ type Config struct {
 	// every request to the MCP endpoint needs a bearer access token. nil
 	// (no auth key): no inbound authentication.
 	Auth *Auth `yaml:"auth,omitempty"`
+	// Authorization is the per-principal access policy: which tools,
+	// prompts and resources each principal may see and use (authz.go).
+	// nil (no authorization key): every principal sees and uses everything.
+	Authorization *Authorization `yaml:"authorization,omitempty"`
 	// Telemetry configures OpenTelemetry tracing (telemetry.go).
 	Telemetry Telemetry `yaml:"telemetry"`
 }
@@ -109,11 +113,22 @@ type Sessions struct {
 	MaxPerPrincipal int `yaml:"max_per_principal"`
 }
 
-// HTTP configures the front endpoint.
+// HTTP configures the front endpoint and its listeners.
 type HTTP struct {
-	MaxBodyBytes    int64    `yaml:"max_body_bytes"`   // default 4 MiB; larger bodies get 413
-	AllowedOrigins  []string `yaml:"allowed_origins"`  // Origin values accepted besides same-host; default none
-	ShutdownTimeout Duration `yaml:"shutdown_timeout"` // bound on finishing in-flight calls; default 10s
+	MaxBodyBytes int64 `yaml:"max_body_bytes"` // default 4 MiB; larger bodies get 413
+	// AllowedOrigins are the browser Origins (scheme://host[:port]) accepted
+	// besides same-host ones; CORS is answered for them. Default none.
+	AllowedOrigins []string `yaml:"allowed_origins"`
+	// AllowedHosts are Host names (optionally host:port) accepted besides
+	// loopback names on a loopback connection (DNS-rebinding guard); default none.
+	AllowedHosts      []string `yaml:"allowed_hosts"`
+	ShutdownTimeout   Duration `yaml:"shutdown_timeout"`    // bound on finishing in-flight calls; default 10s
+	ReadHeaderTimeout Duration `yaml:"read_header_timeout"` // request line and headers must arrive within; default 10s
+	ReadBodyTimeout   Duration `yaml:"read_body_timeout"`   // a request body must arrive within (408 beyond); default 30s
+	IdleTimeout       Duration `yaml:"idle_timeout"`        // an idle keep-alive connection closes after; default 2m
+	// MetricsListen is an optional HOST:PORT serving /metrics on its own;
+	// when set, the main listener does not serve /metrics.
+	MetricsListen string `yaml:"metrics_listen"`
 }
 
 // MRTR configures multi round-trip requests (2026-07-28 input_required).

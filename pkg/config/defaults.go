@@ -26,6 +26,9 @@ const (
 	defaultMaxSessions         = 10000
 	defaultMaxBodyBytes        = DefaultMaxBodyBytes
 	defaultShutdownTimeout     = 10 * time.Second
+	defaultReadHeaderTimeout   = 10 * time.Second
+	defaultReadBodyTimeout     = 30 * time.Second
+	defaultHTTPIdleTimeout     = 2 * time.Minute
 	defaultParkTimeout         = DefaultParkTimeout
 	defaultMaxEventsPerSession = 1000
 	defaultKeyPrefix           = "vmcp:"
@@ -64,6 +67,9 @@ func (c *Config) ApplyDefaults() {
 		c.HTTP.MaxBodyBytes = defaultMaxBodyBytes
 	}
 	setDuration(&c.HTTP.ShutdownTimeout, defaultShutdownTimeout)
+	setDuration(&c.HTTP.ReadHeaderTimeout, defaultReadHeaderTimeout)
+	setDuration(&c.HTTP.ReadBodyTimeout, defaultReadBodyTimeout)
+	setDuration(&c.HTTP.IdleTimeout, defaultHTTPIdleTimeout)
 	setDuration(&c.MRTR.ParkTimeout, defaultParkTimeout)
 	setInt(&c.Cluster.MaxEventsPerSession, defaultMaxEventsPerSession)
 	setString(&c.Cluster.KeyPrefix, defaultKeyPrefix)

@@ -51,7 +51,8 @@ func Parse(data []byte, filename string) (*Config, error) {
 // values; mrtr.state_key), applies defaults and validates, one pipeline for
 // every format. filename only labels problems. Any problem yields a
 // *ValidationError listing all of them (file:line each); the File is then
-// nil. Unset ${VAR}s and stdio commands not found are File.Warnings.
+// nil. Unset ${VAR}s, stdio commands not found and authorization rules
+// matching claims without auth are File.Warnings.
 func ParseFile(data []byte, filename string) (*File, error) {
 	ix := newIndex()
 	ps := &problems{file: filename, ix: ix}
@@ -81,6 +82,7 @@ func ParseFile(data []byte, filename string) (*File, error) {
 		return nil, err
 	}
 	f.Warnings = append(f.Warnings, missingCommands(ps, cfg.Backends)...)
+	f.Warnings = append(f.Warnings, deadClaimRules(ps, &cfg)...)
 	sortProblems(f.Warnings)
 	f.Config = &cfg
 	return f, nil

@@ -54,6 +54,9 @@ func checkExplicit(ps *problems, c *Config) {
 	positive("sessions.idle_timeout", c.Sessions.IdleTimeout)
 	atLeast("http.max_body_bytes", c.HTTP.MaxBodyBytes, minMaxBodyBytes)
 	positive("http.shutdown_timeout", c.HTTP.ShutdownTimeout)
+	positive("http.read_header_timeout", c.HTTP.ReadHeaderTimeout)
+	positive("http.read_body_timeout", c.HTTP.ReadBodyTimeout)
+	positive("http.idle_timeout", c.HTTP.IdleTimeout)
 	positive("mrtr.park_timeout", c.MRTR.ParkTimeout)
 	atLeast("cluster.max_events_per_session", int64(c.Cluster.MaxEventsPerSession), 1)
 }
@@ -66,11 +69,13 @@ func validate(ps *problems, c *Config) {
 	if !strings.HasPrefix(c.Path, "/") {
 		ps.add("path", fmt.Sprintf("must start with \"/\", got %q", c.Path))
 	}
+	validateHTTP(ps, c)
 	names := validateBackends(ps, c.Backends)
 	if c.Sessions.Max >= 1 && c.Sessions.MaxPerPrincipal > c.Sessions.Max {
 		ps.add("sessions.max_per_principal", fmt.Sprintf("must not exceed sessions.max (%d), got %d", c.Sessions.Max, c.Sessions.MaxPerPrincipal))
 	}
 	validateAuth(ps, c)
+	validateAuthorization(ps, c, names)
 	validateTelemetry(ps, c)
 	validateAggregation(ps, &c.Aggregation, names)
 	if k := c.MRTR.StateKey; k != "" && len(k) < minStateKeyLen {
@@ -87,6 +92,42 @@ func validate(ps *problems, c *Config) {
 	if u := c.Cluster.AdvertiseURL; u != "" && !isHTTPURL(u) {
 		ps.add("cluster.advertise_url", fmt.Sprintf("invalid URL %q: want an absolute http or https URL", u))
 	}
+}
+
+// validateHTTP checks the front endpoint's origins, hosts and the metrics
+// listener.
+func validateHTTP(ps *problems, c *Config) {
+	for i, o := range c.HTTP.AllowedOrigins {
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			ps.add(joinIndex("http.allowed_origins", i), fmt.Sprintf("invalid origin %q: want scheme://host[:port], for example https://app.example.com", o))
+		}
+	}
+	for i, h := range c.HTTP.AllowedHosts {
+		if !validHost(h) {
+			ps.add(joinIndex("http.allowed_hosts", i), fmt.Sprintf("invalid host %q: want a host name or IP, optionally with :port", h))
+		}
+	}
+	if m := c.HTTP.MetricsListen; m != "" {
+		if _, port, err := net.SplitHostPort(m); err != nil || !validPort(port) {
+			ps.add("http.metrics_listen", fmt.Sprintf("want HOST:PORT, got %q", m))
+		} else if m == c.Listen && port != "0" {
+			ps.add("http.metrics_listen", fmt.Sprintf("must differ from listen (%s)", c.Listen))
+		}
+	}
+}
+
+// hostRE is what one http.allowed_hosts entry may be: a DNS name or IPv4
+// address, or a bracketed IPv6 address, with an optional port.
+var hostRE = regexp.MustCompile(`^([A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?$`)
+
+func validHost(h string) bool {
+	if !hostRE.MatchString(h) {
+		return false
+	}
+	if _, port, err := net.SplitHostPort(h); err == nil {
+		return validPort(port)
+	}
+	return true
 }
 
 // validateBackends checks each backend and returns the set of names seen.

@@ -89,6 +89,15 @@ func TestValidationRules(t *testing.T) {
 		{"idle timeout zero", okBackend + "sessions:\n  idle_timeout: 0s\n", "sessions.idle_timeout", 5, "positive duration"},
 		{"body too small", okBackend + "http:\n  max_body_bytes: 1023\n", "http.max_body_bytes", 5, "at least 1024"},
 		{"shutdown timeout negative", okBackend + "http:\n  shutdown_timeout: -5s\n", "http.shutdown_timeout", 5, "positive duration"},
+		{"read body timeout zero", okBackend + "http:\n  read_body_timeout: 0s\n", "http.read_body_timeout", 5, "positive duration"},
+		{"read header timeout negative", okBackend + "http:\n  read_header_timeout: -1s\n", "http.read_header_timeout", 5, "positive duration"},
+		{"http idle timeout zero", okBackend + "http:\n  idle_timeout: 0s\n", "http.idle_timeout", 5, "positive duration"},
+		{"origin with path", okBackend + "http:\n  allowed_origins:\n    - https://a.example\n    - https://b.example/app\n", "http.allowed_origins[1]", 7, `invalid origin "https://b.example/app"`},
+		{"origin without scheme", okBackend + "http:\n  allowed_origins: [a.example]\n", "http.allowed_origins[0]", 5, "want scheme://host[:port]"},
+		{"host with scheme", okBackend + "http:\n  allowed_hosts: [\"https://vmcp.example\"]\n", "http.allowed_hosts[0]", 5, `invalid host "https://vmcp.example"`},
+		{"host wildcard", okBackend + "http:\n  allowed_hosts: [\"*\"]\n", "http.allowed_hosts[0]", 5, "invalid host"},
+		{"metrics listen without port", okBackend + "http:\n  metrics_listen: localhost\n", "http.metrics_listen", 5, "HOST:PORT"},
+		{"metrics listen equals listen", okBackend + "listen: 127.0.0.1:9000\nhttp:\n  metrics_listen: 127.0.0.1:9000\n", "http.metrics_listen", 6, "must differ from listen"},
 		{"park timeout zero", okBackend + "mrtr:\n  park_timeout: 0s\n", "mrtr.park_timeout", 5, "positive duration"},
 		{"state key short", okBackend + "mrtr:\n  state_key: abc\n", "mrtr.state_key", 5, "at least 32 bytes"},
 		{"redis url scheme", okBackend + "cluster:\n  redis_url: http://r:6379\n", "cluster.redis_url", 5, "redis:// or rediss://"},
@@ -169,6 +178,7 @@ func TestValidConfigs(t *testing.T) {
 		"null sections":    okBackend + "aggregation:\nsessions:\npagination:\n  page_size:\n",
 		"rediss cluster":   okBackend + "cluster:\n  redis_url: rediss://u:p@r:6380/0\n  advertise_url: http://10.0.0.1:8080\n  key_prefix: \"{prod}:vmcp:\"\nmrtr:\n  state_key: 0123456789abcdef0123456789abcdef\n",
 		"comment only top": "# vmcp\n\n" + okBackend,
+		"http edge":        okBackend + "http:\n  allowed_origins: [\"https://app.example\", \"http://127.0.0.1:3000\"]\n  allowed_hosts: [vmcp.example.com, \"vmcp.example.com:8443\", \"[::1]:8080\", 10.0.0.1]\n  read_body_timeout: 5s\n  idle_timeout: 1m\n  read_header_timeout: 2s\n  metrics_listen: 127.0.0.1:9090\n",
 	}
 	for name, src := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -5,7 +5,11 @@
 // call core and to everything below it.
 package identity
 
-import "context"
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+)
 
 // Principal is an authenticated client: the (iss, sub) pair of its access
 // token plus the token's claims (for authorization policies). The zero
@@ -47,4 +51,16 @@ func With(ctx context.Context, p Principal) context.Context {
 func From(ctx context.Context) Principal {
 	p, _ := ctx.Value(ctxKey{}).(Principal)
 	return p
+}
+
+// Tag is a short fingerprint of p's Key: the first 8 bytes of its SHA-256
+// as 16 hex digits, "" for anonymous. Tokens vmcp seals for p (list
+// cursors, requestState) carry it, so one presented by another principal
+// is refused without the token naming who p is.
+func (p Principal) Tag() string {
+	if p.Anonymous() {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(p.Key()))
+	return hex.EncodeToString(sum[:8])
 }

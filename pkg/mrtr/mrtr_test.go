@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/vmcp/vmcp/pkg/identity"
 )
 
 func TestStateSealOpen(t *testing.T) {
@@ -35,6 +36,28 @@ func TestStateSealOpen(t *testing.T) {
 		assert.ErrorIs(t, err, ErrInvalidState, name)
 	}
 	assert.Panics(t, func() { NewCodec([]byte("short")) })
+}
+
+// A requestState vmcp issued to one principal must not resume or pin
+// another principal's retry.
+func TestStateOfAnotherPrincipalRefused(t *testing.T) {
+	c := NewCodec(bytes.Repeat([]byte("k"), 32))
+	alice := identity.Principal{Issuer: "https://idp", Subject: "alice"}
+	bob := identity.Principal{Issuer: "https://idp", Subject: "bob"}
+	tok := c.Seal(State{Method: "tools/call", Name: "a_t", Backend: "a", Parked: true, Call: "c1", Round: 1}.For(alice))
+	got, err := c.OpenFor(tok, alice)
+	require.NoError(t, err)
+	assert.Equal(t, alice.Tag(), got.Owner)
+	for name, p := range map[string]identity.Principal{"other principal": bob, "anonymous": {}} {
+		_, err = c.OpenFor(tok, p)
+		require.ErrorIs(t, err, ErrInvalidState, name)
+		assert.Contains(t, err.Error(), "issued to another principal")
+	}
+	anon := c.Seal(State{Method: "tools/call", Name: "a_t"}.For(identity.Principal{}))
+	_, err = c.OpenFor(anon, identity.Principal{})
+	require.NoError(t, err, "no inbound auth: every state is anonymous")
+	_, err = c.OpenFor(anon, alice)
+	require.ErrorIs(t, err, ErrInvalidState)
 }
 
 // askAsync runs one backend request on its own goroutine and returns its answer.

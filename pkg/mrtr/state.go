@@ -14,6 +14,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/vmcp/vmcp/pkg/identity"
 )
 
 // ErrInvalidState is wrapped by every requestState that does not verify or
@@ -48,6 +50,17 @@ type State struct {
 	Node   string `json:"o,omitempty"`
 	Call   string `json:"c,omitempty"`
 	Round  int    `json:"r,omitempty"`
+
+	// Owner is the principal the state was issued to
+	// (identity.Principal.Tag; "" anonymous): see For and OpenFor.
+	Owner string `json:"w,omitempty"`
+}
+
+// For returns s bound to principal p: sealed, it opens only with OpenFor
+// and p (a retry presented by another principal is refused).
+func (s State) For(p identity.Principal) State {
+	s.Owner = p.Tag()
+	return s
 }
 
 const tagLen = 32 // full HMAC-SHA256
@@ -109,6 +122,16 @@ func (c *Codec) Open(token string) (State, error) {
 		return State{}, fmt.Errorf("%w: malformed", ErrInvalidState)
 	}
 	return s, nil
+}
+
+// OpenFor is Open for a retry presented by principal p: a state issued
+// to another principal (State.For) fails wrapping ErrInvalidState.
+func (c *Codec) OpenFor(token string, p identity.Principal) (State, error) {
+	s, err := c.Open(token)
+	if err == nil && s.Owner != p.Tag() {
+		return State{}, fmt.Errorf("%w: issued to another principal", ErrInvalidState)
+	}
+	return s, err
 }
 
 // Belongs reports whether s was minted for a request of method on name.

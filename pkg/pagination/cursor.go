@@ -17,12 +17,15 @@ import (
 )
 
 // Cursor is the decoded position of an MCP list cursor: the list verb it
-// belongs to, the last key delivered, and how many items with LastKey were
-// already delivered, so a page can resume inside a run of equal keys.
+// belongs to, the last key delivered, how many items with LastKey were
+// already delivered (so a page can resume inside a run of equal keys), and
+// the principal it was minted for (identity.Principal.Tag, "" anonymous):
+// lists are per-principal views, and a cursor is only valid on its own.
 type Cursor struct {
 	Verb      string
 	LastKey   string
 	Delivered int
+	Owner     string
 }
 
 // ErrInvalidCursor is wrapped by every cursor decode failure; callers answer
@@ -35,7 +38,7 @@ var ErrInvalidCursor = errors.New("invalid cursor")
 const MaxCursorLen = 1024
 
 const (
-	cursorVersion = 1  // first byte of every payload
+	cursorVersion = 2  // first byte of every payload (2: with Owner)
 	tagLen        = 16 // HMAC-SHA256 truncated to 128 bits
 	minKeyLen     = 32 // minimum HMAC key length accepted by NewCodec
 )
@@ -45,7 +48,7 @@ const (
 var enc = base64.RawURLEncoding.Strict()
 
 // Codec mints and verifies opaque MCP cursors: base64url(version | verb |
-// LastKey | Delivered | HMAC-SHA256 tag). It is safe for concurrent use.
+// LastKey | Delivered | Owner | HMAC-SHA256 tag). It is safe for concurrent use.
 type Codec struct {
 	key  []byte
 	macs sync.Pool // of hash.Hash keyed with key
@@ -83,7 +86,8 @@ func (c *Codec) Encode(cur Cursor) string {
 		d = uint64(cur.Delivered)
 	}
 	n := 1 + uvarintLen(uint64(len(cur.Verb))) + len(cur.Verb) +
-		uvarintLen(uint64(len(cur.LastKey))) + len(cur.LastKey) + uvarintLen(d)
+		uvarintLen(uint64(len(cur.LastKey))) + len(cur.LastKey) + uvarintLen(d) +
+		uvarintLen(uint64(len(cur.Owner))) + len(cur.Owner)
 	buf := make([]byte, 0, n+tagLen)
 	buf = append(buf, cursorVersion)
 	buf = binary.AppendUvarint(buf, uint64(len(cur.Verb)))
@@ -91,6 +95,8 @@ func (c *Codec) Encode(cur Cursor) string {
 	buf = binary.AppendUvarint(buf, uint64(len(cur.LastKey)))
 	buf = append(buf, cur.LastKey...)
 	buf = binary.AppendUvarint(buf, d)
+	buf = binary.AppendUvarint(buf, uint64(len(cur.Owner)))
+	buf = append(buf, cur.Owner...)
 	return c.seal(buf)
 }
 
@@ -99,11 +105,12 @@ func (c *Codec) seal(payload []byte) string {
 	return enc.EncodeToString(c.tag(payload, payload))
 }
 
-// Decode verifies and decodes cursor s for list verb (e.g. "tools/list").
-// s must be non-empty (an empty MCP cursor means the first page; Page handles
-// it). Over-long, non-base64url, tampered, wrong-key, unknown-version or
-// other-verb cursors fail with an error wrapping ErrInvalidCursor.
-func (c *Codec) Decode(s string, verb string) (Cursor, error) {
+// Decode verifies and decodes cursor s for list verb (e.g. "tools/list")
+// presented by the principal tagged owner (identity.Principal.Tag). s must
+// be non-empty (an empty MCP cursor means the first page; Page handles
+// it). Over-long, non-base64url, tampered, wrong-key, unknown-version,
+// other-verb or other-principal cursors fail wrapping ErrInvalidCursor.
+func (c *Codec) Decode(s, verb, owner string) (Cursor, error) {
 	switch {
 	case s == "":
 		return Cursor{}, fmt.Errorf("%w: cursor is empty", ErrInvalidCursor)
@@ -124,12 +131,12 @@ func (c *Codec) Decode(s string, verb string) (Cursor, error) {
 	if !hmac.Equal(got, c.tag(want[:0], payload)) {
 		return Cursor{}, fmt.Errorf("%w: cursor failed its integrity check (tampered or minted by another key)", ErrInvalidCursor)
 	}
-	return parsePayload(payload, verb)
+	return parsePayload(payload, verb, owner)
 }
 
 // parsePayload decodes an authenticated payload minted for want. It accepts
 // only the canonical form Encode produces, so decode→encode is the identity.
-func parsePayload(p []byte, want string) (Cursor, error) {
+func parsePayload(p []byte, want, owner string) (Cursor, error) {
 	if p[0] != cursorVersion {
 		return Cursor{}, fmt.Errorf("%w: unsupported cursor version %d", ErrInvalidCursor, p[0])
 	}
@@ -146,13 +153,20 @@ func parsePayload(p []byte, want string) (Cursor, error) {
 	if !ok || d > math.MaxInt {
 		return Cursor{}, fmt.Errorf("%w: malformed cursor count", ErrInvalidCursor)
 	}
+	tag, p, ok := readBytes(p)
+	if !ok {
+		return Cursor{}, fmt.Errorf("%w: malformed cursor owner", ErrInvalidCursor)
+	}
 	if len(p) != 0 {
 		return Cursor{}, fmt.Errorf("%w: cursor has %d trailing bytes", ErrInvalidCursor, len(p))
 	}
 	if string(verb) != want {
 		return Cursor{}, fmt.Errorf("%w: cursor belongs to %s, not %s", ErrInvalidCursor, verb, want)
 	}
-	return Cursor{Verb: want, LastKey: string(key), Delivered: int(d)}, nil
+	if string(tag) != owner {
+		return Cursor{}, fmt.Errorf("%w: cursor was issued to another principal", ErrInvalidCursor)
+	}
+	return Cursor{Verb: want, LastKey: string(key), Delivered: int(d), Owner: owner}, nil
 }
 
 // readUvarint reads a minimally encoded uvarint from p.
@@ -195,10 +209,13 @@ func isBase64URL(s string) bool {
 	return true
 }
 
+// maxOwnerLen is the longest Owner counted on in cursor sizes (a Tag is 16).
+const maxOwnerLen = 32
+
 // maxEncodableKey is the longest LastKey for which a cursor on verb stays
-// within MaxCursorLen whatever Delivered is.
+// within MaxCursorLen whatever Delivered is (and an Owner up to maxOwnerLen).
 func maxEncodableKey(verb string) int {
 	raw := MaxCursorLen / 4 * 3 // decoded bytes that fit in MaxCursorLen chars
-	raw -= 1 + uvarintLen(uint64(len(verb))) + len(verb) + binary.MaxVarintLen64 + tagLen
+	raw -= 1 + uvarintLen(uint64(len(verb))) + len(verb) + binary.MaxVarintLen64 + 1 + maxOwnerLen + tagLen
 	return raw - uvarintLen(uint64(raw)) // key length prefix
 }

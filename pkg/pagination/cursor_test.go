@@ -20,7 +20,7 @@ func TestNewCodecKeyLength(t *testing.T) {
 	c := NewCodec(key)
 	s := c.Encode(Cursor{Verb: "tools/list", LastKey: "a", Delivered: 1})
 	key[0] ^= 1 // the codec copied its key
-	_, err := c.Decode(s, "tools/list")
+	_, err := c.Decode(s, "tools/list", "")
 	assert.NoError(t, err)
 }
 
@@ -35,11 +35,11 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 		s := c.Encode(cur)
 		assert.LessOrEqual(t, len(s), MaxCursorLen)
 		assert.True(t, isBase64URL(s), "base64url without padding: %q", s)
-		got, err := c.Decode(s, cur.Verb)
+		got, err := c.Decode(s, cur.Verb, "")
 		require.NoError(t, err)
 		assert.Equal(t, cur, got)
 	}
-	neg, err := c.Decode(c.Encode(Cursor{Verb: "v", LastKey: "k", Delivered: -5}), "v")
+	neg, err := c.Decode(c.Encode(Cursor{Verb: "v", LastKey: "k", Delivered: -5}), "v", "")
 	require.NoError(t, err)
 	assert.Equal(t, 0, neg.Delivered)
 }
@@ -50,7 +50,7 @@ func TestMaxEncodableKey(t *testing.T) {
 		k := strings.Repeat("k", maxEncodableKey(verb))
 		s := c.Encode(Cursor{Verb: verb, LastKey: k, Delivered: math.MaxInt})
 		assert.LessOrEqual(t, len(s), MaxCursorLen, verb)
-		_, err := c.Decode(s, verb)
+		_, err := c.Decode(s, verb, "")
 		assert.NoError(t, err)
 	}
 }
@@ -62,7 +62,7 @@ func TestDecodeRejects(t *testing.T) {
 
 	check := func(t *testing.T, s, why string) {
 		t.Helper()
-		cur, err := c.Decode(s, "tools/list")
+		cur, err := c.Decode(s, "tools/list", "")
 		require.ErrorIs(t, err, ErrInvalidCursor, "%s: %q", why, s)
 		assert.Contains(t, err.Error(), why)
 		assert.Equal(t, Cursor{}, cur)
@@ -72,7 +72,7 @@ func TestDecodeRejects(t *testing.T) {
 		for i := range valid {
 			b := []byte(valid)
 			b[i] = alphabet[(strings.IndexByte(alphabet, b[i])+1)%len(alphabet)]
-			_, err := c.Decode(string(b), "tools/list")
+			_, err := c.Decode(string(b), "tools/list", "")
 			assert.ErrorIs(t, err, ErrInvalidCursor, "flip at %d", i)
 		}
 		b := []byte(valid)
@@ -81,7 +81,7 @@ func TestDecodeRejects(t *testing.T) {
 	})
 	t.Run("truncated", func(t *testing.T) {
 		for n := 1; n < len(valid); n++ {
-			_, err := c.Decode(valid[:n], "tools/list")
+			_, err := c.Decode(valid[:n], "tools/list", "")
 			assert.ErrorIs(t, err, ErrInvalidCursor, "prefix %d", n)
 		}
 		check(t, valid[:8], "too short")
@@ -97,7 +97,7 @@ func TestDecodeRejects(t *testing.T) {
 	})
 	t.Run("wrong key", func(t *testing.T) {
 		other := NewCodec([]byte("another-key-another-key-another-key"))
-		_, err := other.Decode(valid, "tools/list")
+		_, err := other.Decode(valid, "tools/list", "")
 		require.ErrorIs(t, err, ErrInvalidCursor)
 		assert.Contains(t, err.Error(), "integrity")
 	})
@@ -106,11 +106,12 @@ func TestDecodeRejects(t *testing.T) {
 	})
 	t.Run("bad payloads", func(t *testing.T) {
 		for why, payload := range map[string][]byte{
-			"unsupported cursor version 2": {2, 10, 't', 'o', 'o', 'l', 's', '/', 'l', 'i', 's', 't', 0, 0},
-			"malformed cursor verb":        {1, 50, 't'},
-			"malformed cursor key":         {1, 10, 't', 'o', 'o', 'l', 's', '/', 'l', 'i', 's', 't', 0x80},
-			"malformed cursor count":       {1, 10, 't', 'o', 'o', 'l', 's', '/', 'l', 'i', 's', 't', 0, 0x80, 0},
-			"trailing bytes":               {1, 10, 't', 'o', 'o', 'l', 's', '/', 'l', 'i', 's', 't', 0, 0, 0},
+			"unsupported cursor version 3": {3, 10, 't', 'o', 'o', 'l', 's', '/', 'l', 'i', 's', 't', 0, 0},
+			"malformed cursor verb":        {2, 50, 't'},
+			"malformed cursor key":         {2, 10, 't', 'o', 'o', 'l', 's', '/', 'l', 'i', 's', 't', 0x80},
+			"malformed cursor count":       {2, 10, 't', 'o', 'o', 'l', 's', '/', 'l', 'i', 's', 't', 0, 0x80, 0},
+			"malformed cursor owner":       {2, 10, 't', 'o', 'o', 'l', 's', '/', 'l', 'i', 's', 't', 0, 0, 5, 'a'},
+			"trailing bytes":               {2, 10, 't', 'o', 'o', 'l', 's', '/', 'l', 'i', 's', 't', 0, 0, 0, 0},
 		} {
 			check(t, c.seal(payload), why)
 		}
@@ -126,7 +127,7 @@ func TestCodecConcurrent(t *testing.T) {
 			defer wg.Done()
 			for i := range 200 {
 				cur := Cursor{Verb: listVerbs[g%4], LastKey: strings.Repeat("k", i), Delivered: g * i}
-				got, err := c.Decode(c.Encode(cur), cur.Verb)
+				got, err := c.Decode(c.Encode(cur), cur.Verb, "")
 				assert.NoError(t, err)
 				assert.Equal(t, cur, got)
 			}

@@ -33,7 +33,7 @@ func FuzzDecode(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, s string) {
 		check := func(s string) {
-			cur, err := c.Decode(s, "tools/list")
+			cur, err := c.Decode(s, "tools/list", "")
 			if err != nil {
 				if !errors.Is(err, ErrInvalidCursor) {
 					t.Fatalf("Decode(%q) error %v does not wrap ErrInvalidCursor", s, err)
@@ -50,7 +50,7 @@ func FuzzDecode(f *testing.F) {
 			if again != s {
 				t.Fatalf("Decode(%q) = %+v re-encodes to %q", s, cur, again)
 			}
-			back, err := c.Decode(again, "tools/list")
+			back, err := c.Decode(again, "tools/list", "")
 			if err != nil || back != cur {
 				t.Fatalf("re-encoded %+v decodes to %+v, %v", cur, back, err)
 			}
@@ -76,7 +76,7 @@ func FuzzRoundTrip(f *testing.F) {
 		}
 		cur := Cursor{Verb: verb, LastKey: key, Delivered: delivered}
 		s := c.Encode(cur)
-		got, err := c.Decode(s, verb)
+		got, err := c.Decode(s, verb, "")
 		if len(s) > MaxCursorLen {
 			if !errors.Is(err, ErrInvalidCursor) {
 				t.Fatalf("over-long cursor accepted: %v", err)
@@ -86,7 +86,7 @@ func FuzzRoundTrip(f *testing.F) {
 		if err != nil || got != cur {
 			t.Fatalf("round trip of %+v gave %+v, %v", cur, got, err)
 		}
-		if _, err := c.Decode(s, verb+"x"); !errors.Is(err, ErrInvalidCursor) {
+		if _, err := c.Decode(s, verb+"x", ""); !errors.Is(err, ErrInvalidCursor) {
 			t.Fatalf("cursor for %q accepted for %q", verb, verb+"x")
 		}
 	})

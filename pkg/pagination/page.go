@@ -10,12 +10,14 @@ import (
 // Page returns the page of items (sorted ascending by key; equal keys keep
 // slice order) after MCP cursor s ("" = first page, valid per 2026-07-28), at
 // most size items (<= 0: all), and the next cursor, "" on the last page so
-// nextCursor is omitted. page aliases items; errors wrap ErrInvalidCursor.
-// A key too long for a cursor (> ~700 bytes) can't end a page (see pageEnd).
-func Page[T any](c *Codec, items []T, key func(T) string, verb string, s string, size int) (page []T, next string, err error) {
+// nextCursor is omitted. Cursors are minted for and accepted from the
+// principal tagged owner only (items is that principal's view). page
+// aliases items; errors wrap ErrInvalidCursor. A key too long for a cursor
+// (> ~700 bytes) can't end a page (see pageEnd).
+func Page[T any](c *Codec, items []T, key func(T) string, verb, owner, s string, size int) (page []T, next string, err error) {
 	start := 0
 	if s != "" {
-		cur, err := c.Decode(s, verb)
+		cur, err := c.Decode(s, verb, owner)
 		if err != nil {
 			return nil, "", err
 		}
@@ -31,7 +33,7 @@ func Page[T any](c *Codec, items []T, key func(T) string, verb string, s string,
 	}
 	last := key(items[end-1])
 	runStart := sort.Search(end, func(i int) bool { return key(items[i]) >= last })
-	next = c.Encode(Cursor{Verb: verb, LastKey: last, Delivered: end - runStart})
+	next = c.Encode(Cursor{Verb: verb, LastKey: last, Delivered: end - runStart, Owner: owner})
 	return items[start:end], next, nil
 }
 

@@ -44,7 +44,7 @@ func walk(t *testing.T, c *Codec, list func(page int) []item, size int) (got []i
 	cursor := ""
 	for p := 0; ; p++ {
 		require.Less(t, p, 10000, "walk does not terminate")
-		page, next, err := Page(c, list(p), itemKey, "tools/list", cursor, size)
+		page, next, err := Page(c, list(p), itemKey, "tools/list", "", cursor, size)
 		require.NoError(t, err)
 		got = append(got, page...)
 		pages = append(pages, len(page))
@@ -109,13 +109,13 @@ func TestPageRunLongerThanPage(t *testing.T) {
 	assert.Equal(t, []int{7, 7, 7, 7, 7, 5}, pages)
 
 	// The run of 25 spans four pages; Delivered counts across all of them.
-	_, next, err := Page(c, items, itemKey, "tools/list", "", 7)
+	_, next, err := Page(c, items, itemKey, "tools/list", "", "", 7)
 	require.NoError(t, err)
 	for _, want := range []int{4, 11, 18, 25} {
-		cur, err := c.Decode(next, "tools/list")
+		cur, err := c.Decode(next, "tools/list", "")
 		require.NoError(t, err)
 		assert.Equal(t, Cursor{Verb: "tools/list", LastKey: items[3].Key, Delivered: want}, cur)
-		_, next, err = Page(c, items, itemKey, "tools/list", next, 7)
+		_, next, err = Page(c, items, itemKey, "tools/list", "", next, 7)
 		require.NoError(t, err)
 	}
 }
@@ -124,12 +124,12 @@ func TestPageWholeListFits(t *testing.T) {
 	c := newTestCodec()
 	items := makeItems(5, nil)
 	for _, size := range []int{0, -1, 5, 6, 1000} {
-		page, next, err := Page(c, items, itemKey, "tools/list", "", size)
+		page, next, err := Page(c, items, itemKey, "tools/list", "", "", size)
 		require.NoError(t, err)
 		assert.Equal(t, items, page)
 		assert.Equal(t, "", next, "last page must omit nextCursor")
 	}
-	page, next, err := Page(c, []item(nil), itemKey, "tools/list", "", 10)
+	page, next, err := Page(c, []item(nil), itemKey, "tools/list", "", "", 10)
 	require.NoError(t, err)
 	assert.NotNil(t, page)
 	assert.Empty(t, page)
@@ -139,12 +139,12 @@ func TestPageWholeListFits(t *testing.T) {
 func TestPageLastKeyRemoved(t *testing.T) {
 	c := newTestCodec()
 	items := makeItems(10, nil)
-	page, next, err := Page(c, items, itemKey, "tools/list", "", 3)
+	page, next, err := Page(c, items, itemKey, "tools/list", "", "", 3)
 	require.NoError(t, err)
 	require.Equal(t, items[:3], page)
 
 	shrunk := slices.Delete(slices.Clone(items), 2, 3) // drop the cursor's key
-	page, _, err = Page(c, shrunk, itemKey, "tools/list", next, 3)
+	page, _, err = Page(c, shrunk, itemKey, "tools/list", "", next, 3)
 	require.NoError(t, err)
 	assert.Equal(t, items[3:6], page, "resumes at the next key")
 }
@@ -152,19 +152,19 @@ func TestPageLastKeyRemoved(t *testing.T) {
 func TestPageRunShrunkBetweenPages(t *testing.T) {
 	c := newTestCodec()
 	items := makeItems(12, map[int]int{2: 5}) // run at 2..6
-	page, next, err := Page(c, items, itemKey, "tools/list", "", 5)
+	page, next, err := Page(c, items, itemKey, "tools/list", "", "", 5)
 	require.NoError(t, err)
 	require.Equal(t, items[:5], page) // 3 of the run delivered
 
 	// Run shrinks to 2 items: the whole run is skipped.
 	shrunk := slices.Delete(slices.Clone(items), 4, 7)
-	page, _, err = Page(c, shrunk, itemKey, "tools/list", next, 5)
+	page, _, err = Page(c, shrunk, itemKey, "tools/list", "", next, 5)
 	require.NoError(t, err)
 	assert.Equal(t, items[7:12], page)
 
 	// Run shrinks to 4 items (one removed at its end): resume at the 4th.
 	shrunk = slices.Delete(slices.Clone(items), 6, 7)
-	page, _, err = Page(c, shrunk, itemKey, "tools/list", next, 5)
+	page, _, err = Page(c, shrunk, itemKey, "tools/list", "", next, 5)
 	require.NoError(t, err)
 	assert.Equal(t, append([]item{items[5]}, items[7:11]...), page)
 }
@@ -191,12 +191,12 @@ func TestPageInsertBeforeCursor(t *testing.T) {
 func TestPageInsertAfterCursor(t *testing.T) {
 	c := newTestCodec()
 	items := makeItems(10, nil)
-	page, next, err := Page(c, items, itemKey, "tools/list", "", 4)
+	page, next, err := Page(c, items, itemKey, "tools/list", "", "", 4)
 	require.NoError(t, err)
 	require.Equal(t, items[:4], page)
 
 	grown := slices.Insert(slices.Clone(items), 4, item{Key: items[3].Key + "a", ID: 999})
-	page, _, err = Page(c, grown, itemKey, "tools/list", next, 4)
+	page, _, err = Page(c, grown, itemKey, "tools/list", "", next, 4)
 	require.NoError(t, err)
 	assert.Equal(t, grown[4:8], page, "new item after the cursor is delivered")
 }
@@ -208,17 +208,17 @@ func TestPageCrossVerbCursor(t *testing.T) {
 	items := makeItems(10, nil)
 	n := 0
 	for _, from := range listVerbs {
-		_, next, err := Page(c, items, itemKey, from, "", 3)
+		_, next, err := Page(c, items, itemKey, from, "", "", 3)
 		require.NoError(t, err)
 		require.NotEmpty(t, next)
-		_, _, err = Page(c, items, itemKey, from, next, 3)
+		_, _, err = Page(c, items, itemKey, from, "", next, 3)
 		require.NoError(t, err, "same verb")
 		for _, to := range listVerbs {
 			if to == from {
 				continue
 			}
 			n++
-			page, nn, err := Page(c, items, itemKey, to, next, 3)
+			page, nn, err := Page(c, items, itemKey, to, "", next, 3)
 			require.ErrorIs(t, err, ErrInvalidCursor, "%s cursor on %s", from, to)
 			assert.Contains(t, err.Error(), fmt.Sprintf("cursor belongs to %s, not %s", from, to))
 			assert.Nil(t, page)
@@ -232,7 +232,7 @@ func TestPageInvalidCursor(t *testing.T) {
 	c := newTestCodec()
 	items := makeItems(10, nil)
 	for _, s := range []string{"!!", "abc=", strings.Repeat("A", 10240)} {
-		_, _, err := Page(c, items, itemKey, "tools/list", s, 3)
+		_, _, err := Page(c, items, itemKey, "tools/list", "", s, 3)
 		assert.ErrorIs(t, err, ErrInvalidCursor)
 	}
 }
@@ -253,13 +253,33 @@ func TestPageLongKeys(t *testing.T) {
 func BenchmarkPage(b *testing.B) {
 	c := newTestCodec()
 	items := makeItems(1100, map[int]int{995: 10})
-	_, next, err := Page(c, items, itemKey, "tools/list", "", 1000)
+	_, next, err := Page(c, items, itemKey, "tools/list", "", "", 1000)
 	require.NoError(b, err)
 	b.ReportAllocs()
 	for b.Loop() {
-		page, _, err := Page(c, items, itemKey, "tools/list", next, 1000)
+		page, _, err := Page(c, items, itemKey, "tools/list", "", next, 1000)
 		if err != nil || len(page) != 100 {
 			b.Fatal(len(page), err)
 		}
 	}
+}
+
+// A cursor minted for one principal's view must not page another's: the
+// lists differ per principal, and the cursor would leak its position.
+func TestPageCursorOfAnotherPrincipalRefused(t *testing.T) {
+	c := newTestCodec()
+	items := makeItems(10, nil)
+	_, next, err := Page(c, items, itemKey, "tools/list", "tagA", "", 3)
+	require.NoError(t, err)
+	page, _, err := Page(c, items, itemKey, "tools/list", "tagA", next, 3)
+	require.NoError(t, err)
+	assert.Equal(t, items[3:6], page)
+	for _, other := range []string{"tagB", ""} {
+		_, _, err = Page(c, items, itemKey, "tools/list", other, next, 3)
+		require.ErrorIs(t, err, ErrInvalidCursor)
+		assert.Contains(t, err.Error(), "issued to another principal")
+	}
+	cur, err := c.Decode(next, "tools/list", "tagA")
+	require.NoError(t, err)
+	assert.Equal(t, "tagA", cur.Owner)
 }

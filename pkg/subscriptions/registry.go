@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/identity"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -81,7 +82,14 @@ func NewRegistry(up Upstream, log *slog.Logger, undeliverable *prometheus.Counte
 // succeeded. After Close the stream is returned already done, honoring
 // nothing.
 func (r *Registry) Open(ctx context.Context, id json.RawMessage, lists mcp.NotificationSubscriptions, resources []Resource) *Stream {
+	return r.OpenFor(ctx, identity.Principal{}, id, lists, resources)
+}
+
+// OpenFor is Open for a stream of principal p (Stream.Principal), whose
+// list_changed notifications ListChangedFor decides per principal.
+func (r *Registry) OpenFor(ctx context.Context, p identity.Principal, id json.RawMessage, lists mcp.NotificationSubscriptions, resources []Resource) *Stream {
 	s := newStream(r, id)
+	s.Principal = p
 	s.Honored = mcp.NotificationSubscriptions{ToolsListChanged: lists.ToolsListChanged,
 		PromptsListChanged: lists.PromptsListChanged, ResourcesListChanged: lists.ResourcesListChanged}
 	r.mu.Lock()
@@ -254,6 +262,20 @@ func (r *Registry) ListChanged(tools, prompts, resources bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for s := range r.streams {
+		s.queueLists(tools && s.Honored.ToolsListChanged, prompts && s.Honored.PromptsListChanged,
+			resources && s.Honored.ResourcesListChanged)
+	}
+}
+
+// ListChangedFor is ListChanged with the kinds decided per stream by its
+// principal (changed reports which of that principal's lists changed), so
+// a principal is told only of changes to its own view. changed is called
+// with the registry locked; it must not call back into the registry.
+func (r *Registry) ListChangedFor(changed func(identity.Principal) (tools, prompts, resources bool)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for s := range r.streams {
+		tools, prompts, resources := changed(s.Principal)
 		s.queueLists(tools && s.Honored.ToolsListChanged, prompts && s.Honored.PromptsListChanged,
 			resources && s.Honored.ResourcesListChanged)
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/identity"
 )
 
 // MaxPendingUpdates bounds the resources/updated notifications queued for
@@ -36,8 +37,9 @@ type Sink interface {
 // subscriptions: every message on the stream carries it in _meta). Honored
 // is fixed once Open returns.
 type Stream struct {
-	ID      json.RawMessage
-	Honored mcp.NotificationSubscriptions
+	ID        json.RawMessage
+	Honored   mcp.NotificationSubscriptions
+	Principal identity.Principal // whose stream it is (OpenFor); anonymous without auth
 
 	reg  *Registry
 	uris map[Resource]bool // granted resources (under Registry.mu)

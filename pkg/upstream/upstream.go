@@ -1,10 +1,11 @@
 // Package upstream is the call core: the one seam through which vmcp sends
 // a backend a request on a client's behalf, for both revisions. Both
 // dispatchers translate their wire format into a Request; the core routes
-// it on one catalogue snapshot (Route), chooses its transport (Via), and
-// runs it (Call) with the backend's timeout, the client's cancellation,
-// the forwarded headers, metrics, and the spec's JSON-RPC error naming the
-// backend. Identity (the Request's Principal) is passed explicitly.
+// it on one catalogue snapshot (Route; a name the access policy hides from
+// the principal is refused like an unknown one), chooses its transport
+// (Via), and runs it (Call) with the backend's timeout, the client's
+// cancellation, the forwarded headers, metrics, and the spec's JSON-RPC
+// error naming the backend. Identity (the Request's Principal) is passed explicitly.
 package upstream
 
 import (
@@ -19,6 +20,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/identity"
+	"github.com/vmcp/vmcp/pkg/policy"
 	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/pkg/tracing"
 )
@@ -56,7 +58,12 @@ type Core struct {
 	agg     *aggregator.Aggregator
 	mgr     *backends.Manager
 	metrics *telemetry.Metrics
+	policy  *policy.Policy // nil: every principal may use everything
 }
+
+// SetPolicy makes Route refuse what p does not allow the request's
+// principal, with the error of an unknown name (call before serving).
+func (c *Core) SetPolicy(p *policy.Policy) { c.policy = p }
 
 // New returns the call core over agg's catalogue and mgr's backends,
 // counting into metrics.
@@ -67,34 +74,94 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, metrics *telemetry.M
 // Route resolves req's advertised name on one catalogue snapshot and
 // chooses its transport. An unknown tool or prompt is -32602 naming it
 // (and the backends that are down); an unknown URI is the SDK's
-// resource-not-found error (-32602).
+// resource-not-found error (-32602). A name the policy does not allow the
+// principal gets exactly the error of an unknown one (no existence oracle).
 func (c *Core) Route(req *Request) (Target, error) {
+	rt, tool, found, err := c.lookup(req)
+	switch {
+	case err != nil:
+		return Target{}, err
+	case !found || !c.allowed(req, rt.Backend):
+		return Target{}, c.unknown(req)
+	}
+	return c.Pin(req, rt.Backend, rt.Name, tool)
+}
+
+// Hidden is the error of an unknown name when req names an item of the
+// catalogue that the policy hides from its principal, else nil: the check
+// of Route for a path that resolves names itself.
+func (c *Core) Hidden(req *Request) error {
+	if c.policy == nil {
+		return nil
+	}
+	if rt, _, found, err := c.lookup(req); err == nil && found && !c.allowed(req, rt.Backend) {
+		return c.unknown(req)
+	}
+	return nil
+}
+
+// HiddenCompletion is the error of an unknown reference when the
+// completion/complete params p refer to a prompt or resource the policy
+// hides from principal pr, else nil (a reference the catalogue lacks is
+// left to the caller, whose error is the same).
+func (c *Core) HiddenCompletion(pr identity.Principal, p *mcp.CompleteParams) error {
+	if c.policy == nil || p == nil || p.Ref == nil {
+		return nil
+	}
 	cat := c.agg.Current()
-	var t Target
-	var backend string
+	_, backend, err := cat.Completion(p)
+	if err != nil {
+		return nil
+	}
+	kind, name := aggregator.KindResources, p.Ref.URI
+	if p.Ref.Type == "ref/prompt" {
+		kind, name = aggregator.KindPrompts, p.Ref.Name
+	}
+	if c.policy.Allows(pr, kind, backend, name) {
+		return nil
+	}
+	_, _, err = aggregator.Empty().Completion(p) // exactly the unknown reference's error
+	return err
+}
+
+// lookup resolves req's name on the current catalogue.
+func (c *Core) lookup(req *Request) (rt aggregator.Route, tool *mcp.Tool, found bool, err error) {
+	cat := c.agg.Current()
 	switch req.Method {
 	case "tools/call":
-		tool, rt, ok := cat.Tool(req.Name)
-		if !ok {
-			return t, ErrUnknownTool(req.Name, c.mgr.Unavailable())
-		}
-		backend, t.Name, t.Tool = rt.Backend, rt.Name, tool
+		tool, rt, found = cat.Tool(req.Name)
 	case "prompts/get":
-		_, rt, ok := cat.Prompt(req.Name)
-		if !ok {
-			return t, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Name)}
-		}
-		backend, t.Name = rt.Backend, rt.Name
+		_, rt, found = cat.Prompt(req.Name)
 	case "resources/read", "resources/subscribe", "resources/unsubscribe":
-		rt, ok := cat.Resource(req.Name)
-		if !ok {
-			return t, mcp.ResourceNotFoundError(req.Name)
-		}
-		backend, t.Name = rt.Backend, rt.Name
+		rt, found = cat.Resource(req.Name)
 	default:
-		return t, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "upstream: " + req.Method + " is not routed by name"}
+		err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "upstream: " + req.Method + " is not routed by name"}
 	}
-	return c.Pin(req, backend, t.Name, t.Tool)
+	return rt, tool, found, err
+}
+
+// allowed reports whether the policy lets req's principal use req's name
+// on backend.
+func (c *Core) allowed(req *Request, backend string) bool {
+	kind := aggregator.KindResources
+	switch req.Method {
+	case "tools/call":
+		kind = aggregator.KindTools
+	case "prompts/get":
+		kind = aggregator.KindPrompts
+	}
+	return c.policy.Allows(req.Principal, kind, backend, req.Name)
+}
+
+// unknown is the error for a name the catalogue does not have.
+func (c *Core) unknown(req *Request) error {
+	switch req.Method {
+	case "tools/call":
+		return ErrUnknownTool(req.Name, c.mgr.Unavailable())
+	case "prompts/get":
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Name)}
+	}
+	return mcp.ResourceNotFoundError(req.Name)
 }
 
 // Pin targets backend directly (a retry pinned by its requestState, or a

@@ -2,40 +2,68 @@ package vmcp
 
 import (
 	"net/http"
-	"net/url"
-	"slices"
 
 	"github.com/vmcp/vmcp/pkg/dispatch/modern"
+	"github.com/vmcp/vmcp/pkg/edge"
 	"github.com/vmcp/vmcp/pkg/status"
 )
 
 // modernVersion is the first protocol revision served statelessly.
 const modernVersion = modern.FirstVersion
 
-// routes builds the HTTP surface. The MCP endpoint picks the revision from
-// the request: a POST whose MCP-Protocol-Version is 2026-07-28 or later is
+// routes builds the main listener's HTTP surface behind the edge
+// (pkg/edge): the Host guard; on the MCP endpoint the Origin check and
+// CORS; the body bounds. The MCP endpoint picks the revision from the
+// request: a POST whose MCP-Protocol-Version is 2026-07-28 or later is
 // Modern; initialize, session requests, GET and DELETE are Legacy
 // (2026-07-28 versioning: a dual-era server serves both on one endpoint).
 // A POST routed to Legacy whose body is Modern (its _meta names 2026-07-28
 // or later) is refused with -32020, since its header is missing or unlike.
-// With auth configured every endpoint request needs a bearer token, and
-// the protected resource metadata is served (auth.go).
+// /status checks Origins too, without CORS. /metrics is here unless
+// http.metrics_listen moves it to its own listener. With auth configured
+// every endpoint request needs a bearer token (after CORS, so a 401 carries
+// it and a preflight needs none), and the protected resource metadata is
+// served (auth.go).
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", s.readyz)
-	mux.Handle("GET /metrics", s.metrics.Handler())
-	mux.Handle("GET /status", s.checkOrigin(status.Handler(s.Status))) // operator page (pkg/status)
-	cop := http.NewCrossOriginProtection()
-	for _, o := range s.cfg.HTTP.AllowedOrigins {
-		_ = cop.AddTrustedOrigin(o) // validated by config
+	if s.cfg.HTTP.MetricsListen == "" {
+		mux.Handle("GET /metrics", s.metrics.Handler())
 	}
-	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		http.Error(w, "Forbidden: cross-origin request rejected (Origin not allowed)", http.StatusForbidden)
+	origins := edge.NewOrigins(s.cfg.HTTP.AllowedOrigins)
+	mux.Handle("GET /status", origins.Guard(status.Handler(s.Status)))                // operator page (pkg/status); no CORS
+	mux.Handle(s.cfg.Path, s.observed(s.authenticated(http.HandlerFunc(s.endpoint)))) // spans and request metrics: telemetry.go
+	s.metadataRoutes(mux)                                                             // auth.go; public, with its own CORS
+	bounded := s.bodies(mux)
+	withCORS := origins.Handler(bounded) // CORS headers on every answer, 401, 408 and 413 included
+	return s.hosts(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mux.Handler(r); pattern == s.cfg.Path { // the mux's own choice
+			withCORS.ServeHTTP(w, r)
+			return
+		}
+		bounded.ServeHTTP(w, r)
 	}))
-	s.metadataRoutes(mux)                                                                                         // auth.go
-	mux.Handle(s.cfg.Path, s.observed(s.checkOrigin(cop.Handler(s.authenticated(http.HandlerFunc(s.endpoint)))))) // telemetry.go
-	return mux
+}
+
+// metricsRoutes is the http.metrics_listen listener's surface: /metrics
+// alone, behind the same Host guard and body bounds.
+func (s *Server) metricsRoutes() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", s.metrics.Handler())
+	return s.hosts(s.bodies(mux))
+}
+
+// hosts is the DNS-rebinding Host guard (http.allowed_hosts), what every
+// request meets first.
+func (s *Server) hosts(h http.Handler) http.Handler {
+	return edge.NewHostGuard(s.cfg.HTTP.AllowedHosts).Handler(h)
+}
+
+// bodies reads every request body whole within http.read_body_timeout and
+// http.max_body_bytes before h runs.
+func (s *Server) bodies(h http.Handler) http.Handler {
+	return edge.ReadBody(h, s.cfg.HTTP.ReadBodyTimeout.D(), s.cfg.HTTP.MaxBodyBytes)
 }
 
 func (s *Server) endpoint(w http.ResponseWriter, r *http.Request) {
@@ -49,23 +77,4 @@ func (s *Server) endpoint(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.serveLegacy(w, r) // here, or forwarded to the session's owner node (cluster.go)
-}
-
-// checkOrigin refuses (403) any request, GET included, whose Origin header
-// is neither this host nor in http.allowed_origins (Streamable HTTP: servers
-// MUST validate Origin, against DNS rebinding). Requests without Origin
-// (non-browser clients) pass.
-func (s *Server) checkOrigin(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		origin := r.Header.Get("Origin")
-		if origin == "" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if u, err := url.Parse(origin); err == nil && u.Host == r.Host || slices.Contains(s.cfg.HTTP.AllowedOrigins, origin) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		http.Error(w, "Forbidden: Origin "+origin+" is not allowed", http.StatusForbidden)
-	})
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/dispatch/modern"
 	"github.com/vmcp/vmcp/pkg/mrtr"
 	"github.com/vmcp/vmcp/pkg/pagination"
+	authz "github.com/vmcp/vmcp/pkg/policy"
 	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/pkg/upstream"
 	"go.opentelemetry.io/otel/trace"
@@ -48,6 +49,10 @@ type Options struct {
 	// token stays known after its response (0: the default, 2s); tests
 	// shorten it.
 	ProgressGrace time.Duration
+	// MetricsListener is an open listener for /metrics when
+	// http.metrics_listen is set (bind it before New, like the main one);
+	// nil: Serve binds http.metrics_listen itself. Serve closes it.
+	MetricsListener net.Listener
 	// TracerProvider, if set, receives vmcp's spans instead of the provider
 	// telemetry.tracing configures (tests pass an in-memory recorder); its
 	// owner shuts it down.
@@ -69,6 +74,8 @@ type Server struct {
 	auth     *auth.Authenticator // nil: no inbound authentication
 	handler  http.Handler
 	stateKey []byte
+	// metricsLis is Options.MetricsListener.
+	metricsLis net.Listener
 
 	tracer          trace.Tracer                // spans of client and backend requests (telemetry.go)
 	tracingShutdown func(context.Context) error // flushes the provider vmcp created
@@ -86,7 +93,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, stateKey: key, metrics: telemetry.New()}
+	s := &Server{cfg: cfg, log: log, stateKey: key, metrics: telemetry.New(), metricsLis: opts.MetricsListener}
 	if err := s.newAuthenticator(cfg.Auth); err != nil {
 		return nil, err
 	}
@@ -101,6 +108,9 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	}
 	s.mgr.Start(wait)
 	s.core = upstream.New(s.agg, s.mgr, s.metrics)
+	access := authz.New(cfg.Authorization) // nil: every principal sees and uses everything
+	s.core.SetPolicy(access)
+	codec := pagination.NewCodec(s.stateKey) // one cursor codec for both revisions
 	impl := &mcp.Implementation{Name: cfg.Name, Version: Version}
 	s.legacy = legacy.New(s.agg, s.mgr, legacy.Options{
 		Implementation: impl,
@@ -110,6 +120,8 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		MaxSessions:    cfg.Sessions.Max,
 		MaxBodyBytes:   cfg.HTTP.MaxBodyBytes,
 		Capabilities:   s.legacyCapabilities,
+		Codec:          codec,
+		Policy:         access,
 		Logger:         log,
 		EventStore:     s.cluster.EventStore(),
 		OnSession:      s.onSession,
@@ -123,7 +135,8 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		Instructions:   cfg.Instructions,
 		PageSize:       cfg.Pagination.PageSize,
 		MaxBodyBytes:   cfg.HTTP.MaxBodyBytes,
-		Codec:          pagination.NewCodec(s.stateKey),
+		Codec:          codec,
+		Policy:         access,
 		Capabilities:   s.modernCapabilities,
 		Logger:         log,
 		State:          mrtr.NewCodec(s.stateKey),
@@ -158,8 +171,10 @@ func (s *Server) modernCapabilities() *mcp.ServerCapabilities {
 	return capabilities.Compute(s.mgr.Capabilities(), modernDeliverable)
 }
 
-// Handler is the HTTP handler: the MCP endpoint at cfg.Path, /healthz,
-// /readyz, /metrics and /status (the operator page, see Status).
+// Handler is the main listener's HTTP handler, behind the edge (Host
+// guard, body bounds, Origin and CORS): the MCP endpoint at cfg.Path,
+// /healthz, /readyz, /status (the operator page, see Status) and, unless
+// http.metrics_listen is set, /metrics.
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Metrics are this server's Prometheus metrics (served at /metrics).
@@ -218,48 +233,4 @@ func stateKey(configured string) ([]byte, error) {
 		return nil, fmt.Errorf("generating state key: %w", err)
 	}
 	return k, nil
-}
-
-// ListenAndServe serves on addr until ctx ends, then shuts down gracefully:
-// stop accepting, let in-flight requests finish within grace, close
-// sessions and backends.
-func (s *Server) ListenAndServe(ctx context.Context, addr string, grace time.Duration) error {
-	lis, err := net.Listen("tcp", addr)
-	if err != nil {
-		_ = s.Close()
-		return err
-	}
-	return s.Serve(ctx, lis, grace)
-}
-
-// Serve is ListenAndServe on an open listener (bind before New, so a busy
-// port fails before any backend process starts).
-func (s *Server) Serve(ctx context.Context, lis net.Listener, grace time.Duration) error {
-	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(lis) }()
-	s.log.Info("vmcp serving", "addr", lis.Addr().String(), "path", s.cfg.Path)
-	select {
-	case err := <-errc:
-		_ = s.Close()
-		return err
-	case <-ctx.Done():
-	}
-	s.log.Info("vmcp shutting down", "grace", grace)
-	sctx, cancel := context.WithTimeout(context.Background(), grace)
-	defer cancel()
-	s.modern.EndStreams() // listen streams end with their result; calls go on
-	stop := context.AfterFunc(sctx, s.legacy.Abort)
-	defer stop()
-	err := srv.Shutdown(sctx) // GET streams never go idle: this waits for grace
-	if err != nil {
-		s.legacy.Abort() // grace elapsed: cut in-flight backend calls
-		_ = srv.Close()
-	}
-	_ = s.Close()
-	if err == context.DeadlineExceeded {
-		s.log.Warn("shutdown grace elapsed; remaining requests cut", "grace", grace)
-		return nil
-	}
-	return err
 }

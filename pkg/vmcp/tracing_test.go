@@ -178,8 +178,9 @@ func TestTracingModernSharedConnectionCallSpans(t *testing.T) {
 	requireChild(t, server, backend, "shared")
 }
 
-// Regression: a Legacy request without params (tools/list sent bare) has
-// typed-nil params in the go-sdk middleware; observing it must not panic.
+// Regression: a Legacy request without params (ping, tools/list sent
+// bare) has typed-nil params in the go-sdk middleware; observing it must
+// not panic.
 func TestTracingLegacyRequestWithoutParamsIsServed(t *testing.T) {
 	log, opts := newSpanLog(t)
 	b := startTracedBackend(t, false)
@@ -207,6 +208,9 @@ func TestTracingLegacyRequestWithoutParamsIsServed(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, body, "alpha_echo")
 	require.Equal(t, sid, attrs(log.await(t, trace.SpanKindServer, "tools/list"))["mcp.session.id"])
+	resp, _ = post(sid, `{"jsonrpc":"2.0","id":3,"method":"ping"}`) // the go-sdk path: typed-nil params
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	log.await(t, trace.SpanKindServer, "ping")
 }
 
 // A client's _meta.traceparent is rewritten to name vmcp's backend span

@@ -21,13 +21,16 @@ import (
 
 // chromiumPath finds headless Chromium: $VMCP_CHROMIUM, else chromium on
 // PATH (scripts/ensure-chromium.sh installs Debian's package). The test is
-// skipped, saying so, when neither exists.
+// skipped, saying so, when neither exists, unless CI is set: there it fails.
 func chromiumPath(t *testing.T) string {
 	t.Helper()
 	if p := os.Getenv("VMCP_CHROMIUM"); p != "" {
 		return p
 	}
 	p, err := exec.LookPath("chromium")
+	if err != nil && os.Getenv("CI") != "" {
+		t.Fatal("chromium not found and CI is set: run scripts/ensure-chromium.sh or set VMCP_CHROMIUM")
+	}
 	if err != nil {
 		t.Skip("chromium not found: run scripts/ensure-chromium.sh or set VMCP_CHROMIUM")
 	}

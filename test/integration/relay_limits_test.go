@@ -66,10 +66,10 @@ func TestRelayedCallMayHaveAtMost16AsksWaitingOnTheClient(t *testing.T) {
 	require.Equal(t, 16, asks, "the client saw exactly the asks within the limit")
 }
 
-// Without the relay's DNS-rebinding guard, a relayed call naming a foreign
-// Host on a loopback listener was served (the go-sdk handler, which the
-// relay runs before, refuses it): a page on evil.example resolving to
-// 127.0.0.1 could call tools.
+// Without the DNS-rebinding guard (pkg/edge, in front of the relay), a
+// relayed call naming a foreign Host on a loopback listener was served
+// (the go-sdk handler, which the relay runs before, refuses it): a page on
+// evil.example resolving to 127.0.0.1 could call tools.
 func TestRelayedCallWithAForeignHostOnLoopbackIsRefused(t *testing.T) {
 	b, _, _ := raBackend(t, "h", nil, nil)
 	v := raVMCP(t, nil, []string{"h_echo"}, b)

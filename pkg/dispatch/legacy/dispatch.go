@@ -6,6 +6,7 @@ package legacy
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -17,20 +18,29 @@ import (
 	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/identity"
+	"github.com/vmcp/vmcp/pkg/pagination"
+	"github.com/vmcp/vmcp/pkg/policy"
 	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/pkg/upstream"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // Options configures the Legacy dispatcher.
 type Options struct {
 	Implementation *mcp.Implementation            // serverInfo
 	Instructions   string                         // initialize instructions
-	PageSize       int                            // list page size (SDK pagination)
+	PageSize       int                            // list page size (<= 0: everything on one page)
 	IdleTimeout    time.Duration                  // session idle timeout
 	MaxSessions    int                            // initialize beyond this fails
 	MaxBodyBytes   int64                          // request body limit (413 beyond)
 	Capabilities   func() *mcp.ServerCapabilities // from pkg/capabilities
-	Logger         *slog.Logger                   //
+	// Codec mints and checks the list cursors vmcp serves (the same codec
+	// and key as the Modern dispatcher's; nil: one under a random key).
+	Codec *pagination.Codec
+	// Policy filters lists per principal and refuses what it hides (nil:
+	// every principal sees everything).
+	Policy *policy.Policy
+	Logger *slog.Logger //
 	// EventStore keeps each session's SSE events for Last-Event-ID resume
 	// (2025-11-25 transports, resumability); nil disables resumption.
 	EventStore mcp.EventStore
@@ -85,6 +95,12 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 	}
 	if opts.Core == nil {
 		opts.Core = upstream.New(agg, mgr, opts.Metrics)
+		opts.Core.SetPolicy(opts.Policy)
+	}
+	if opts.Codec == nil {
+		key := make([]byte, 32)
+		_, _ = rand.Read(key)
+		opts.Codec = pagination.NewCodec(key)
 	}
 	d := &Dispatcher{opts: opts, core: opts.Core, metrics: opts.Metrics, agg: agg, mgr: mgr, log: opts.Logger, sessions: map[string]*clientSession{}}
 	d.server = mcp.NewServer(opts.Implementation, &mcp.ServerOptions{
@@ -97,7 +113,7 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 		UnsubscribeHandler:      d.unsubscribe,
 		RootsListChangedHandler: d.rootsListChanged,
 	})
-	d.server.AddReceivingMiddleware(d.lifecycle, d.setLevelMiddleware, d.availability)
+	d.server.AddReceivingMiddleware(d.lifecycle, d.setLevelMiddleware, d.availability, d.listMiddleware)
 	if opts.Observe != nil {
 		d.server.AddReceivingMiddleware(opts.Observe) // added last: outermost
 	}
@@ -130,7 +146,7 @@ func (d *Dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			if sdk != nil { // one set of in-flight ids for both paths
-				key, _ := idKey(sdk.ID)
+				key, _ := wire.IDKey(sdk.ID)
 				mw := &mutableWriter{ResponseWriter: w}
 				untrack, ok := s.relayState.track(key, tracked{mute: mw.mute})
 				if !ok {
@@ -237,6 +253,7 @@ func (d *Dispatcher) admit(ctx context.Context, ss *mcp.ServerSession) error {
 	}
 	s := newClientSession(d, ss)
 	s.setPrincipal(identity.From(ctx)) // the initialize request's (the HTTP edge put it there)
+	d.markAll(s)
 	d.sessions[ss.ID()] = s
 	d.wg.Add(1)
 	d.mu.Unlock()

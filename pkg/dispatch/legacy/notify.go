@@ -26,9 +26,13 @@ func (d *Dispatcher) resourceUpdated(s *clientSession, p *mcp.ResourceUpdatedNot
 }
 
 // targeted is sending middleware: a message marked for one session is sent
-// to that session only, without the mark.
+// to that session only, without the mark; a list_changed reaches a
+// session only when its principal's view changed (listChanged).
 func (d *Dispatcher) targeted(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if ss, _ := req.GetSession().(*mcp.ServerSession); !d.listChanged(ss, method) {
+			return nil, nil
+		}
 		if method != "notifications/resources/updated" {
 			return next(ctx, method, req)
 		}

@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
-	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -56,13 +53,17 @@ func (d *Dispatcher) relay(w http.ResponseWriter, r *http.Request, s *clientSess
 	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' || json.Unmarshal(body, &m) != nil || m.JSONRPC != "2.0" {
 		return false, nil // batches and malformed messages get the go-sdk's answer
 	}
-	key, hasID := idKey(m.ID)
+	key, hasID := wire.IDKey(m.ID)
 	switch {
 	case m.Method == "" && hasID:
 		return s.relayState.answer(w, key, &m), nil
 	case m.Method == "notifications/cancelled":
 		return s.relayState.cancel(w, m.Params), nil
 	case hasID && relayMethods[m.Method] != "" && d.relayCall(w, r, s, key, &m):
+		return true, nil
+	case hasID && listMembers[m.Method] != "":
+		tracing.Lookup(r.Header).Observe(m.Method, "", nil) // the endpoint's span and metrics
+		d.serveList(w, s, &m)
 		return true, nil
 	case hasID && m.Method != "":
 		return false, &m
@@ -71,61 +72,24 @@ func (d *Dispatcher) relay(w http.ResponseWriter, r *http.Request, s *clientSess
 }
 
 // relayable checks what the go-sdk handler checks before reading a POST:
-// media types, protocol version header, no Last-Event-ID, and its DNS
-// rebinding guard (a loopback listener only serves loopback Host names).
+// media types, protocol version header, no Last-Event-ID. (Host and Origin
+// were checked at the edge, pkg/edge.)
 func relayable(r *http.Request) bool {
-	if !wire.IsMediaType(r.Header.Get("Content-Type"), "application/json") {
-		return false
-	}
-	if !legacyVersions[r.Header.Get("Mcp-Protocol-Version")] || r.Header.Get("Last-Event-ID") != "" || !wire.AcceptsBoth(r.Header.Values("Accept")) {
-		return false
-	}
-	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopback(la.String()) && !isLoopback(r.Host) {
-		return false
-	}
-	return true
+	return wire.IsMediaType(r.Header.Get("Content-Type"), "application/json") &&
+		legacyVersions[r.Header.Get("Mcp-Protocol-Version")] && r.Header.Get("Last-Event-ID") == "" &&
+		wire.AcceptsBoth(r.Header.Values("Accept"))
 }
 
-func isLoopback(hostport string) bool {
-	host, _, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host = hostport
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
-}
-
-// readBody returns a POST body of at most MaxBodyBytes and puts it back on
-// r for the go-sdk handler; a longer one is left for that handler (413).
-// A body the endpoint already read (a *wire.BufferedBody, as the Modern
-// dispatcher's check leaves it) is not read again.
+// readBody returns a POST body of at most MaxBodyBytes and leaves it on r
+// for the go-sdk handler (wire.ReadBody); a longer or unreadable one is
+// left for that handler to answer (413).
 func (d *Dispatcher) readBody(r *http.Request) ([]byte, bool) {
 	limit := d.opts.MaxBodyBytes
 	if limit <= 0 {
 		limit = config.DefaultMaxBodyBytes
 	}
-	if bb, ok := r.Body.(*wire.BufferedBody); ok { // the endpoint already read it
-		body := bb.Bytes()
-		return body, int64(len(body)) <= limit
-	}
-	if r.ContentLength > limit {
-		return nil, false
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-	if err != nil || int64(len(body)) > limit {
-		r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
-		return nil, false
-	}
-	r.Body = readCloser{bytes.NewReader(body), r.Body}
-	return body, true
-}
-
-type readCloser struct {
-	io.Reader
-	io.Closer
+	body, err := wire.ReadBody(r, limit)
+	return body, err == nil
 }
 
 // relayCall relays one request the call core routes ViaRelay; false hands

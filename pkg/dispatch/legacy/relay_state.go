@@ -1,19 +1,18 @@
 package legacy
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"math"
 	"net/http"
-	"strconv"
 	"sync"
+
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // relayState is a client session's relayed calls, by the client's request
 // id (for notifications/cancelled and to refuse a duplicate in-flight id),
 // and its relayed server-to-client requests awaiting the client's answer,
-// by vmcp's id. Ids are keyed by value (idKey), as JSON-RPC compares them.
+// by vmcp's id. Ids are keyed by value (wire.IDKey), as JSON-RPC compares them.
 type relayState struct {
 	mu    sync.Mutex
 	calls map[string]tracked
@@ -32,44 +31,9 @@ func newRelayState() *relayState {
 	return &relayState{calls: map[string]tracked{}, asks: map[string]chan *message{}}
 }
 
-// idKey is the value of a JSON-RPC request id as a map key: "s" + the
-// string, or "n" + the number in canonical form (7, 7.0 and 7e0 are one
-// id). ok is false for an id that is absent, null or not a string or
-// number (JSON-RPC 2.0: an id is a string or a number).
-func idKey(raw json.RawMessage) (key string, ok bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "", false
-	}
-	switch c := raw[0]; {
-	case c == '"':
-		if bytes.IndexByte(raw, '\\') < 0 {
-			return "s" + string(raw[1:len(raw)-1]), len(raw) >= 2 && raw[len(raw)-1] == '"'
-		}
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return "", false
-		}
-		return "s" + s, true
-	case c == '-' || c >= '0' && c <= '9':
-		if i, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
-			return "n" + strconv.FormatInt(i, 10), true
-		}
-		f, err := strconv.ParseFloat(string(raw), 64)
-		if err != nil || !json.Valid(raw) {
-			return "", false
-		}
-		if f == math.Trunc(f) && math.Abs(f) < 1<<62 {
-			return "n" + strconv.FormatInt(int64(f), 10), true
-		}
-		return "n" + strconv.FormatFloat(f, 'g', -1, 64), true
-	}
-	return "", false
-}
-
 // backendKey keys a backend's request id (always a string or number).
 func backendKey(raw json.RawMessage) string {
-	k, _ := idKey(raw)
+	k, _ := wire.IDKey(raw)
 	return k
 }
 
@@ -102,7 +66,7 @@ func (rs *relayState) cancel(w http.ResponseWriter, params json.RawMessage) bool
 	if json.Unmarshal(params, &p) != nil {
 		return false
 	}
-	key, ok := idKey(p.RequestID)
+	key, ok := wire.IDKey(p.RequestID)
 	if !ok {
 		return false
 	}

@@ -24,6 +24,7 @@ type clientSession struct {
 	// (relay.go); idle ends the session after IdleTimeout without requests.
 	relayState *relayState
 	idle       *idleTimer
+	marks      viewMarks // the list views it was shown (lists.go)
 	// ended is cancelled when the session is deleted or closed; it cancels
 	// the session's in-flight backend calls (the SDK's session Close waits
 	// for in-flight requests, so nothing else would end them).

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/capabilities"
+	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/subscriptions"
 )
 
@@ -34,15 +35,17 @@ func (d *Dispatcher) listen(rq *request, p *mcp.SubscriptionsListenParams) ([]by
 	done, _ := d.enter()
 	defer done()
 	cat := d.agg.Current()
+	pr := identity.From(rq.r.Context())
 	var resources []subscriptions.Resource
 	honored := capabilities.Honored(d.opts.Capabilities(), p.Notifications, func(uri string) bool {
 		route, ok := d.subscribable(cat, uri)
+		ok = ok && d.opts.Policy.Allows(pr, aggregator.KindResources, route.Backend, uri)
 		if ok && !slices.ContainsFunc(resources, func(r subscriptions.Resource) bool { return r.URI == uri }) {
 			resources = append(resources, subscriptions.Resource{URI: route.Name, Backend: route.Backend})
 		}
 		return ok
 	})
-	stream := d.subs.Open(rq.r.Context(), rq.id, honored, resources)
+	stream := d.subs.OpenFor(rq.r.Context(), pr, rq.id, honored, resources)
 	defer d.subs.Release(stream)
 	rq.written = true
 	sink := startSSE(rq.w)
@@ -79,8 +82,13 @@ func (d *Dispatcher) subscribable(cat *aggregator.Catalogue, uri string) (aggreg
 }
 
 // catalogueChanged queues one list_changed per changed kind on the listen
-// streams granted it (resource templates count as resources).
-func (d *Dispatcher) catalogueChanged(_, _ *aggregator.Catalogue, kinds []aggregator.Kind) {
+// streams granted it (resource templates count as resources); under a
+// policy, only on the streams of principals whose own view changed.
+func (d *Dispatcher) catalogueChanged(old, cur *aggregator.Catalogue, kinds []aggregator.Kind) {
+	if d.opts.Policy != nil {
+		d.subs.ListChangedFor(func(p identity.Principal) (bool, bool, bool) { return d.opts.Policy.Changed(p, old, cur) })
+		return
+	}
 	d.subs.ListChanged(slices.Contains(kinds, aggregator.KindTools), slices.Contains(kinds, aggregator.KindPrompts),
 		slices.Contains(kinds, aggregator.KindResources) || slices.Contains(kinds, aggregator.KindTemplates))
 }

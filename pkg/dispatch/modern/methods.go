@@ -7,7 +7,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/pagination"
+	"github.com/vmcp/vmcp/pkg/policy"
 )
 
 // method is one entry of the method table: how to decode its params (once,
@@ -79,8 +81,9 @@ func (d *Dispatcher) discover(_ *request, _ *mcp.DiscoverParams) ([]byte, error)
 	return json.Marshal(res)
 }
 
-func (d *Dispatcher) listTools(_ *request, p *listParams) ([]byte, error) {
-	items, next, err := page(d, d.agg.Current().Tools, func(t *mcp.Tool) string { return t.Name }, "tools/list", p.Cursor)
+func (d *Dispatcher) listTools(rq *request, p *listParams) ([]byte, error) {
+	pr, v := d.view(rq)
+	items, next, err := page(d, v.Tools, func(t *mcp.Tool) string { return t.Name }, "tools/list", pr, p.Cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -89,8 +92,9 @@ func (d *Dispatcher) listTools(_ *request, p *listParams) ([]byte, error) {
 	return json.Marshal(res)
 }
 
-func (d *Dispatcher) listResources(_ *request, p *listParams) ([]byte, error) {
-	items, next, err := page(d, d.agg.Current().Resources, func(r *mcp.Resource) string { return r.URI }, "resources/list", p.Cursor)
+func (d *Dispatcher) listResources(rq *request, p *listParams) ([]byte, error) {
+	pr, v := d.view(rq)
+	items, next, err := page(d, v.Resources, func(r *mcp.Resource) string { return r.URI }, "resources/list", pr, p.Cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -99,8 +103,9 @@ func (d *Dispatcher) listResources(_ *request, p *listParams) ([]byte, error) {
 	return json.Marshal(res)
 }
 
-func (d *Dispatcher) listTemplates(_ *request, p *listParams) ([]byte, error) {
-	items, next, err := page(d, d.agg.Current().Templates, func(t *mcp.ResourceTemplate) string { return t.URITemplate }, "resources/templates/list", p.Cursor)
+func (d *Dispatcher) listTemplates(rq *request, p *listParams) ([]byte, error) {
+	pr, v := d.view(rq)
+	items, next, err := page(d, v.Templates, func(t *mcp.ResourceTemplate) string { return t.URITemplate }, "resources/templates/list", pr, p.Cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -109,8 +114,9 @@ func (d *Dispatcher) listTemplates(_ *request, p *listParams) ([]byte, error) {
 	return json.Marshal(res)
 }
 
-func (d *Dispatcher) listPrompts(_ *request, p *listParams) ([]byte, error) {
-	items, next, err := page(d, d.agg.Current().Prompts, func(p *mcp.Prompt) string { return p.Name }, "prompts/list", p.Cursor)
+func (d *Dispatcher) listPrompts(rq *request, p *listParams) ([]byte, error) {
+	pr, v := d.view(rq)
+	items, next, err := page(d, v.Prompts, func(p *mcp.Prompt) string { return p.Name }, "prompts/list", pr, p.Cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -119,11 +125,19 @@ func (d *Dispatcher) listPrompts(_ *request, p *listParams) ([]byte, error) {
 	return json.Marshal(res)
 }
 
-// page is keyset pagination over one sorted catalogue slice; a bad cursor
-// (not a string, tampered, truncated, over-long or another verb's) is -32602.
-// While no backend is ready it fails with -32603, as Legacy lists do, since
-// an empty success would read as "this server has nothing".
-func page[T any](d *Dispatcher, items []T, key func(T) string, verb string, raw json.RawMessage) ([]T, string, error) {
+// view is the request's principal and its part of the current catalogue
+// (pkg/policy; everything without a policy).
+func (d *Dispatcher) view(rq *request) (identity.Principal, *policy.View) {
+	pr := identity.From(rq.r.Context())
+	return pr, d.opts.Policy.View(pr, d.agg.Current())
+}
+
+// page is keyset pagination over one sorted list of pr's view; a bad
+// cursor (not a string, tampered, truncated, over-long, another verb's or
+// another principal's) is -32602. While no backend is ready it fails with
+// -32603, as Legacy lists do, since an empty success would read as "this
+// server has nothing".
+func page[T any](d *Dispatcher, items []T, key func(T) string, verb string, pr identity.Principal, raw json.RawMessage) ([]T, string, error) {
 	if !d.mgr.Ready() {
 		return nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no backend is available"}
 	}
@@ -131,7 +145,7 @@ func page[T any](d *Dispatcher, items []T, key func(T) string, verb string, raw 
 	if err == nil {
 		var out []T
 		var next string
-		if out, next, err = pagination.Page(d.opts.Codec, items, key, verb, cursor, d.opts.PageSize); err == nil {
+		if out, next, err = pagination.Page(d.opts.Codec, items, key, verb, pr.Tag(), cursor, d.opts.PageSize); err == nil {
 			return out, next, nil
 		}
 	}

@@ -25,8 +25,10 @@ import (
 	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/mrtr"
 	"github.com/vmcp/vmcp/pkg/pagination"
+	"github.com/vmcp/vmcp/pkg/policy"
 	"github.com/vmcp/vmcp/pkg/subscriptions"
 	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/pkg/upstream"
@@ -43,6 +45,7 @@ type Options struct {
 	PageSize       int                            // list page size (<= 0: everything on one page)
 	MaxBodyBytes   int64                          // request body limit (413 beyond; <= 0: none)
 	Codec          *pagination.Codec              // mints and checks list cursors (required)
+	Policy         *policy.Policy                 // per-principal views of lists and listen streams (nil: everything)
 	Capabilities   func() *mcp.ServerCapabilities // Modern capabilities (pkg/capabilities)
 	Logger         *slog.Logger                   // nil discards
 
@@ -117,6 +120,7 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 	}
 	if opts.Core == nil {
 		opts.Core = upstream.New(agg, mgr, opts.Metrics)
+		opts.Core.SetPolicy(opts.Policy)
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -225,6 +229,10 @@ func (d *Dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rq.fail(jerr)
 		return
 	}
+	if err := d.hidden(rq, m, params); err != nil {
+		rq.fail(toWireError(err))
+		return
+	}
 	result, err := m.serve(d, rq, params)
 	switch {
 	case rq.written:
@@ -233,4 +241,18 @@ func (d *Dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		rq.reply(result)
 	}
+}
+
+// hidden is the error of an unknown name for a call, get, read or
+// completion of something the policy hides from the request's principal
+// (upstream.Core.Hidden, HiddenCompletion), else nil.
+func (d *Dispatcher) hidden(rq *request, m *method, params mcp.Params) error {
+	if p, ok := params.(*mcp.CompleteParams); ok {
+		return d.core.HiddenCompletion(identity.From(rq.r.Context()), p)
+	}
+	if m.name == nil {
+		return nil
+	}
+	return d.core.Hidden(&upstream.Request{Method: rq.method, Name: m.name(params), Revision: upstream.RevisionModern,
+		Principal: identity.From(rq.r.Context())})
 }

@@ -5,12 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
-	"net"
 	"net/http"
-	"net/netip"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/vmcp/vmcp/pkg/wire"
@@ -45,10 +41,6 @@ type request struct {
 // parse checks the HTTP request and decodes the JSON-RPC envelope. On
 // failure it has already answered and returns false.
 func (d *Dispatcher) parse(w http.ResponseWriter, r *http.Request) (*request, bool) {
-	if rebinding(r) {
-		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
-		return nil, false
-	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, "Method Not Allowed: a 2026-07-28 endpoint accepts POST only", http.StatusMethodNotAllowed)
@@ -85,7 +77,7 @@ func (rq *request) decode(body []byte) *jsonrpc.Error {
 	if err := json.Unmarshal(body, &env); err != nil {
 		return &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: fmt.Sprintf("malformed JSON-RPC message: %v", err)}
 	}
-	if validID(env.ID) {
+	if _, ok := wire.IDKey(env.ID); ok {
 		rq.id = env.ID
 	}
 	switch {
@@ -102,63 +94,22 @@ func (rq *request) decode(body []byte) *jsonrpc.Error {
 	return nil
 }
 
-// validID reports whether raw is a JSON string or number (JSON-RPC ids;
-// null is not accepted as a request id).
-func validID(raw json.RawMessage) bool {
-	if len(raw) == 0 {
-		return false
-	}
-	c := raw[0]
-	return c == '"' || c == '-' || (c >= '0' && c <= '9')
-}
-
-// readBody reads the whole body within limit, answering 413 beyond it and
-// 400 for an empty or unreadable body.
+// readBody reads the whole body within limit (wire.ReadBody), answering
+// 413 beyond it and 400 for an empty or unreadable body.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool) {
-	rd := io.Reader(r.Body)
-	if limit > 0 {
-		rd = http.MaxBytesReader(w, r.Body, limit)
-	}
-	size := r.ContentLength
-	if size < 0 || size > 1<<20 || (limit > 0 && size > limit) {
-		size = 512
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, size+1))
-	if _, err := buf.ReadFrom(rd); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
-			return nil, false
-		}
+	body, err := wire.ReadBody(r, limit)
+	switch {
+	case errors.Is(err, wire.ErrBodyTooLarge):
+		http.Error(w, fmt.Sprintf("request body exceeds %d bytes", limit), http.StatusRequestEntityTooLarge)
+		return nil, false
+	case err != nil:
 		http.Error(w, "failed to read body", http.StatusBadRequest)
 		return nil, false
-	}
-	if buf.Len() == 0 {
+	case len(body) == 0:
 		http.Error(w, "POST requires a non-empty body", http.StatusBadRequest)
 		return nil, false
 	}
-	return buf.Bytes(), true
-}
-
-// rebinding reports a DNS-rebinding attempt: a request reaching a loopback
-// listener under a non-loopback Host (the SDK handler's localhost check).
-func rebinding(r *http.Request) bool {
-	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	return ok && la != nil && isLoopback(la.String()) && !isLoopback(r.Host)
-}
-
-// isLoopback reports whether addr (host or host:port) is localhost or a
-// loopback IP.
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = strings.Trim(addr, "[]")
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
+	return body, true
 }
 
 // notify answers a notification: 202 for the ones a 2026-07-28 client may

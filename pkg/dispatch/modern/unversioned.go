@@ -16,14 +16,13 @@ var metaVersionKey = []byte(`"` + mcp.MetaKeyProtocolVersion + `"`)
 // InterceptModernBody screens a POST bound for the Legacy handler (its
 // MCP-Protocol-Version is absent or older than FirstVersion). A Modern body
 // (_meta protocolVersion >= FirstVersion) gets 400 + -32020, an oversized
-// one 413, and it returns true; otherwise it restores r.Body and returns
+// one 413, and it returns true; otherwise it leaves r.Body read and returns
 // false. Only the key's presence is scanned for, so the common case is cheap.
 func (d *Dispatcher) InterceptModernBody(w http.ResponseWriter, r *http.Request) bool {
-	body, ok := readBody(w, r, d.opts.MaxBodyBytes)
+	body, ok := readBody(w, r, d.opts.MaxBodyBytes) // left on r.Body for the Legacy handler
 	if !ok {
 		return true
 	}
-	r.Body = wire.NewBufferedBody(body)
 	if !bytes.Contains(body, metaVersionKey) {
 		return false
 	}
@@ -47,4 +46,10 @@ func (d *Dispatcher) InterceptModernBody(w http.ResponseWriter, r *http.Request)
 	}
 	writeError(w, http.StatusBadRequest, env.ID, mismatch(msg))
 	return true
+}
+
+// validID reports whether raw is a valid JSON-RPC request id (wire.IDKey).
+func validID(raw json.RawMessage) bool {
+	_, ok := wire.IDKey(raw)
+	return ok
 }

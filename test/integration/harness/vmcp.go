@@ -49,7 +49,9 @@ func StartVMCPWithOptions(t testing.TB, opts vmcp.Options, mutate func(*config.C
 	if err != nil {
 		t.Fatalf("harness: vmcp.New: %v", err)
 	}
-	hs := httptest.NewServer(srv.Handler())
+	hs := httptest.NewUnstartedServer(nil)
+	hs.Config = srv.HTTPServer() // vmcp's own server settings (timeouts)
+	hs.Start()
 	v := &VMCP{URL: hs.URL + cfg.Path, Base: hs.URL, Server: srv, Config: cfg, hs: hs}
 	t.Cleanup(func() {
 		_ = srv.Close() // ends client sessions and their backend sessions

@@ -1,0 +1,78 @@
+package wire
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+)
+
+// FirstModern is the first protocol revision served statelessly
+// (2026-07-28): a request at or after it is Modern.
+const FirstModern = "2026-07-28"
+
+// IsModern reports whether protocol version v is Modern (2026-07-28 or
+// later; versions are dates and sort as strings). "" is not.
+func IsModern(v string) bool { return v >= FirstModern }
+
+// IsLoopback reports whether hostport (host or host:port) is localhost or
+// a loopback IP (the go-sdk's rule; the edge's DNS-rebinding guard, the
+// one guard, builds on it).
+func IsLoopback(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = strings.Trim(hostport, "[]")
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// ErrBodyTooLarge fails ReadBody for a body over its limit.
+var ErrBodyTooLarge = errors.New("request body too large")
+
+// ReadBody returns r's whole body, at most limit bytes (<= 0: no limit),
+// and leaves it on r as a *BufferedBody for the next handler; a body the
+// endpoint already read is not read again. Over limit it fails with
+// ErrBodyTooLarge and r.Body still yields the whole body (what was read,
+// then the rest), so a later handler can answer it.
+func ReadBody(r *http.Request, limit int64) ([]byte, error) {
+	if bb, ok := r.Body.(*BufferedBody); ok {
+		if limit > 0 && int64(len(bb.data)) > limit {
+			return nil, fmt.Errorf("%w (over %d bytes)", ErrBodyTooLarge, limit)
+		}
+		return bb.data, nil
+	}
+	if limit > 0 && r.ContentLength > limit {
+		return nil, fmt.Errorf("%w (over %d bytes)", ErrBodyTooLarge, limit)
+	}
+	size := r.ContentLength
+	if size < 0 || size > 1<<20 {
+		size = 512
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+1))
+	rd := io.Reader(r.Body)
+	if limit > 0 {
+		rd = io.LimitReader(r.Body, limit+1)
+	}
+	if _, err := buf.ReadFrom(rd); err != nil {
+		return nil, fmt.Errorf("reading the request body: %w", err)
+	}
+	if limit > 0 && int64(buf.Len()) > limit {
+		r.Body = readCloser{io.MultiReader(bytes.NewReader(buf.Bytes()), r.Body), r.Body}
+		return nil, fmt.Errorf("%w (over %d bytes)", ErrBodyTooLarge, limit)
+	}
+	r.Body = NewBufferedBody(buf.Bytes())
+	return buf.Bytes(), nil
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
