@@ -58,7 +58,8 @@ func (b *builder) collect(kind Kind, names func(Inventory) []string,
 }
 
 // resolve assigns advertised names to cs (ordered by win rank) according to
-// the strategy and fails if two candidates end up with the same name.
+// the strategy, makes each valid (ValidName), and fails if two candidates
+// end up with the same name.
 func (b *builder) resolve(kind string, cs []cand) ([]cand, error) {
 	switch b.p.Strategy {
 	case config.StrategyPrefix:
@@ -81,6 +82,9 @@ func (b *builder) resolve(kind string, cs []cand) ([]cand, error) {
 				cs[i].name = b.prefixed(cs[i].backend, cs[i].orig)
 			}
 		}
+	}
+	for i := range cs {
+		cs[i].name = ValidName(cs[i].name)
 	}
 	sentinel := ErrNameCollision
 	if b.p.Strategy == config.StrategyManual {

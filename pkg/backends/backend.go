@@ -25,6 +25,9 @@ var (
 	ErrBackendDown    = errors.New("backend unavailable")
 	ErrUnknownBackend = errors.New("unknown backend")
 	ErrSessionClosed  = errors.New("client session closed")
+	// ErrProcessLimit: a stdio backend already runs max_processes processes
+	// for client sessions.
+	ErrProcessLimit = errors.New("stdio process limit reached")
 )
 
 // State is a backend's connection state as reported by /readyz.
@@ -53,6 +56,10 @@ type Backend struct {
 	log  *slog.Logger
 	sink func(aggregator.Inventory, bool) // inventory update (true) or removal (false)
 
+	timing   Timing                     // supervision timings, defaults filled
+	counters *counters                  // the backends' metrics (metrics.go)
+	onState  func(name string, s State) // state-transition hook (may be nil)
+
 	refresh chan struct{} // list_changed on the control connection (cap 1, coalescing)
 	// announced are the kinds of list_changed received since the last
 	// refresh (under mu): passed on even when the lists look the same.
@@ -64,6 +71,8 @@ type Backend struct {
 	onUndeliverable atomic.Pointer[func(method, backend string, err error)]
 	calls           calls // the calls attached to the control connection (sink.go)
 
+	procs atomic.Int64 // live stdio processes of client sessions (max_processes)
+
 	mu      sync.Mutex
 	state   State
 	lastErr error
@@ -74,16 +83,20 @@ type Backend struct {
 	info    *mcp.Implementation  // vmcp's clientInfo, as sent to this backend
 }
 
-func newBackend(cfg config.Backend, log *slog.Logger, version string, sink func(aggregator.Inventory, bool)) *Backend {
-	return &Backend{
-		cfg:     cfg,
-		info:    &mcp.Implementation{Name: "vmcp", Version: version},
-		http:    newHTTPClient(cfg),
-		log:     log.With("backend", cfg.Name),
-		sink:    sink,
-		refresh: make(chan struct{}, 1),
-		state:   StateConnecting,
+func newBackend(cfg config.Backend, log *slog.Logger, version string, sink func(aggregator.Inventory, bool), o managerOptions) *Backend {
+	b := &Backend{
+		cfg:      cfg,
+		info:     &mcp.Implementation{Name: "vmcp", Version: version},
+		log:      log.With("backend", cfg.Name),
+		sink:     sink,
+		timing:   o.timing.withDefaults(),
+		counters: o.counters,
+		onState:  o.onState,
+		refresh:  make(chan struct{}, 1),
+		state:    StateConnecting,
 	}
+	b.http = newHTTPClient(cfg, b.steadyGET)
+	return b
 }
 
 // Name is the backend's configured name.
@@ -151,20 +164,41 @@ func (b *Backend) Open(ctx context.Context, opts SessionOptions) (*mcp.ClientSes
 	return cs, err
 }
 
-// open is Open, also returning the session's own go-sdk client.
+// open is Open, also returning the session's own go-sdk client. A stdio
+// backend's process count is bounded by max_processes (ErrProcessLimit).
 func (b *Backend) open(ctx context.Context, opts SessionOptions) (*mcp.ClientSession, *mcp.Client, error) {
 	if b.protocolVersion() == "" {
 		if _, err := b.Shared(); err != nil {
 			return nil, nil, err
 		}
 	}
-	return b.connect(ctx, opts, b.protocolVersion(), 2)
+	limit := int64(b.cfg.MaxProcesses)
+	if b.cfg.Transport != config.TransportStdio || limit <= 0 {
+		return b.connect(ctx, opts, b.protocolVersion(), 2)
+	}
+	if n := b.procs.Add(1); n > limit {
+		b.procs.Add(-1)
+		return nil, nil, fmt.Errorf("backend %q: %w: %d processes already run for client sessions (max_processes: %d)",
+			b.cfg.Name, ErrProcessLimit, limit, limit)
+	}
+	release := sync.OnceFunc(func() { b.procs.Add(-1) }) // at process exit, or a failed connect
+	cs, client, err := b.connectWith(ctx, opts, b.protocolVersion(), 2, release)
+	if err != nil {
+		release()
+	}
+	return cs, client, err
 }
 
 // connect dials one backend connection. retries bounds the SDK's
 // reconnection of a broken HTTP stream (-1: none, so a control connection
 // notices a dead backend at once).
 func (b *Backend) connect(ctx context.Context, opts SessionOptions, version string, retries int) (*mcp.ClientSession, *mcp.Client, error) {
+	return b.connectWith(ctx, opts, version, retries, nil)
+}
+
+// connectWith is connect; on stdio, exited (if set) runs once the process
+// has been ended (stdio.go).
+func (b *Backend) connectWith(ctx context.Context, opts SessionOptions, version string, retries int, exited func()) (*mcp.ClientSession, *mcp.Client, error) {
 	hc := b.http
 	if opts.Tap != nil && b.isHTTP() { // other transports are tapped at the connection (below)
 		hc = tapHTTP(hc, opts.Tap, opts.TapLogs)
@@ -172,9 +206,12 @@ func (b *Backend) connect(ctx context.Context, opts SessionOptions, version stri
 	if opts.CacheGuard {
 		hc = guardHTTP(hc)
 	}
-	t, err := newTransport(b.cfg, hc, retries)
+	t, err := newTransport(b.cfg, hc, retries, b.log, b.counters.stdioSkipped.WithLabelValues(b.cfg.Name))
 	if err != nil {
 		return nil, nil, err
+	}
+	if st, ok := t.(*stdioTransport); ok {
+		st.exited = exited
 	}
 	if _, isHTTP := t.(*mcp.StreamableClientTransport); opts.Tap != nil && !isHTTP {
 		t = &tapTransportConn{Transport: t, tap: opts.Tap, logs: opts.TapLogs}
@@ -200,6 +237,9 @@ func (b *Backend) setState(s State, err error) {
 	b.state, b.lastErr = s, err
 	b.mu.Unlock()
 	if changed {
+		if b.onState != nil {
+			b.onState(b.cfg.Name, s)
+		}
 		if err != nil {
 			b.log.Warn("backend state", "state", s, "error", err)
 		} else {

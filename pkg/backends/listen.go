@@ -49,7 +49,7 @@ func (b *Backend) ownListens(version string) bool {
 // stream is reopened following a drop.
 func (b *Backend) superviseListen(ctx context.Context, version string, want mcp.NotificationSubscriptions, first chan<- error, onGap func()) {
 	what := describe(want)
-	backoff := minBackoff
+	backoff := b.timing.MinBackoff
 	var lost time.Time
 	for {
 		err := b.listenOnce(ctx, version, want, func() {
@@ -62,7 +62,7 @@ func (b *Backend) superviseListen(ctx context.Context, version string, want mcp.
 				lost = time.Time{}
 				onGap()
 			}
-			backoff = minBackoff
+			backoff = b.timing.MinBackoff
 		})
 		if ctx.Err() != nil {
 			err = ctx.Err()
@@ -81,7 +81,7 @@ func (b *Backend) superviseListen(ctx context.Context, version string, want mcp.
 		if !sleep(ctx, backoff) {
 			return
 		}
-		backoff = min(backoff*2, maxBackoff)
+		backoff = min(backoff*2, b.timing.MaxBackoff)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/telemetry"
 )
 
 // Manager owns every configured Backend and its supervisor goroutine, and
@@ -23,15 +24,58 @@ type Manager struct {
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	stateMu sync.Mutex
+	changed chan struct{} // closed and replaced on every backend state change
+}
+
+// Option configures a Manager (NewManager).
+type Option func(*managerOptions)
+
+type managerOptions struct {
+	metrics  *telemetry.Metrics
+	counters *counters
+	timing   Timing
+	onState  func(name string, s State)
+}
+
+// WithMetrics registers the backends' metrics (GET stream reconnects and
+// abandons, skipped stdio lines) on m's registry and counts undeliverable
+// messages in m.Undeliverable.
+func WithMetrics(m *telemetry.Metrics) Option { return func(o *managerOptions) { o.metrics = m } }
+
+// WithTiming sets the supervision timings (zero fields: DefaultTiming).
+func WithTiming(t Timing) Option { return func(o *managerOptions) { o.timing = t } }
+
+// WithStateHook calls f(backend, state) on every change of a backend's
+// state (connecting, ready, down), synchronously from its supervisor; f
+// must not block.
+func WithStateHook(f func(backend string, s State)) Option {
+	return func(o *managerOptions) { o.onState = f }
 }
 
 // NewManager builds (but does not connect) the backends of cfgs, in config
 // order, reporting inventories to agg; version is vmcp's, sent to every
 // backend as clientInfo.version.
-func NewManager(cfgs []config.Backend, agg *aggregator.Aggregator, log *slog.Logger, version string) *Manager {
-	m := &Manager{byName: map[string]*Backend{}, agg: agg, log: log}
+func NewManager(cfgs []config.Backend, agg *aggregator.Aggregator, log *slog.Logger, version string, opts ...Option) *Manager {
+	var o managerOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	o.counters = newCounters(o.metrics)
+	m := &Manager{byName: map[string]*Backend{}, agg: agg, log: log, changed: make(chan struct{})}
+	hook := o.onState
+	o.onState = func(name string, s State) {
+		m.stateMu.Lock()
+		close(m.changed)
+		m.changed = make(chan struct{})
+		m.stateMu.Unlock()
+		if hook != nil {
+			hook(name, s)
+		}
+	}
 	for _, c := range cfgs {
-		b := newBackend(c, log, version, m.publish)
+		b := newBackend(c, log, version, m.publish, o)
 		m.list = append(m.list, b)
 		m.byName[c.Name] = b
 	}
@@ -47,8 +91,9 @@ func (m *Manager) publish(inv aggregator.Inventory, present bool) {
 }
 
 // Start connects all backends in parallel and supervises them until Close.
-// It returns once every backend has made its first attempt or wait elapses;
-// backends that failed keep retrying with backoff.
+// With wait > 0 it returns once every backend has made its first attempt or
+// wait elapses; with wait <= 0 it returns at once. Backends that failed keep
+// retrying with backoff.
 func (m *Manager) Start(wait time.Duration) {
 	ctx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
@@ -61,6 +106,9 @@ func (m *Manager) Start(wait time.Duration) {
 			b.supervise(ctx, first.Done)
 		}()
 	}
+	if wait <= 0 {
+		return
+	}
 	done := make(chan struct{})
 	go func() { first.Wait(); close(done) }()
 	t := time.NewTimer(wait)
@@ -69,6 +117,40 @@ func (m *Manager) Start(wait time.Duration) {
 	case <-done:
 	case <-t.C:
 		m.log.Warn("backends still connecting after start wait", "wait", wait)
+	}
+}
+
+// WaitReady waits until at least one backend is ready (Ready) or ctx ends,
+// returning ctx's error then.
+func (m *Manager) WaitReady(ctx context.Context) error { return m.await(ctx, m.Ready) }
+
+// WaitSettled waits until no backend is still connecting for the first
+// time (each is ready or down) or ctx ends, returning ctx's error then.
+func (m *Manager) WaitSettled(ctx context.Context) error {
+	return m.await(ctx, func() bool {
+		for _, b := range m.list {
+			if b.Status().State == StateConnecting {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// await waits until cond holds, re-checking it on every state change.
+func (m *Manager) await(ctx context.Context, cond func() bool) error {
+	for {
+		m.stateMu.Lock()
+		ch := m.changed
+		m.stateMu.Unlock()
+		if cond() {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 

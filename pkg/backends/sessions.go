@@ -63,11 +63,15 @@ func (m *Manager) NewSessionSet(options func(*Backend) SessionOptions) *SessionS
 }
 
 // Get returns the backend session for backend name, opening it on first use.
-// Concurrent first calls share one open. A failed open is not cached.
+// Concurrent first calls share one open. A failed open is not cached. A
+// shared stdio backend gives its control connection (isolation.go).
 func (s *SessionSet) Get(ctx context.Context, name string) (*mcp.ClientSession, error) {
 	b, err := s.m.Backend(name)
 	if err != nil {
 		return nil, err
+	}
+	if b.sharedProcess() {
+		return b.Shared()
 	}
 	e, err := s.get(ctx, b)
 	if err != nil {

@@ -143,7 +143,7 @@ func (b *Backend) controlTap(ctx context.Context, msg *jsonrpc.Request) {
 		s.Notify(msg.Method, msg.Params)
 	case MethodLog:
 		s := sinkFrom(ctx)
-		if s == nil && !b.isHTTP() {
+		if s == nil && !b.isHTTP() && !b.sharedProcess() { // shared: Legacy calls run unattached
 			s = b.loneCall()
 		}
 		if s == nil {

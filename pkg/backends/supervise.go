@@ -8,51 +8,108 @@ import (
 	"github.com/vmcp/vmcp/pkg/aggregator"
 )
 
-// Supervision timings.
-const (
-	minBackoff     = 100 * time.Millisecond
-	maxBackoff     = 30 * time.Second
-	healthInterval = 5 * time.Second
-)
+// Timing is how backends are supervised. Zero fields take the defaults
+// (DefaultTiming); tests shorten them through WithTiming.
+type Timing struct {
+	// MinBackoff and MaxBackoff bound the reconnect backoff of control
+	// connections, listen streams, GET streams and stdio processes
+	// (doubling from MinBackoff; defaults 100ms and 30s).
+	MinBackoff, MaxBackoff time.Duration
+	// HealthInterval is the period of health probes (default 5s).
+	HealthInterval time.Duration
+	// StreamAttempts is how many failed GET stream attempts in a row end
+	// vmcp's reopening of that stream (default 8; getstream.go).
+	StreamAttempts int
+	// StreamStable is how long a GET stream must stay open, without an
+	// event, to count as a success that resets the backoff (default 1s).
+	StreamStable time.Duration
+	// ConnStable is how long a control connection must last to reset the
+	// reconnect backoff (default 1s), so a stdio process that keeps dying
+	// is restarted ever more slowly.
+	ConnStable time.Duration
+}
+
+// DefaultTiming is the supervision timing used for zero Timing fields.
+var DefaultTiming = Timing{
+	MinBackoff:     100 * time.Millisecond,
+	MaxBackoff:     30 * time.Second,
+	HealthInterval: 5 * time.Second,
+	StreamAttempts: 8,
+	StreamStable:   time.Second,
+	ConnStable:     time.Second,
+}
+
+// withDefaults fills t's zero fields from DefaultTiming.
+func (t Timing) withDefaults() Timing {
+	d := DefaultTiming
+	if t.MinBackoff > 0 {
+		d.MinBackoff = t.MinBackoff
+	}
+	if t.MaxBackoff > 0 {
+		d.MaxBackoff = max(t.MaxBackoff, d.MinBackoff)
+	}
+	if t.HealthInterval > 0 {
+		d.HealthInterval = t.HealthInterval
+	}
+	if t.StreamAttempts > 0 {
+		d.StreamAttempts = t.StreamAttempts
+	}
+	if t.StreamStable > 0 {
+		d.StreamStable = t.StreamStable
+	}
+	if t.ConnStable > 0 {
+		d.ConnStable = t.ConnStable
+	}
+	return d
+}
 
 // supervise owns the control connection: connect, list, serve refreshes and
-// health checks until the connection fails, then reconnect with backoff.
-// It returns when ctx ends, closing the control connection.
+// health checks until the connection fails, then reconnect with backoff. The
+// backoff doubles up to MaxBackoff after every failure, and resets only
+// after a connection that lasted ConnStable. It returns when ctx ends,
+// closing the control connection.
 func (b *Backend) supervise(ctx context.Context, firstDone func()) {
-	backoff := minBackoff
+	backoff := b.timing.MinBackoff
 	for ctx.Err() == nil {
 		cs, err := b.connectControl(ctx)
 		if firstDone != nil {
 			firstDone()
 			firstDone = nil
 		}
-		if err != nil {
-			b.setState(StateDown, err)
-			if !sleep(ctx, backoff) {
+		if err == nil {
+			up := time.Now()
+			b.watch(ctx, cs)
+			b.stopEpoch()
+			b.mu.Lock()
+			b.control = nil
+			b.mu.Unlock()
+			_ = cs.Close()
+			b.sink(aggregator.Inventory{Backend: b.cfg.Name}, false)
+			if ctx.Err() != nil {
 				return
 			}
-			backoff = min(backoff*2, maxBackoff)
-			continue
+			err = b.Status().errOr("control connection closed")
+			if time.Since(up) >= b.timing.ConnStable {
+				backoff = b.timing.MinBackoff
+			}
 		}
-		backoff = minBackoff
-		b.watch(ctx, cs)
-		b.stopEpoch()
-		b.mu.Lock()
-		b.control = nil
-		b.mu.Unlock()
-		_ = cs.Close()
-		b.sink(aggregator.Inventory{Backend: b.cfg.Name}, false)
-		if ctx.Err() == nil {
-			b.setState(StateDown, b.Status().errOr("control connection closed"))
-			sleep(ctx, minBackoff)
+		b.setState(StateDown, err)
+		if !sleep(ctx, backoff) {
+			return
 		}
+		backoff = min(backoff*2, b.timing.MaxBackoff)
 	}
 }
 
 // connectControl connects and lists the backend, publishing its inventory.
 func (b *Backend) connectControl(ctx context.Context) (*mcp.ClientSession, error) {
-	cs, _, err := b.connect(ctx, SessionOptions{Client: b.controlOptions(), CacheGuard: true,
-		Receiving: []mcp.Middleware{b.controlNotifications}, Tap: b.controlTap, TapLogs: true}, b.protocolVersion(), -1)
+	cctx := context.WithValue(ctx, controlKey{}, true) // its GET stream refreshes after a gap
+	receiving := []mcp.Middleware{b.controlNotifications}
+	if b.sharedProcess() {
+		receiving = append(receiving, b.refuseUnattributable)
+	}
+	cs, _, err := b.connect(cctx, SessionOptions{Client: b.controlOptions(), CacheGuard: true,
+		Receiving: receiving, Tap: b.controlTap, TapLogs: true}, b.protocolVersion(), -1)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +136,7 @@ func (b *Backend) connectControl(ctx context.Context) (*mcp.ClientSession, error
 func (b *Backend) watch(ctx context.Context, cs *mcp.ClientSession) {
 	closed := make(chan struct{})
 	go func() { _ = cs.Wait(); close(closed) }()
-	tick := time.NewTicker(healthInterval)
+	tick := time.NewTicker(b.timing.HealthInterval)
 	defer tick.Stop()
 	for {
 		select {

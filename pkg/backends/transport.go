@@ -3,9 +3,10 @@ package backends
 import (
 	"context"
 	"fmt"
+	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
 	"net/http"
-	"os"
-	"os/exec"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -54,9 +55,11 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // newHTTPClient builds the pooled HTTP client of one backend. Connections
 // are kept alive and shared by the control connection and every backend
-// session of that backend. Each request carries the W3C trace context of
-// its backend span (tracing.Transport; nothing without one).
-func newHTTPClient(cfg config.Backend) *http.Client {
+// session of that backend. On a streamable-HTTP backend, GET requests (the
+// go-sdk client's standalone stream) go through steady (getstream.go).
+// Each request carries the W3C trace context of its backend span
+// (tracing.Transport; nothing without one).
+func newHTTPClient(cfg config.Backend, steady func(http.RoundTripper) http.RoundTripper) *http.Client {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.MaxIdleConns = 0
 	base.MaxIdleConnsPerHost = 512
@@ -65,13 +68,17 @@ func newHTTPClient(cfg config.Backend) *http.Client {
 	for k, v := range cfg.Headers {
 		static.Set(k, v)
 	}
-	return &http.Client{Transport: &headerTransport{base: &tracing.Transport{Base: base}, static: static, forward: cfg.ForwardHeaders}}
+	var rt http.RoundTripper = &headerTransport{base: &tracing.Transport{Base: base}, static: static, forward: cfg.ForwardHeaders}
+	if cfg.Transport == config.TransportStreamableHTTP || cfg.Transport == "" {
+		rt = steady(rt)
+	}
+	return &http.Client{Transport: rt}
 }
 
 // newTransport returns a fresh mcp.Transport for one connection to cfg: a
 // streamable HTTP or SSE client on the pooled HTTP client, or a new stdio
-// process.
-func newTransport(cfg config.Backend, hc *http.Client, retries int) (mcp.Transport, error) {
+// process (stdio.go) whose stray output is logged to log.
+func newTransport(cfg config.Backend, hc *http.Client, retries int, log *slog.Logger, skipped prometheus.Counter) (mcp.Transport, error) {
 	switch cfg.Transport {
 	case config.TransportStreamableHTTP, "":
 		if cfg.URL == "" {
@@ -81,13 +88,7 @@ func newTransport(cfg config.Backend, hc *http.Client, retries int) (mcp.Transpo
 	case config.TransportSSE:
 		return &sseTransport{&mcp.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: hc}}, nil
 	case config.TransportStdio:
-		cmd := exec.Command(cfg.Command, cfg.Args...)
-		cmd.Env = os.Environ()
-		for k, v := range cfg.Env {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
-		cmd.Stderr = os.Stderr
-		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+		return &stdioTransport{log: log, count: skipped, cfg: configStdio{name: cfg.Name, command: cfg.Command, args: cfg.Args, env: cfg.Env}}, nil
 	}
 	return nil, fmt.Errorf("backend %q: unsupported transport %q", cfg.Name, cfg.Transport)
 }

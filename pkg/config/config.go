@@ -61,7 +61,23 @@ type Backend struct {
 	// ForwardHeaders lists inbound client headers copied to this backend
 	// (for example Authorization). Empty by default: nothing is forwarded.
 	ForwardHeaders []string `yaml:"forward_headers"`
+	// MaxProcesses bounds a stdio backend's live processes opened for
+	// client sessions (the control connection's own process not counted);
+	// beyond it a client's first use of the backend fails with an error
+	// naming the limit. 0, the default, means no limit.
+	MaxProcesses int `yaml:"max_processes"`
+	// Isolation of a stdio backend: "session" (default) runs one process per
+	// Legacy client session; "shared" runs one process for every client
+	// (the control connection's), and refuses what cannot be attributed to
+	// one client over it (server-to-client requests, logs, progress).
+	Isolation string `yaml:"isolation"`
 }
+
+// Isolation values of Backend.Isolation.
+const (
+	IsolationSession = "session"
+	IsolationShared  = "shared"
+)
 
 // Transport names accepted in Backend.Transport.
 const (

@@ -37,7 +37,8 @@ const (
 )
 
 // ApplyDefaults fills every zero-valued field that has a default (see the
-// field comments): listen, path, name, backend transport and timeout,
+// field comments): listen, path, name, backend transport, timeout and
+// (stdio) isolation,
 // aggregation strategy and prefix format, page size, session, HTTP, MRTR
 // cluster limits, auth timings and the tracing keys (from the OTEL_*
 // environment variables first, see Tracing). Fields already set are kept.
@@ -56,6 +57,9 @@ func (c *Config) ApplyDefaults() {
 			}
 		}
 		setDuration(&b.Timeout, defaultBackendTimeout)
+		if b.Transport == TransportStdio {
+			setString(&b.Isolation, IsolationSession)
+		}
 	}
 	setString(&c.Aggregation.ConflictResolution, StrategyPrefix)
 	setString(&c.Aggregation.PrefixFormat, defaultPrefixFormat)

@@ -34,7 +34,7 @@ func TestImportMCPServers(t *testing.T) {
 	timeout := Duration(30 * time.Second)
 	assert.Equal(t, []Backend{
 		{Name: "filesystem", Command: "/bin/sh", Args: []string{"-c", "exec server", "/home/me"},
-			Env: map[string]string{"TOKEN": "t"}, Transport: TransportStdio, Timeout: timeout},
+			Env: map[string]string{"TOKEN": "t"}, Transport: TransportStdio, Timeout: timeout, Isolation: IsolationSession},
 		{Name: "my-github", URL: "https://example.com/mcp", Headers: map[string]string{"Authorization": "Bearer x"},
 			Transport: TransportStreamableHTTP, Timeout: timeout},
 		{Name: "events", URL: "https://example.com/sse", Transport: TransportSSE, Timeout: timeout},

@@ -60,6 +60,7 @@ func TestParseExample(t *testing.T) {
 			Args:      []string{"--flag"},
 			Env:       map[string]string{"KEY": "value"},
 			Timeout:   Duration(30 * time.Second),
+			Isolation: IsolationSession,
 		}},
 		Aggregation: Aggregation{
 			ConflictResolution: StrategyPrefix,

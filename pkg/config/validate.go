@@ -41,6 +41,7 @@ func checkExplicit(ps *problems, c *Config) {
 	}
 	for i, b := range c.Backends {
 		positive(joinIndex("backends", i)+".timeout", b.Timeout)
+		atLeast(joinIndex("backends", i)+".max_processes", int64(b.MaxProcesses), 0)
 	}
 	if p := c.Pagination.PageSize; ix.set("pagination.page_size") && (p < 1 || p > maxPageSize) {
 		ps.add("pagination.page_size", fmt.Sprintf("must be between 1 and %d, got %d", maxPageSize, p))
@@ -159,6 +160,15 @@ func validateBackends(ps *problems, bs []Backend) map[string]bool {
 			ps.add(p+".url", fmt.Sprintf("invalid URL %q: want an absolute http or https URL", raw(ps, p+".url", b.URL)))
 		}
 
+		if b.MaxProcesses != 0 && b.Transport != TransportStdio {
+			ps.add(p+".max_processes", "max_processes applies only to stdio backends")
+		}
+		switch {
+		case b.Isolation != "" && b.Transport != TransportStdio:
+			ps.add(p+".isolation", "isolation applies only to stdio backends")
+		case b.Isolation != "" && b.Isolation != IsolationSession && b.Isolation != IsolationShared:
+			ps.add(p+".isolation", fmt.Sprintf("unknown isolation %q: want session or shared", b.Isolation))
+		}
 		switch b.Transport {
 		case TransportStdio:
 			if b.Command == "" && b.URL != "" {

@@ -71,6 +71,10 @@ func TestValidationRules(t *testing.T) {
 		{"non-http url", "backends:\n  - name: a\n    url: ftp://h/x\n", "backends[0].url", 3, "http or https"},
 		{"zero timeout", "backends:\n  - name: a\n    url: http://h/\n    timeout: 0s\n", "backends[0].timeout", 4, "positive duration"},
 		{"negative timeout", "backends:\n  - name: a\n    url: http://h/\n    timeout: -1s\n", "backends[0].timeout", 4, "positive duration"},
+		{"negative max_processes", "backends:\n  - name: a\n    command: x\n    max_processes: -1\n", "backends[0].max_processes", 4, "at least 0"},
+		{"isolation on http", "backends:\n  - name: a\n    url: http://h/\n    isolation: shared\n", "backends[0].isolation", 4, "only to stdio"},
+		{"unknown isolation", "backends:\n  - name: a\n    command: x\n    isolation: none\n", "backends[0].isolation", 4, `unknown isolation "none"`},
+		{"max_processes on http", "backends:\n  - name: a\n    url: http://h/\n    max_processes: 2\n", "backends[0].max_processes", 4, "only to stdio"},
 
 		// aggregation
 		{"unknown strategy", okBackend + "aggregation:\n  conflict_resolution: random\n", "aggregation.conflict_resolution", 5, `unknown strategy "random"`},

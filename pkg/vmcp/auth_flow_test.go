@@ -35,6 +35,7 @@ func TestOAuthClientDiscoversEverythingFromTheFirst401(t *testing.T) {
 		Leeway: config.Duration(5 * time.Second), JWKSRefreshInterval: config.Duration(time.Minute)}
 	srv, err := vmcp.New(cfg, vmcp.Options{})
 	require.NoError(t, err)
+	awaitBackends(t, srv)
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	t.Cleanup(func() { _ = hs.Close(); _ = srv.Close() })

@@ -46,11 +46,21 @@ func serveVMCP(t *testing.T, mutate func(*config.Config), opts vmcp.Options, bac
 	}
 	srv, err := vmcp.New(cfg, opts)
 	require.NoError(t, err)
+	awaitBackends(t, srv)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = srv.Serve(ctx, lis, time.Second); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return &served{Addr: lis.Addr().String(), URL: "http://" + lis.Addr().String() + cfg.Path, Srv: srv, Cfg: cfg}
+}
+
+// awaitBackends waits until every backend of srv has made its first connection
+// attempt: vmcp.New serves at once, before its backends are connected.
+func awaitBackends(t testing.TB, srv *vmcp.Server) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, srv.WaitSettled(ctx), "backends still connecting")
 }
 
 // rawConn dials addr with every read and write bounded by edgeWait.

@@ -39,9 +39,18 @@ var Version = "0.1.0-dev"
 type Options struct {
 	// Logger receives vmcp's logs; the zero value discards them.
 	Logger logr.Logger
-	// StartWait bounds how long New waits for the backends' first connection
-	// attempts before serving (default 10s); slow backends keep retrying.
+	// StartWait, if positive, makes New wait up to that long for the
+	// backends' first connection attempts. The default (0) serves at once:
+	// /readyz answers 503, listing backends still connecting, until one is
+	// ready (WaitReady waits for that). Kept for tests that expect every
+	// backend tried before their first request.
 	StartWait time.Duration
+	// BackendTiming overrides the backends' supervision timings (zero
+	// fields: backends.DefaultTiming); tests shorten them.
+	BackendTiming backends.Timing
+	// OnBackendState, if set, is called on every backend state change
+	// (synchronously from the backend's supervisor; it must not block).
+	OnBackendState func(backend string, s backends.State)
 	// ClusterTiming overrides the cluster's heartbeat periods and TTLs
 	// (zero fields: cluster.DefaultTiming); tests shorten them.
 	ClusterTiming cluster.Timing
@@ -82,8 +91,9 @@ type Server struct {
 	getStreams      atomic.Int64                // open GET streams at the endpoint
 }
 
-// New connects the configured backends and builds the endpoint. cfg must be
-// valid (config.Parse applies defaults and validates).
+// New builds the endpoint and starts connecting the configured backends; it
+// does not wait for them (see Options.StartWait). cfg must be valid
+// (config.Parse applies defaults and validates).
 func New(cfg *config.Config, opts Options) (*Server, error) {
 	log := slog.New(logr.ToSlogHandler(opts.Logger))
 	if opts.Logger.GetSink() == nil {
@@ -101,12 +111,9 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.agg = aggregator.New(policy(cfg), log)
-	s.mgr = backends.NewManager(cfg.Backends, s.agg, log, Version)
-	wait := opts.StartWait
-	if wait <= 0 {
-		wait = 10 * time.Second
-	}
-	s.mgr.Start(wait)
+	s.mgr = backends.NewManager(cfg.Backends, s.agg, log, Version,
+		backends.WithTiming(opts.BackendTiming), backends.WithStateHook(opts.OnBackendState), backends.WithMetrics(s.metrics))
+	s.mgr.Start(opts.StartWait)
 	s.core = upstream.New(s.agg, s.mgr, s.metrics)
 	access := authz.New(cfg.Authorization) // nil: every principal sees and uses everything
 	s.core.SetPolicy(access)
@@ -185,6 +192,14 @@ func (s *Server) Withheld() []aggregator.Withheld { return s.agg.Withheld() }
 
 // Ready reports whether at least one backend is connected.
 func (s *Server) Ready() bool { return s.mgr.Ready() }
+
+// WaitReady waits until at least one backend is connected or ctx ends
+// (returning ctx's error).
+func (s *Server) WaitReady(ctx context.Context) error { return s.mgr.WaitReady(ctx) }
+
+// WaitSettled waits until every backend has made its first connection
+// attempt (each is ready or down) or ctx ends (returning ctx's error).
+func (s *Server) WaitSettled(ctx context.Context) error { return s.mgr.WaitSettled(ctx) }
 
 // SessionCount is the number of live Legacy client sessions.
 func (s *Server) SessionCount() int { return s.legacy.SessionCount() }

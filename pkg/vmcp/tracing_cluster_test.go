@@ -1,6 +1,7 @@
 package vmcp_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -33,6 +34,9 @@ func startNode(t *testing.T, name, redisURL, prefix string, opts vmcp.Options, b
 	h = srv.Handler()
 	hs.Start()
 	t.Cleanup(func() { _ = srv.Close(); hs.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, srv.WaitReady(ctx))
 	return &harness.VMCP{URL: base + cfg.Path, Base: base, Server: srv, Config: cfg}
 }
 
@@ -83,6 +87,9 @@ func TestTracingConfiguredExportsToOTLPCollectorOnClose(t *testing.T) {
 	require.NoError(t, err)
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, srv.WaitReady(ctx))
 	v := &harness.VMCP{URL: hs.URL + cfg.Path, Base: hs.URL, Server: srv, Config: cfg}
 	cs := connectTraced(t, v, "2025-11-25", nil)
 	echo(t, cs, "alpha_echo", nil)

@@ -201,3 +201,40 @@ func TestListenDoesNotHonorHiddenResources(t *testing.T) {
 	require.Equal(t, []any{"docs://a"}, listenAck(t, v.URL, admin, "docs://a")["resourceSubscriptions"])
 	require.NotContains(t, listenAck(t, v.URL, user, "docs://a"), "resourceSubscriptions")
 }
+
+// Before requestState was bound to its principal, another principal that
+// may use the same tool could present the state vmcp minted for the first
+// one and complete (or read) that principal's round.
+func TestAnotherPrincipalsRequestStateIsInvalidParams(t *testing.T) {
+	idp := authtest.Start(t, audience)
+	asks := harness.StartBackend(t, "mb", harness.Stateless, func(s *mcp.Server) {
+		s.AddTool(&mcp.Tool{Name: "pubw", InputSchema: map[string]any{"type": "object"}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if req.Params.RequestState == "" {
+				return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"q": &mcp.ElicitParams{Message: "q?",
+					RequestedSchema: map[string]any{"type": "object"}}}, RequestState: "asked"}, nil
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "answered"}}}, nil
+		})
+	})
+	v := harness.StartVMCP(t, func(c *config.Config) {
+		c.Auth = &config.Auth{Issuer: idp.Issuer(), Audience: audience, RequiredScopes: []string{"mcp:tools"},
+			Leeway: config.Duration(5 * time.Second), JWKSRefreshInterval: config.Duration(time.Minute)}
+	}, asks.Config())
+	admin, user := principals(t, idp)
+	status, msg := modernCall(t, v.URL, admin, "mb_pubw", nil)
+	require.Equal(t, http.StatusOK, status, "%v", msg)
+	res := msg["result"].(map[string]any)
+	require.Equal(t, "input_required", res["resultType"], "%v", msg)
+	retry := map[string]any{"requestState": res["requestState"],
+		"inputResponses": map[string]any{"q": map[string]any{"action": "accept", "content": map[string]any{}}}}
+
+	status, msg = modernCall(t, v.URL, user, "mb_pubw", retry)
+	require.Equal(t, http.StatusBadRequest, status, "%v", msg)
+	e := msg["error"].(map[string]any)
+	require.Equal(t, float64(jsonrpc.CodeInvalidParams), e["code"])
+	require.Contains(t, e["message"], "another principal")
+
+	status, msg = modernCall(t, v.URL, admin, "mb_pubw", retry)
+	require.Equal(t, http.StatusOK, status, "%v", msg)
+	require.Contains(t, fmt.Sprint(msg["result"]), "answered", "the owner's own retry completes")
+}

@@ -106,6 +106,9 @@ func startVMCP(t *testing.T, backend config.Backend, origins ...string) (*vmcp.S
 	cfg.HTTP.AllowedOrigins = origins
 	srv, err := vmcp.New(cfg, vmcp.Options{})
 	require.NoError(t, err)
+	ready, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, srv.WaitSettled(ready), "backend still connecting") // New serves at once
 	log := &answerLog{got: map[string][]int{}}
 	hs := httptest.NewUnstartedServer(nil)
 	hs.Config = srv.HTTPServer()

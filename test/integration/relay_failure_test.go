@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/vmcp"
 	"github.com/vmcp/vmcp/test/integration/harness"
@@ -306,7 +307,9 @@ func TestRelayConcurrentSessionsOwnProgressAndResults(t *testing.T) {
 // breaks JSON: tools whose backend names contain quotes, backslashes,
 // non-ASCII, HTML characters and spaces (the go-sdk only warns about such
 // names), a prompt with a quote, and resource URIs with quotes and
-// unicode, are relayed and reach the right backend item.
+// unicode, are relayed and reach the right backend item. vmcp advertises
+// the tools and the prompt under valid names (aggregator.ValidName); the
+// relay sends the backend its own names.
 func TestRelayNamesNeedingJSONEscaping(t *testing.T) {
 	names := []string{`we"ird`, `back\slash`, "été", "a<b>&c", "sp ace", "ctl\u0001x", "emoji\U0001F600"}
 	uris := []string{`res://q/"quoted"`, "res://q/\u00e9t\u00e9", `res://q/back\slash`}
@@ -321,13 +324,13 @@ func TestRelayNamesNeedingJSONEscaping(t *testing.T) {
 	})
 	var advertised []string
 	for _, n := range names {
-		advertised = append(advertised, "b_"+n)
+		advertised = append(advertised, aggregator.ValidName("b_"+n))
 	}
 	v := raVMCP(t, nil, advertised, b)
 	c := connectFlow(t, v, "A", nil)
 	before := relayed(v, "tools/call") + relayed(v, "resources/read") + relayed(v, "prompts/get")
 	for _, n := range names {
-		res, err := c.call(flowCtx(t), "b_"+n, map[string]any{"text": n}, nil)
+		res, err := c.call(flowCtx(t), aggregator.ValidName("b_"+n), map[string]any{"text": n}, nil)
 		assert.Equal(t, "b/"+n+":"+n, flowText(res, err), "tool %q", n)
 	}
 	for _, u := range uris {
@@ -336,7 +339,7 @@ func TestRelayNamesNeedingJSONEscaping(t *testing.T) {
 			assert.Equal(t, u, rr.Contents[0].URI)
 		}
 	}
-	pr, err := c.cs.GetPrompt(flowCtx(t), &mcp.GetPromptParams{Name: `b_pr"ompt`})
+	pr, err := c.cs.GetPrompt(flowCtx(t), &mcp.GetPromptParams{Name: aggregator.ValidName(`b_pr"ompt`)})
 	if assert.NoError(t, err) {
 		assert.Equal(t, "quoted prompt", pr.Messages[0].Content.(*mcp.TextContent).Text)
 	}

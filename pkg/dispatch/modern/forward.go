@@ -24,6 +24,7 @@ type mrtrCall struct {
 	meta      mcp.Meta             // the client's _meta
 	responses mcp.InputResponseMap // the client's inputResponses
 	state     string               // the client's requestState
+	principal identity.Principal   // who asked: the requestState vmcp mints is bound to it
 	// send performs the call on cs with the given _meta, inputResponses and
 	// backend requestState and returns the SDK result.
 	send func(ctx context.Context, cs *mcp.ClientSession, meta mcp.Meta, in mcp.InputResponseMap, state string) (any, error)
@@ -88,11 +89,12 @@ func (d *Dispatcher) upstreamRequest(rq *request, method, name string) *upstream
 func (d *Dispatcher) serveMRTR(rq *request, c *mrtrCall) ([]byte, error) {
 	retry := c.state != "" || c.responses != nil
 	req := d.upstreamRequest(rq, c.method, c.name)
+	c.principal = req.Principal
 	var t upstream.Target
 	var err error
 	inner := ""
 	if c.state != "" {
-		st, err := d.state.Open(c.state)
+		st, err := d.state.OpenFor(c.state, req.Principal)
 		if err != nil {
 			return nil, invalidParams("%s: %v", c.method, err)
 		}
@@ -171,7 +173,7 @@ func (d *Dispatcher) pinnedTool(c *mrtrCall, st mrtr.State) *mcp.Tool {
 // seal returns the requestState vmcp gives the client for a Modern
 // backend's input_required result carrying the backend's state inner.
 func (d *Dispatcher) seal(c *mrtrCall, inner string) string {
-	return d.state.Seal(mrtr.State{Method: c.method, Name: c.name, Backend: c.backend, Target: c.target, Inner: inner})
+	return d.state.Seal(mrtr.State{Method: c.method, Name: c.name, Backend: c.backend, Target: c.target, Inner: inner}.For(c.principal))
 }
 
 // finish marshals a backend's result for the client: vmcp's _meta, the

@@ -135,6 +135,6 @@ func (d *Dispatcher) drive(rq *request, req *upstream.Request, t upstream.Target
 		ResultType:    "input_required",
 		InputRequests: out.Asks,
 		RequestState: d.state.Seal(mrtr.State{Method: c.method, Name: c.name, Backend: b.Name(),
-			Parked: true, Node: d.opts.NodeID, Call: call.ID, Round: round}),
+			Parked: true, Node: d.opts.NodeID, Call: call.ID, Round: round}.For(req.Principal)),
 	})
 }

@@ -29,7 +29,8 @@ type VMCP struct {
 
 // StartVMCP builds a config over the given backends (defaults applied, then
 // mutate, which may be nil, may edit it), starts vmcp.New on an httptest
-// server, waits until it is ready (at least one backend connected, or 10s),
+// server, waits until every backend has made its first connection attempt
+// and at least one is connected (or 10s),
 // and closes everything with t.Cleanup. vmcp's logs are discarded.
 func StartVMCP(t testing.TB, mutate func(*config.Config), backends ...config.Backend) *VMCP {
 	t.Helper()
@@ -57,11 +58,10 @@ func StartVMCPWithOptions(t testing.TB, opts vmcp.Options, mutate func(*config.C
 		_ = srv.Close() // ends client sessions and their backend sessions
 		closeHTTP(hs)
 	})
-	deadline := time.Now().Add(readyWait)
-	for !srv.Ready() && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if !srv.Ready() {
+	ctx, cancel := context.WithTimeout(context.Background(), readyWait)
+	defer cancel()
+	_ = srv.WaitSettled(ctx) // every backend tried once, as tests expect
+	if err := srv.WaitReady(ctx); err != nil {
 		t.Logf("harness: vmcp not ready after %s (no backend connected); continuing", readyWait)
 	}
 	return v

@@ -8,7 +8,10 @@
 // error; data {marker, level}), then n progress notifications 1..n (with
 // the request's token, the marker as message), and returns
 // "reported:<marker>".
-// With STDIOSERVER_LEGACY set it negotiates only Legacy revisions.
+// With STDIOSERVER_LEGACY set it negotiates only Legacy revisions. With
+// STDIOSERVER_JUNK set it prints a banner and a junk line on stdout before
+// serving, a junk line before each "echo" result, and a line on stderr, as
+// real servers do. With STDIOSERVER_DIE_ON_PING set it exits when pinged.
 package main
 
 import (
@@ -16,6 +19,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"log"
 	"os"
 	"strconv"
@@ -39,6 +43,22 @@ func main() {
 		opts.SupportedProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "stdioserver", Version: "test"}, opts)
+	junk := os.Getenv("STDIOSERVER_JUNK") != ""
+	if junk {
+		fmt.Println("Starting stdioserver...")
+		fmt.Println("  debug: listening on stdio")
+		fmt.Fprintln(os.Stderr, "stdioserver: stderr is for logs")
+	}
+	if os.Getenv("STDIOSERVER_DIE_ON_PING") != "" {
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "ping" {
+					os.Exit(3)
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
 	text := func(s string) *mcp.CallToolResult {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 	}
@@ -50,6 +70,9 @@ func main() {
 			Text string `json:"text"`
 		}
 		_ = json.Unmarshal(req.Params.Arguments, &args)
+		if junk {
+			fmt.Println("echo: " + args.Text)
+		}
 		return text(args.Text), nil
 	})
 	s.AddTool(&mcp.Tool{Name: "whoami", InputSchema: map[string]any{"type": "object"}},

@@ -1,0 +1,216 @@
+package backends
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The standalone GET stream of a Legacy streamable-HTTP backend session is
+// optional: the server MAY offer it, and a 405 says it does not. The go-sdk
+// client (v1.8.0) makes it part of the connection instead: Connect waits
+// for the GET's response headers (forever on a backend that accepts the GET
+// and never flushes), and a stream that ends more often than MaxRetries
+// without new event ids, or a reconnect answered with 405, fails the whole
+// connection, so the backend was marked down and its tools removed.
+//
+// steadyGET sits under the go-sdk client, on the backend's HTTP client. It
+// answers the client's GET at once with an SSE stream that lasts until the
+// connection closes and, behind it, keeps the backend's GET stream open:
+// whole events are copied through, a stream that ends is reopened with
+// backoff (with Last-Event-ID when the backend gave event ids), and after
+// Timing.StreamAttempts failed attempts in a row, or at once on 405 (no
+// stream offered) or 404 (session gone), vmcp stops reopening it and the
+// stream stays silent. So a GET stream never changes a backend's state:
+// only failing POSTs and health probes do. On the control connection, a
+// reopened stream requests a catalogue refresh, covering list_changed
+// notifications the backend sent while it was closed.
+
+// controlKey marks the control connection's context; the go-sdk keeps
+// context values on the connection's own (detached) context, so its GET
+// requests carry the mark.
+type controlKey struct{}
+
+// errReaderGone: the go-sdk client closed its end of the stream.
+var errReaderGone = errors.New("GET stream closed by the client")
+
+// steadyGET wraps base so GET requests get a steady stream (see above).
+func (b *Backend) steadyGET(base http.RoundTripper) http.RoundTripper {
+	return &steadyTransport{base: base, b: b}
+}
+
+type steadyTransport struct {
+	base http.RoundTripper
+	b    *Backend
+}
+
+func (t *steadyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodGet {
+		return t.base.RoundTrip(req)
+	}
+	pr, pw := io.Pipe()
+	body := &steadyBody{PipeReader: pr, closed: make(chan struct{})}
+	ctx := req.Context()
+	stop := context.AfterFunc(ctx, func() { pw.CloseWithError(ctx.Err()) })
+	go func() { // ends with the connection's context or the client's Close
+		defer stop()
+		t.keep(req, pw, body.closed)
+		pw.CloseWithError(errReaderGone)
+	}()
+	return &http.Response{
+		Status: "200 OK", StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:        http.Header{"Content-Type": {"text/event-stream"}},
+		Body:          body,
+		ContentLength: -1,
+		Request:       req,
+	}, nil
+}
+
+// steadyBody is the go-sdk client's end of a steady stream; Close tells the
+// goroutine behind it to stop.
+type steadyBody struct {
+	*io.PipeReader
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (b *steadyBody) Close() error {
+	b.once.Do(func() { close(b.closed) })
+	return b.PipeReader.Close()
+}
+
+// keep serves the backend's GET stream into w until ctx ends or closed is
+// closed; when it stops reopening, it waits for one of those.
+func (t *steadyTransport) keep(req *http.Request, w io.Writer, closed <-chan struct{}) {
+	b, ctx := t.b, req.Context()
+	timing := b.timing
+	backoff, failures := timing.MinBackoff, 0
+	control := ctx.Value(controlKey{}) != nil
+	var lastID string
+	for attempt := 0; ; attempt++ {
+		opened := time.Now()
+		events, status, err := t.once(req, &lastID, w, func() {
+			if control && attempt > 0 {
+				b.requestRefresh() // cover what the gap missed
+			}
+		})
+		if ctx.Err() != nil || errors.Is(err, errReaderGone) {
+			return
+		}
+		if status == http.StatusMethodNotAllowed || status == http.StatusNotFound {
+			b.log.Debug("backend GET stream not offered; not reopened", "status", status)
+			b.counters.getAbandoned.WithLabelValues(b.cfg.Name).Inc()
+			wait(ctx, closed, -1)
+			return
+		}
+		if status == http.StatusOK && (events > 0 || time.Since(opened) >= timing.StreamStable) {
+			backoff, failures = timing.MinBackoff, 0
+		} else {
+			failures++
+		}
+		if failures >= timing.StreamAttempts {
+			b.log.Warn("backend GET stream failed too often; not reopened", "attempts", failures, "error", err)
+			b.counters.getAbandoned.WithLabelValues(b.cfg.Name).Inc()
+			wait(ctx, closed, -1)
+			return
+		}
+		b.log.Debug("backend GET stream ended; reopening", "backoff", backoff, "error", err)
+		b.counters.getReconnects.WithLabelValues(b.cfg.Name).Inc()
+		if !wait(ctx, closed, backoff) {
+			return
+		}
+		if failures > 0 {
+			backoff = min(backoff*2, timing.MaxBackoff)
+		}
+	}
+}
+
+// once opens the backend's GET stream once and copies its whole events to
+// w until it ends, returning the number of events, the HTTP status (0 if
+// none) and why it ended. *lastID tracks the last event id; opened runs
+// once the stream is open.
+func (t *steadyTransport) once(req *http.Request, lastID *string, w io.Writer, opened func()) (int, int, error) {
+	r := req.Clone(req.Context())
+	if *lastID != "" {
+		r.Header.Set("Last-Event-ID", *lastID)
+	}
+	resp, err := t.base.RoundTrip(r)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+		return 0, resp.StatusCode, fmt.Errorf("GET stream: HTTP %d (%s)", resp.StatusCode, ct)
+	}
+	opened()
+	return copyEvents(resp.Body, w, lastID)
+}
+
+// copyEvents copies whole SSE events (up to and including their blank
+// line) from r to w, so a reopened stream never splices half an event.
+// An event over mcp.DefaultMaxEventSize ends the stream.
+func copyEvents(r io.Reader, w io.Writer, lastID *string) (int, int, error) {
+	src := bufio.NewReader(r)
+	var event []byte
+	id, n := *lastID, 0
+	for {
+		start := len(event)
+		chunk, err := src.ReadSlice('\n')
+		event = append(event, chunk...)
+		for err == bufio.ErrBufferFull && len(event) <= mcp.DefaultMaxEventSize {
+			chunk, err = src.ReadSlice('\n')
+			event = append(event, chunk...)
+		}
+		if len(event) > mcp.DefaultMaxEventSize {
+			return n, http.StatusOK, fmt.Errorf("GET stream: event over %d bytes", mcp.DefaultMaxEventSize)
+		}
+		if err != nil {
+			return n, http.StatusOK, err
+		}
+		line := bytes.TrimSpace(event[start:])
+		if v, ok := bytes.CutPrefix(line, []byte("id:")); ok {
+			id = string(bytes.TrimSpace(v))
+		}
+		if len(line) > 0 {
+			continue
+		}
+		if len(bytes.TrimSpace(event)) > 0 {
+			if _, err := w.Write(event); err != nil {
+				return n, http.StatusOK, errReaderGone
+			}
+			*lastID = id
+			n++
+		}
+		event = event[:0]
+	}
+}
+
+// wait waits d (forever if d < 0) unless ctx ends or closed is closed; it
+// reports whether d elapsed.
+func wait(ctx context.Context, closed <-chan struct{}, d time.Duration) bool {
+	var tc <-chan time.Time
+	if d >= 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		tc = t.C
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-closed:
+		return false
+	case <-tc:
+		return true
+	}
+}

@@ -1,0 +1,41 @@
+package backends
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/config"
+)
+
+// A stdio backend with isolation: shared runs one process for every
+// client: SessionSet.Get hands Legacy client sessions the control
+// connection (which Modern clients share anyway) instead of starting a
+// process per session. Over it nothing the backend sends on its own can be
+// attributed to one client, so the control connection refuses the
+// backend's server-to-client requests (roots/list, sampling, elicitation)
+// with an error. Progress reaches only calls that attached a vmcp-minted
+// token (sink.go: Modern calls); logs are never guessed to belong to the
+// lone attached call, since Legacy calls run there unattached; the rest is
+// dropped and counted as undeliverable. A client's log level is not applied
+// to the shared process.
+
+// sharedProcess reports whether b is a stdio backend with isolation: shared.
+func (b *Backend) sharedProcess() bool {
+	return b.cfg.Transport == config.TransportStdio && b.cfg.Isolation == config.IsolationShared
+}
+
+// refuseUnattributable is receiving middleware on a shared process's
+// control connection (see above).
+func (b *Backend) refuseUnattributable(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "roots/list", "sampling/createMessage", "elicitation/create":
+			b.log.Warn("server-to-client request refused on a shared stdio process", "method", method)
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+				Message: fmt.Sprintf("vmcp: %s refused: backend %q runs one process shared by all clients (isolation: shared), so the request cannot be attributed to one", method, b.cfg.Name)}
+		}
+		return next(ctx, method, req)
+	}
+}
