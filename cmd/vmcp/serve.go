@@ -34,7 +34,9 @@ Streamable HTTP endpoint (both protocol revisions) plus /healthz, /readyz,
 /status and /metrics (or /metrics on http.metrics_listen) until SIGINT or SIGTERM, then shuts down gracefully. Servers renamed
 to valid backend names, ${VAR}s not set in the environment (they expand to
 "") and stdio commands not found are logged as warnings at start; any other
-problem in FILE is printed with file:line and vmcp exits 1.`,
+problem in FILE is printed with file:line and vmcp exits 1. Traces go over
+OTLP when telemetry.tracing.enabled is true or OTEL_TRACES_EXPORTER=otlp
+(the standard OTEL_EXPORTER_OTLP_* variables apply; README, "Telemetry").`,
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&path, "config", "", "configuration `FILE` (required)")
 			fs.StringVar(&listen, "listen", "", "`HOST:PORT` to listen on (overrides the config's listen)")

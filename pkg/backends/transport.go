@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/tracing"
 )
 
 // clientHeaderKey carries the inbound client request's headers in a context.
@@ -56,6 +57,8 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // are kept alive and shared by the control connection and every backend
 // session of that backend. On a streamable-HTTP backend, GET requests (the
 // go-sdk client's standalone stream) go through steady (getstream.go).
+// Each request carries the W3C trace context of its backend span
+// (tracing.Transport; nothing without one).
 func newHTTPClient(cfg config.Backend, steady func(http.RoundTripper) http.RoundTripper) *http.Client {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.MaxIdleConns = 0
@@ -65,7 +68,7 @@ func newHTTPClient(cfg config.Backend, steady func(http.RoundTripper) http.Round
 	for k, v := range cfg.Headers {
 		static.Set(k, v)
 	}
-	var rt http.RoundTripper = &headerTransport{base: base, static: static, forward: cfg.ForwardHeaders}
+	var rt http.RoundTripper = &headerTransport{base: &tracing.Transport{Base: base}, static: static, forward: cfg.ForwardHeaders}
 	if cfg.Transport == config.TransportStreamableHTTP || cfg.Transport == "" {
 		rt = steady(rt)
 	}

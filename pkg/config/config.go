@@ -29,6 +29,8 @@ type Config struct {
 	// prompts and resources each principal may see and use (authz.go).
 	// nil (no authorization key): every principal sees and uses everything.
 	Authorization *Authorization `yaml:"authorization,omitempty"`
+	// Telemetry configures OpenTelemetry tracing (telemetry.go).
+	Telemetry Telemetry `yaml:"telemetry"`
 }
 
 // Auth configures inbound authentication: JWT access tokens issued by one

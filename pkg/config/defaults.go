@@ -1,6 +1,7 @@
 package config
 
 import (
+	"os"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,7 +40,8 @@ const (
 // field comments): listen, path, name, backend transport, timeout and
 // (stdio) isolation,
 // aggregation strategy and prefix format, page size, session, HTTP, MRTR
-// cluster limits and auth timings. Fields already set are kept.
+// cluster limits, auth timings and the tracing keys (from the OTEL_*
+// environment variables first, see Tracing). Fields already set are kept.
 func (c *Config) ApplyDefaults() {
 	setString(&c.Listen, defaultListen)
 	setString(&c.Path, defaultPath)
@@ -80,6 +82,7 @@ func (c *Config) ApplyDefaults() {
 		setDuration(&a.Leeway, defaultAuthLeeway)
 		setDuration(&a.JWKSRefreshInterval, defaultJWKSRefresh)
 	}
+	c.applyTracingDefaults(os.Getenv)
 }
 
 func setString(p *string, v string) {

@@ -39,6 +39,8 @@ pagination:
 
 func TestParseExample(t *testing.T) {
 	t.Setenv("ALPHA_KEY", "s3cret")
+	clearOTelEnv(t)
+	one := 1.0
 	got, err := Parse([]byte(exampleYAML), "example.yaml")
 	require.NoError(t, err)
 	want := &Config{
@@ -72,8 +74,9 @@ func TestParseExample(t *testing.T) {
 		Sessions:   Sessions{IdleTimeout: Duration(30 * time.Minute), Max: 10000, MaxPerPrincipal: 1000},
 		HTTP: HTTP{MaxBodyBytes: 4 << 20, ShutdownTimeout: Duration(10 * time.Second),
 			ReadHeaderTimeout: Duration(10 * time.Second), ReadBodyTimeout: Duration(30 * time.Second), IdleTimeout: Duration(2 * time.Minute)},
-		MRTR:    MRTR{ParkTimeout: Duration(5 * time.Minute)},
-		Cluster: Cluster{MaxEventsPerSession: 1000, KeyPrefix: "vmcp:"},
+		MRTR:      MRTR{ParkTimeout: Duration(5 * time.Minute)},
+		Cluster:   Cluster{MaxEventsPerSession: 1000, KeyPrefix: "vmcp:"},
+		Telemetry: Telemetry{Tracing: Tracing{Protocol: ProtocolHTTPProtobuf, SampleRatio: &one, ServiceName: "vmcp"}},
 	}
 	assert.Equal(t, want, got)
 }

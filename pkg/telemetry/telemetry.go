@@ -1,7 +1,9 @@
 // Package telemetry holds vmcp's Prometheus metrics: one Metrics per
 // server, each with its own registry (so servers in one process, as in
-// tests, never share series). Every message vmcp cannot deliver is counted
-// here as well as logged.
+// tests, never share series): client requests at the endpoint, backend
+// requests in the call core, gauges read from live state when scraped
+// (Observe), reloads. Every message vmcp cannot deliver is counted here as
+// well as logged. The README's Telemetry section lists every metric.
 package telemetry
 
 import (
@@ -16,6 +18,17 @@ import (
 type Metrics struct {
 	// Registry holds every metric below plus the Go and process collectors.
 	Registry *prometheus.Registry
+
+	// Requests counts client requests at the MCP endpoint, by JSON-RPC
+	// method (MethodLabel; "GET"/"DELETE"/"POST" when the request carried
+	// none vmcp read), client revision (legacy|modern) and outcome (ok|error).
+	Requests *prometheus.CounterVec
+	// RequestLatency observes each client request's duration at the
+	// endpoint in seconds (for streams: until the stream ends), by method
+	// and revision.
+	RequestLatency *prometheus.HistogramVec
+	// ConfigReloads counts configuration reloads, by outcome (ok|error).
+	ConfigReloads *prometheus.CounterVec
 
 	// Undeliverable counts server-to-client messages that could not be
 	// delivered, by JSON-RPC method (for example notifications/progress).
@@ -50,6 +63,19 @@ type Metrics struct {
 func New() *Metrics {
 	m := &Metrics{
 		Registry: prometheus.NewRegistry(),
+		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vmcp_requests_total",
+			Help: "Client requests at the MCP endpoint, by method, client revision and outcome.",
+		}, []string{"method", "revision", "outcome"}),
+		RequestLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "vmcp_request_duration_seconds",
+			Help:    "Duration of client requests at the MCP endpoint in seconds, by method and client revision.",
+			Buckets: latencyBuckets,
+		}, []string{"method", "revision"}),
+		ConfigReloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vmcp_config_reloads_total",
+			Help: "Configuration reloads, by outcome.",
+		}, []string{"outcome"}),
 		Undeliverable: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vmcp_undeliverable_messages_total",
 			Help: "Server-to-client messages vmcp could not deliver, by method.",
@@ -65,7 +91,7 @@ func New() *Metrics {
 		BackendLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "vmcp_backend_request_duration_seconds",
 			Help:    "Duration of requests to backends in seconds, by backend and method.",
-			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+			Buckets: latencyBuckets,
 		}, []string{"backend", "method"}),
 		Relayed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vmcp_relayed_requests_total",
@@ -81,10 +107,17 @@ func New() *Metrics {
 			Help: "Legacy session requests refused because another principal created the session, by method.",
 		}, []string{"method"}),
 	}
-	m.Registry.MustRegister(m.Undeliverable, m.BackendRequests, m.BackendErrors, m.BackendLatency,
+	for _, outcome := range []string{"ok", "error"} {
+		m.ConfigReloads.WithLabelValues(outcome) // both series exist from the start (rate() needs them)
+	}
+	m.Registry.MustRegister(m.Requests, m.RequestLatency, m.ConfigReloads, m.Undeliverable, m.BackendRequests, m.BackendErrors, m.BackendLatency,
 		m.Relayed, m.EventsNotStored, m.AuthRejected, m.SessionForbidden, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
+
+// latencyBuckets are the histogram buckets in seconds, client and backend
+// side alike, so the two can be compared.
+var latencyBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
 
 // NewAuthRejected is the vmcp_auth_rejected_requests_total{reason} counter
 // (for an authenticator built without a server's Metrics).

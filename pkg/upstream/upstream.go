@@ -22,6 +22,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/policy"
 	"github.com/vmcp/vmcp/pkg/telemetry"
+	"github.com/vmcp/vmcp/pkg/tracing"
 )
 
 // Revision labels of the client's protocol revision in metrics.
@@ -188,7 +189,7 @@ func ErrUnknownTool(name, down string) error {
 // response stream drains. The outcome is counted once; an error is
 // returned as the spec's JSON-RPC error naming the backend.
 func Call[R any](c *Core, ctx context.Context, req *Request, t Target, send func(context.Context) (R, error)) (R, error) {
-	done := c.Start(req, t)
+	ctx, done := c.Begin(ctx, req, t)
 	cctx, release := backends.CallContext(backends.WithClientHeader(ctx, req.Header), t.Backend.Timeout())
 	defer release()
 	res, err := send(cctx)
@@ -204,15 +205,32 @@ func Call[R any](c *Core, ctx context.Context, req *Request, t Target, send func
 // func records its outcome and returns err as the client's JSON-RPC error
 // (nil stays nil; ErrNoResponse passes unwrapped and uncounted as an error).
 func (c *Core) Start(req *Request, t Target) func(err error) error {
+	_, done := c.Begin(context.Background(), req, t)
+	return done
+}
+
+// Begin is Start for a caller that sends on a context of its own: the
+// returned ctx carries the backend request's span, a child of the client
+// request's (the endpoint's tracing.Exchange named in req.Header), so that
+// an HTTP backend receives it as its traceparent.
+func (c *Core) Begin(ctx context.Context, req *Request, t Target) (context.Context, func(err error) error) {
 	start := time.Now()
 	backend := t.Backend.Name()
-	return func(err error) error {
+	x := tracing.Lookup(req.Header)
+	x.Observe(req.Method, req.Name, nil)
+	x.Backend(backend)
+	ctx, end := tracing.StartBackend(ctx, x, tracing.Call{Method: req.Method, Name: t.Name, Backend: backend, Revision: req.Revision, Via: string(t.Via)})
+	return ctx, func(err error) error {
 		c.metrics.BackendLatency.WithLabelValues(backend, req.Method).Observe(time.Since(start).Seconds())
 		outcome := "ok"
 		if err != nil && !errors.Is(err, ErrNoResponse) {
 			outcome = "error"
 			c.metrics.BackendErrors.WithLabelValues(backend, req.Method, req.Revision).Inc()
 			err = backends.WireError(backend, err)
+			x.Fail(tracing.ErrorType(err))
+			end(err)
+		} else {
+			end(nil)
 		}
 		c.metrics.BackendRequests.WithLabelValues(backend, req.Method, req.Revision, outcome).Inc()
 		return err

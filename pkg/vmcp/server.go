@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -28,6 +29,7 @@ import (
 	authz "github.com/vmcp/vmcp/pkg/policy"
 	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/pkg/upstream"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Version is vmcp's release version (set with -ldflags at build time).
@@ -60,6 +62,10 @@ type Options struct {
 	// http.metrics_listen is set (bind it before New, like the main one);
 	// nil: Serve binds http.metrics_listen itself. Serve closes it.
 	MetricsListener net.Listener
+	// TracerProvider, if set, receives vmcp's spans instead of the provider
+	// telemetry.tracing configures (tests pass an in-memory recorder); its
+	// owner shuts it down.
+	TracerProvider trace.TracerProvider
 }
 
 // Server is a running vmcp: its backends are connected and supervised until
@@ -79,6 +85,10 @@ type Server struct {
 	stateKey []byte
 	// metricsLis is Options.MetricsListener.
 	metricsLis net.Listener
+
+	tracer          trace.Tracer                // spans of client and backend requests (telemetry.go)
+	tracingShutdown func(context.Context) error // flushes the provider vmcp created
+	getStreams      atomic.Int64                // open GET streams at the endpoint
 }
 
 // New builds the endpoint and starts connecting the configured backends; it
@@ -125,6 +135,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		ProgressGrace:  opts.ProgressGrace,
 		Core:           s.core,
 		Metrics:        s.metrics,
+		Observe:        observe,
 	})
 	s.modern = modern.New(s.agg, s.mgr, modern.Options{
 		Implementation: impl,
@@ -142,6 +153,10 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		Core:           s.core,
 		Metrics:        s.metrics,
 	})
+	if err := s.startTelemetry(opts); err != nil {
+		s.Close()
+		return nil, err
+	}
 	s.handler = s.routes()
 	return s, nil
 }
@@ -196,6 +211,7 @@ func (s *Server) Close() error {
 	s.legacy.Close()
 	_ = s.cluster.Close() // after the sessions ended: leave the cluster
 	s.mgr.Close()
+	s.stopTracing()
 	return nil
 }
 

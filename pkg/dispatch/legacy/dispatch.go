@@ -59,6 +59,9 @@ type Options struct {
 	// Metrics counts undeliverable messages and relayed calls (nil:
 	// metrics of its own).
 	Metrics *telemetry.Metrics
+	// Observe is receiving middleware run outside vmcp's own on the go-sdk
+	// path (the endpoint's tracing and metrics read the method there).
+	Observe mcp.Middleware
 }
 
 // Dispatcher is the Legacy half of the vmcp endpoint.
@@ -111,6 +114,9 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 		RootsListChangedHandler: d.rootsListChanged,
 	})
 	d.server.AddReceivingMiddleware(d.lifecycle, d.setLevelMiddleware, d.availability, d.listMiddleware)
+	if opts.Observe != nil {
+		d.server.AddReceivingMiddleware(opts.Observe) // added last: outermost
+	}
 	d.server.AddSendingMiddleware(d.targeted)
 	d.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return d.server }, &mcp.StreamableHTTPOptions{
 		EventStore:          opts.EventStore,

@@ -5,6 +5,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/tracing"
 	"github.com/vmcp/vmcp/pkg/upstream"
 )
 
@@ -93,6 +94,7 @@ func forward[R interface{ NeedsInput() bool }](ctx context.Context, d *Dispatche
 				s.noteCancelled()
 			}
 		}()
+		tracing.RewriteMeta(cctx, out) // a client's _meta.traceparent names vmcp's backend span instead
 		res, err := send(cctx, cs, t, out, nil, "")
 		if err == nil && res.NeedsInput() {
 			res, err = rounds(ctx, s, t.Backend.Name(), res, inputs, func(in mcp.InputResponseMap, state string) (R, error) {

@@ -12,6 +12,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/identity"
+	"github.com/vmcp/vmcp/pkg/tracing"
 	"github.com/vmcp/vmcp/pkg/upstream"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
@@ -61,6 +62,7 @@ func (d *Dispatcher) relay(w http.ResponseWriter, r *http.Request, s *clientSess
 	case hasID && relayMethods[m.Method] != "" && d.relayCall(w, r, s, key, &m):
 		return true, nil
 	case hasID && listMembers[m.Method] != "":
+		tracing.Lookup(r.Header).Observe(m.Method, "", nil) // the endpoint's span and metrics
 		d.serveList(w, s, &m)
 		return true, nil
 	case hasID && m.Method != "":
@@ -99,6 +101,7 @@ func (d *Dispatcher) relayCall(w http.ResponseWriter, r *http.Request, s *client
 		return false
 	}
 	req := &upstream.Request{Method: m.Method, Name: name, Revision: upstream.RevisionLegacy, Principal: identity.From(r.Context()), Header: r.Header}
+	tracing.Lookup(r.Header).ObserveRawMeta(m.Method, name, params["_meta"]) // a _meta.traceparent parents the request's span
 	t, err := d.core.Route(req)
 	if err != nil || t.Via != upstream.ViaRelay {
 		return false // the go-sdk path answers (unknown names too)
@@ -107,7 +110,8 @@ func (d *Dispatcher) relayCall(w http.ResponseWriter, r *http.Request, s *client
 	if err == nil && !ok {
 		return false // the backend session negotiated a Modern revision
 	}
-	done := d.core.Start(req, t)
+	ctx, done := d.core.Begin(r.Context(), req, t) // ctx: the backend span, for the backend's traceparent
+	r = r.WithContext(ctx)
 	if err != nil {
 		newEventWriter(w).respond(m.ID, nil, done(err))
 		return true
@@ -117,7 +121,7 @@ func (d *Dispatcher) relayCall(w http.ResponseWriter, r *http.Request, s *client
 		params[relayMethods[m.Method]] = wire.AppendString(nil, t.Name)
 	}
 	if meta, ok := params["_meta"]; ok {
-		if params["_meta"] = backends.ForwardMetaRaw(meta); params["_meta"] == nil {
+		if params["_meta"] = backends.ForwardMetaRaw(tracing.RewriteMetaRaw(ctx, meta)); params["_meta"] == nil {
 			delete(params, "_meta")
 		}
 	}
