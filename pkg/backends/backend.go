@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/telemetry"
 )
 
 // Sentinel errors; wrapped with the backend's name.
@@ -56,9 +57,9 @@ type Backend struct {
 	log  *slog.Logger
 	sink func(aggregator.Inventory, bool) // inventory update (true) or removal (false)
 
-	timing   Timing                     // supervision timings, defaults filled
-	counters *counters                  // the backends' metrics (metrics.go)
-	onState  func(name string, s State) // state-transition hook (may be nil)
+	timing  Timing                     // supervision timings, defaults filled
+	metrics *telemetry.Metrics         // the server's metrics
+	onState func(name string, s State) // state-transition hook (may be nil)
 
 	refresh chan struct{} // list_changed on the control connection (cap 1, coalescing)
 	// announced are the kinds of list_changed received since the last
@@ -85,15 +86,15 @@ type Backend struct {
 
 func newBackend(cfg config.Backend, log *slog.Logger, version string, sink func(aggregator.Inventory, bool), o managerOptions) *Backend {
 	b := &Backend{
-		cfg:      cfg,
-		info:     &mcp.Implementation{Name: "vmcp", Version: version},
-		log:      log.With("backend", cfg.Name),
-		sink:     sink,
-		timing:   o.timing.withDefaults(),
-		counters: o.counters,
-		onState:  o.onState,
-		refresh:  make(chan struct{}, 1),
-		state:    StateConnecting,
+		cfg:     cfg,
+		info:    &mcp.Implementation{Name: "vmcp", Version: version},
+		log:     log.With("backend", cfg.Name),
+		sink:    sink,
+		timing:  o.timing.withDefaults(),
+		metrics: o.metrics,
+		onState: o.onState,
+		refresh: make(chan struct{}, 1),
+		state:   StateConnecting,
 	}
 	b.http = newHTTPClient(cfg, b.steadyGET)
 	return b
@@ -206,7 +207,7 @@ func (b *Backend) connectWith(ctx context.Context, opts SessionOptions, version 
 	if opts.CacheGuard {
 		hc = guardHTTP(hc)
 	}
-	t, err := newTransport(b.cfg, hc, retries, b.log, b.counters.stdioSkipped.WithLabelValues(b.cfg.Name))
+	t, err := newTransport(b.cfg, hc, retries, b.log, b.metrics.StdioSkippedLines.WithLabelValues(b.cfg.Name))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -108,7 +108,7 @@ func (t *steadyTransport) keep(req *http.Request, w io.Writer, closed <-chan str
 		}
 		if status == http.StatusMethodNotAllowed || status == http.StatusNotFound {
 			b.log.Debug("backend GET stream not offered; not reopened", "status", status)
-			b.counters.getAbandoned.WithLabelValues(b.cfg.Name).Inc()
+			b.metrics.GetStreamAbandoned.WithLabelValues(b.cfg.Name).Inc()
 			wait(ctx, closed, -1)
 			return
 		}
@@ -119,12 +119,12 @@ func (t *steadyTransport) keep(req *http.Request, w io.Writer, closed <-chan str
 		}
 		if failures >= timing.StreamAttempts {
 			b.log.Warn("backend GET stream failed too often; not reopened", "attempts", failures, "error", err)
-			b.counters.getAbandoned.WithLabelValues(b.cfg.Name).Inc()
+			b.metrics.GetStreamAbandoned.WithLabelValues(b.cfg.Name).Inc()
 			wait(ctx, closed, -1)
 			return
 		}
 		b.log.Debug("backend GET stream ended; reopening", "backoff", backoff, "error", err)
-		b.counters.getReconnects.WithLabelValues(b.cfg.Name).Inc()
+		b.metrics.GetStreamReconnects.WithLabelValues(b.cfg.Name).Inc()
 		if !wait(ctx, closed, backoff) {
 			return
 		}

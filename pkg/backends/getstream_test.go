@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/telemetry"
 )
 
 // The soak's length: -soak.calls calls spread over -soak.duration (the
@@ -197,7 +198,7 @@ func (c logRecords) WithGroup(string) slog.Handler      { return c }
 func steadyFor(t *testing.T, base roundTripFunc) (*http.Response, logRecords) {
 	t.Helper()
 	logs := make(logRecords, 64)
-	b := &Backend{cfg: config.Backend{Name: "b"}, log: slog.New(logs), timing: soakTiming.withDefaults(), counters: newCounters(nil)}
+	b := &Backend{cfg: config.Backend{Name: "b"}, log: slog.New(logs), timing: soakTiming.withDefaults(), metrics: telemetry.New()}
 	b.timing.StreamAttempts = 3
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

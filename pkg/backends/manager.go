@@ -33,15 +33,14 @@ type Manager struct {
 type Option func(*managerOptions)
 
 type managerOptions struct {
-	metrics  *telemetry.Metrics
-	counters *counters
-	timing   Timing
-	onState  func(name string, s State)
+	metrics *telemetry.Metrics
+	timing  Timing
+	onState func(name string, s State)
 }
 
-// WithMetrics registers the backends' metrics (GET stream reconnects and
-// abandons, skipped stdio lines) on m's registry and counts undeliverable
-// messages in m.Undeliverable.
+// WithMetrics makes the backends count into the server's metrics m (GET
+// stream reconnects and abandons, skipped stdio lines; default: metrics
+// of their own).
 func WithMetrics(m *telemetry.Metrics) Option { return func(o *managerOptions) { o.metrics = m } }
 
 // WithTiming sets the supervision timings (zero fields: DefaultTiming).
@@ -62,7 +61,9 @@ func NewManager(cfgs []config.Backend, agg *aggregator.Aggregator, log *slog.Log
 	for _, f := range opts {
 		f(&o)
 	}
-	o.counters = newCounters(o.metrics)
+	if o.metrics == nil {
+		o.metrics = telemetry.New()
+	}
 	m := &Manager{byName: map[string]*Backend{}, agg: agg, log: log, changed: make(chan struct{})}
 	hook := o.onState
 	o.onState = func(name string, s State) {

@@ -50,6 +50,15 @@ type Metrics struct {
 	// the cluster event store (a Last-Event-ID resume cannot replay them;
 	// the live stream still carried them).
 	EventsNotStored prometheus.Counter
+	// GetStreamReconnects counts backend standalone GET streams reopened
+	// after they ended, by backend.
+	GetStreamReconnects *prometheus.CounterVec
+	// GetStreamAbandoned counts backend GET streams no longer reopened
+	// (405, 404 or too many failed attempts), by backend.
+	GetStreamAbandoned *prometheus.CounterVec
+	// StdioSkippedLines counts stdout lines of stdio backends that were not
+	// JSON-RPC and were skipped, by backend.
+	StdioSkippedLines *prometheus.CounterVec
 	// AuthRejected counts MCP endpoint requests refused by authentication,
 	// by reason (no_token, invalid_request, invalid_token,
 	// insufficient_scope, unavailable).
@@ -101,6 +110,18 @@ func New() *Metrics {
 			Name: "vmcp_session_events_not_stored_total",
 			Help: "Session events that could not be written to the cluster event store.",
 		}),
+		GetStreamReconnects: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vmcp_backend_get_stream_reconnects_total",
+			Help: "Backend standalone GET streams reopened after they ended, by backend.",
+		}, []string{"backend"}),
+		GetStreamAbandoned: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vmcp_backend_get_stream_abandoned_total",
+			Help: "Backend standalone GET streams no longer reopened (405, 404 or too many failed attempts), by backend.",
+		}, []string{"backend"}),
+		StdioSkippedLines: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vmcp_stdio_skipped_lines_total",
+			Help: "Stdout lines of stdio backends that were not JSON-RPC and were skipped, by backend.",
+		}, []string{"backend"}),
 		AuthRejected: NewAuthRejected(),
 		SessionForbidden: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vmcp_session_principal_mismatch_total",
@@ -111,7 +132,8 @@ func New() *Metrics {
 		m.ConfigReloads.WithLabelValues(outcome) // both series exist from the start (rate() needs them)
 	}
 	m.Registry.MustRegister(m.Requests, m.RequestLatency, m.ConfigReloads, m.Undeliverable, m.BackendRequests, m.BackendErrors, m.BackendLatency,
-		m.Relayed, m.EventsNotStored, m.AuthRejected, m.SessionForbidden, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		m.Relayed, m.EventsNotStored, m.AuthRejected, m.SessionForbidden,
+		m.GetStreamReconnects, m.GetStreamAbandoned, m.StdioSkippedLines, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
