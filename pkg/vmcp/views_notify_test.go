@@ -109,15 +109,7 @@ func modernCall(t *testing.T, url, token, name string, extra map[string]any) (in
 // must get the unknown-tool error, not the admin's backend round.
 func TestRetryOfAHiddenToolWithAnotherPrincipalsStateIsUnknown(t *testing.T) {
 	idp := authtest.Start(t, audience)
-	asks := harness.StartBackend(t, "mb", harness.Stateless, func(s *mcp.Server) {
-		s.AddTool(&mcp.Tool{Name: "secw", InputSchema: map[string]any{"type": "object"}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			if req.Params.RequestState == "" {
-				return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"q": &mcp.ElicitParams{Message: "q?",
-					RequestedSchema: map[string]any{"type": "object"}}}, RequestState: "asked"}, nil
-			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "answered"}}}, nil
-		})
-	})
+	asks := askingBackend(t, "secw")
 	v := protectedViews(t, idp, viewsBackend(t), asks.Config())
 	admin, user := principals(t, idp)
 	status, msg := modernCall(t, v.URL, admin, "mb_secw", nil)
@@ -207,15 +199,7 @@ func TestListenDoesNotHonorHiddenResources(t *testing.T) {
 // one and complete (or read) that principal's round.
 func TestAnotherPrincipalsRequestStateIsInvalidParams(t *testing.T) {
 	idp := authtest.Start(t, audience)
-	asks := harness.StartBackend(t, "mb", harness.Stateless, func(s *mcp.Server) {
-		s.AddTool(&mcp.Tool{Name: "pubw", InputSchema: map[string]any{"type": "object"}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			if req.Params.RequestState == "" {
-				return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"q": &mcp.ElicitParams{Message: "q?",
-					RequestedSchema: map[string]any{"type": "object"}}}, RequestState: "asked"}, nil
-			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "answered"}}}, nil
-		})
-	})
+	asks := askingBackend(t, "pubw")
 	v := harness.StartVMCP(t, func(c *config.Config) {
 		c.Auth = &config.Auth{Issuer: idp.Issuer(), Audience: audience, RequiredScopes: []string{"mcp:tools"},
 			Leeway: config.Duration(5 * time.Second), JWKSRefreshInterval: config.Duration(time.Minute)}
@@ -237,4 +221,19 @@ func TestAnotherPrincipalsRequestStateIsInvalidParams(t *testing.T) {
 	status, msg = modernCall(t, v.URL, admin, "mb_pubw", retry)
 	require.Equal(t, http.StatusOK, status, "%v", msg)
 	require.Contains(t, fmt.Sprint(msg["result"]), "answered", "the owner's own retry completes")
+}
+
+// askingBackend is a stateless backend "mb" whose tool name answers
+// input_required (one elicitation, requestState "asked") and then
+// "answered" on the retry.
+func askingBackend(t *testing.T, name string) *harness.Backend {
+	return harness.StartBackend(t, "mb", harness.Stateless, func(s *mcp.Server) {
+		s.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if req.Params.RequestState == "" {
+				return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"q": &mcp.ElicitParams{Message: "q?",
+					RequestedSchema: map[string]any{"type": "object"}}}, RequestState: "asked"}, nil
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "answered"}}}, nil
+		})
+	})
 }
