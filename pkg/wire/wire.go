@@ -7,6 +7,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 )
 
@@ -20,6 +21,46 @@ type Message struct {
 	Params  json.RawMessage `json:"params"`
 	Result  json.RawMessage `json:"result"`
 	Error   json.RawMessage `json:"error"`
+}
+
+// PrefersEventStream reports whether the Accept values rank
+// text/event-stream above application/json: a higher q, or, at equal q,
+// listed first. A Streamable HTTP server may answer a request with either;
+// vmcp answers JSON unless the client prefers a stream.
+func PrefersEventStream(values []string) bool {
+	jsonQ, sseQ, jsonAt, sseAt, at := -1.0, -1.0, 0, 0, 0
+	for _, v := range values {
+		for part := range strings.SplitSeq(v, ",") {
+			at++
+			base, params, _ := strings.Cut(part, ";")
+			q := acceptQ(params)
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json":
+				if q > jsonQ {
+					jsonQ, jsonAt = q, at
+				}
+			case "text/event-stream":
+				if q > sseQ {
+					sseQ, sseAt = q, at
+				}
+			}
+		}
+	}
+	return sseQ > 0 && (sseQ > jsonQ || sseQ == jsonQ && sseAt < jsonAt)
+}
+
+// acceptQ is the q parameter of one Accept member's parameters (1 when
+// absent or unreadable).
+func acceptQ(params string) float64 {
+	for p := range strings.SplitSeq(params, ";") {
+		k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
+		if ok && strings.EqualFold(strings.TrimSpace(k), "q") {
+			if q, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+				return q
+			}
+		}
+	}
+	return 1
 }
 
 // AcceptsBoth reports whether the Accept values admit both

@@ -34,3 +34,13 @@ func TestBufferedBodyReadsAndKeepsItsBytes(t *testing.T) {
 	assert.Equal(t, `{"a":1}`, string(b.Bytes()), "Bytes is whole after a read")
 	assert.NoError(t, b.Close())
 }
+
+func TestPrefersEventStream(t *testing.T) {
+	assert.False(t, PrefersEventStream([]string{"application/json, text/event-stream"}))
+	assert.True(t, PrefersEventStream([]string{"text/event-stream, application/json"}))
+	assert.True(t, PrefersEventStream([]string{"text/event-stream", "application/json"}))
+	assert.False(t, PrefersEventStream([]string{"text/event-stream;q=0.5, application/json"}))
+	assert.True(t, PrefersEventStream([]string{"application/json;q=0.8, text/event-stream"}))
+	assert.False(t, PrefersEventStream([]string{"*/*"}))
+	assert.False(t, PrefersEventStream([]string{"text/event-stream;q=0"}))
+}

@@ -42,7 +42,19 @@ func (rq *request) reply(result []byte) {
 		rq.stream.finish(http.StatusOK, buf) // the last event once the response is SSE
 		return
 	}
-	writeJSON(rq.w, http.StatusOK, buf)
+	rq.write(http.StatusOK, buf)
+}
+
+// write answers with msg alone: one SSE event when the client ranks
+// text/event-stream first and the status is 200, else a JSON body.
+func (rq *request) write(status int, msg []byte) {
+	if rq.sse && status == http.StatusOK {
+		ew := wire.NewEventWriter(rq.w)
+		_ = ew.Send(msg)
+		ew.Close()
+		return
+	}
+	writeJSON(rq.w, status, msg)
 }
 
 // fail writes an error response with the status of its code (as the last
@@ -53,7 +65,7 @@ func (rq *request) fail(jerr *jsonrpc.Error) {
 		rq.stream.finish(statusFor(jerr.Code), body)
 		return
 	}
-	writeJSON(rq.w, statusFor(jerr.Code), body)
+	rq.write(statusFor(jerr.Code), body)
 }
 
 // writeError writes a JSON-RPC error response echoing the raw id; with no

@@ -36,6 +36,7 @@ type request struct {
 	written      bool        // the handler wrote the response itself (listen)
 	body         []byte      // the raw body (handed over intact by Options.ResumeOn)
 	stream       *callStream // progress and logs of a call (stream.go); nil otherwise
+	sse          bool        // the client ranks text/event-stream above application/json
 }
 
 // parse checks the HTTP request and decodes the JSON-RPC envelope. On
@@ -58,7 +59,8 @@ func (d *Dispatcher) parse(w http.ResponseWriter, r *http.Request) (*request, bo
 	if !ok {
 		return nil, false
 	}
-	rq := &request{w: w, r: r, version: r.Header.Get(headerVersion), body: body}
+	rq := &request{w: w, r: r, version: r.Header.Get(headerVersion), body: body,
+		sse: wire.PrefersEventStream(r.Header.Values("Accept"))}
 	if jerr := rq.decode(body); jerr != nil {
 		writeError(w, http.StatusBadRequest, rq.id, jerr)
 		return nil, false

@@ -144,7 +144,7 @@ func (s *callStream) deliver(method string, params json.RawMessage) {
 // undeliverable.
 func (s *callStream) finish(status int, msg []byte) {
 	if s.ew == nil { // nothing asked, nothing written before
-		writeJSON(s.rq.w, status, msg)
+		s.rq.write(status, msg)
 		return
 	}
 	if err := s.ew.Final(status, msg); err != nil {

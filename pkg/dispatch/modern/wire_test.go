@@ -347,3 +347,24 @@ func TestNoBackendAvailable(t *testing.T) {
 	st, r := rpc(t, url, `1`, "server/discover", nil)
 	assert.Equal(t, map[string]any{}, result(t, st, r)["capabilities"])
 }
+
+// The conformance suite's server-sse-multiple-streams scored vmcp "info"
+// (JSON instead of SSE) although its client ranks text/event-stream first.
+func TestClientThatPrefersEventStreamGotJSON(t *testing.T) {
+	url := twoBackends(t, nil)
+	hdr := modernHeaders("tools/list", "")
+	hdr.Set("Accept", "text/event-stream, application/json")
+	resp, b := post(t, url, hdr, body("1", "tools/list", nil))
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	assert.Equal(t, "no", resp.Header.Get("X-Accel-Buffering"))
+	data, ok := strings.CutPrefix(string(b), "event: message\ndata: ")
+	require.True(t, ok, "one message event: %s", b)
+	assert.Equal(t, "1", string(decodeReply(t, []byte(strings.TrimSpace(data))).ID))
+
+	resp, _ = post(t, url, modernHeaders("tools/list", ""), body("2", "tools/list", nil))
+	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"), "a client ranking JSON first gets JSON")
+	hdr.Set("Mcp-Method", "nope")
+	resp, _ = post(t, url, hdr, body("3", "nope", nil))
+	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"), "an error with its own status stays JSON")
+}
