@@ -149,7 +149,7 @@ func (a *Authenticator) ready(ctx context.Context) (*oidc.IDTokenVerifier, *keyS
 		err = errors.New("its metadata has no jwks_uri")
 	}
 	if err != nil {
-		a.lastErr = fmt.Errorf("OpenID Provider discovery for %s failed: %w", a.opts.Issuer, err)
+		a.lastErr = fmt.Errorf("%w for %s: %w", errDiscovery, a.opts.Issuer, err)
 		a.opts.Logger.Warn("auth: discovery failed; tokens cannot be validated until it succeeds", "issuer", a.opts.Issuer, "error", err)
 		return nil, nil, a.lastErr
 	}
@@ -166,6 +166,9 @@ func (a *Authenticator) Authenticate(r *http.Request) (identity.Principal, *Fail
 	}
 	raw, f := bearer(r)
 	if f != nil {
+		return identity.Principal{}, f
+	}
+	if f := a.precheck(raw); f != nil {
 		return identity.Principal{}, f
 	}
 	v, keys, err := a.ready(r.Context())

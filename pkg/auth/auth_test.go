@@ -169,16 +169,49 @@ func TestUnknownKeyIDRefetchesTheJWKSAtMostOncePerInterval(t *testing.T) {
 func TestUnreachableIssuerIs503NotAnInvalidToken(t *testing.T) {
 	idp := authtest.Start(t, audience)
 	token := idp.Token(t, "alice")
+	c := idp.Claims("alice")
+	c["iss"] = "http://127.0.0.1:1/nowhere"
 	a := newAuth(t, idp, func(o *auth.Options) { o.Issuer = "http://127.0.0.1:1/nowhere" })
-	w, _ := serve(a, token, "")
+	w, _ := serve(a, idp.Sign(t, c), "")
 	require.Equal(t, http.StatusServiceUnavailable, w.Code)
 	assert.Contains(t, w.Body.String(), "discovery")
+	assert.NotContains(t, w.Body.String(), "127.0.0.1:1", "the 503 body names what failed, not internal addresses")
 	assert.NotEmpty(t, w.Header().Get("Retry-After"))
 
 	a = newAuth(t, idp, func(o *auth.Options) { o.JWKSURL = "http://127.0.0.1:1/keys" })
 	w, _ = serve(a, token, "")
 	require.Equal(t, http.StatusServiceUnavailable, w.Code)
 	assert.Contains(t, w.Body.String(), "JWKS")
+	assert.NotContains(t, w.Body.String(), "127.0.0.1:1")
+}
+
+// Regression: while the issuer was unreachable, a token no key could make
+// valid (garbage, alg none, another issuer, another audience, expired) got
+// 503 "try later" instead of 401.
+func TestImpossibleTokenIs401WhileIssuerUnreachable(t *testing.T) {
+	idp := authtest.Start(t, audience)
+	const nowhere = "http://127.0.0.1:1/nowhere"
+	a := newAuth(t, idp, func(o *auth.Options) { o.Issuer = nowhere })
+	claims := func(k string, v any) map[string]any {
+		c := idp.Claims("alice")
+		c["iss"] = nowhere
+		if k != "" {
+			c[k] = v
+		}
+		return c
+	}
+	for name, tok := range map[string]string{
+		"garbage":  "not-a-jwt",
+		"none":     idp.SignNone(t, claims("", nil)),
+		"issuer":   idp.Sign(t, claims("iss", "https://elsewhere.example.com")),
+		"audience": idp.Sign(t, claims("aud", "https://other.example.com")),
+		"expired":  idp.Sign(t, claims("exp", time.Now().Add(-time.Hour).Unix())),
+	} {
+		w, _ := serve(a, tok, "")
+		assert.Equal(t, http.StatusUnauthorized, w.Code, "%s: %s", name, w.Body.String())
+	}
+	w, _ := serve(a, idp.Sign(t, claims("", nil)), "")
+	assert.Equal(t, http.StatusServiceUnavailable, w.Code, "a plausible token still waits for discovery")
 }
 
 func TestMetadataIsRFC9728(t *testing.T) {

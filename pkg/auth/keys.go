@@ -23,6 +23,9 @@ const fetchTimeout = 10 * time.Second
 // token can be checked (the authorization server is unreachable: 503).
 var errNoKeys = errors.New("the issuer's signing keys (JWKS) could not be fetched")
 
+// errDiscovery: OpenID Provider discovery failed (503 until it succeeds).
+var errDiscovery = errors.New("OpenID Provider discovery failed")
+
 // keySet is an oidc.KeySet over the issuer's JWKS: keys are fetched on
 // first use and refetched when a token names a key (kid) none of them
 // verifies (key rotation), at most once per interval, so tokens with

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -80,14 +81,22 @@ type Failure struct {
 	Status      int
 	Code        string
 	Description string
+	cause       error // logged, never sent (503)
 }
 
 func invalid(desc string) *Failure {
 	return &Failure{Status: http.StatusUnauthorized, Code: "invalid_token", Description: desc}
 }
 
+// unavailable is a 503 whose description names what could not be reached
+// (discovery or the JWKS) but not how: err, which may carry internal
+// addresses, is only logged.
 func unavailable(err error) *Failure {
-	return &Failure{Status: http.StatusServiceUnavailable, Description: "authorization server unavailable: " + err.Error()}
+	what := "its signing keys (JWKS) could not be fetched"
+	if errors.Is(err, errDiscovery) {
+		what = "OpenID Provider discovery failed"
+	}
+	return &Failure{Status: http.StatusServiceUnavailable, Description: "authorization server unavailable: " + what, cause: err}
 }
 
 // writeFailure answers f: a WWW-Authenticate Bearer challenge (RFC 6750
@@ -98,7 +107,7 @@ func unavailable(err error) *Failure {
 func (a *Authenticator) writeFailure(w http.ResponseWriter, f *Failure) {
 	a.opts.Rejected.WithLabelValues(f.reason()).Inc()
 	if f.Status == http.StatusServiceUnavailable {
-		a.opts.Logger.Warn("auth: cannot validate tokens", "error", f.Description)
+		a.opts.Logger.Warn("auth: cannot validate tokens", "error", f.Description, "cause", f.cause)
 		w.Header().Set("Retry-After", "5")
 		writeJSON(w, f.Status, map[string]string{"error": "temporarily_unavailable", "error_description": f.Description})
 		return
