@@ -64,6 +64,20 @@ func missingCommands(ps *problems, bs []Backend) []Problem {
 	return out
 }
 
+// resolveCommands makes every relative stdio command path (one with a
+// separator, such as ./server or bin/server) relative to dir, the config
+// file's directory, so vmcp runs the same program from any working
+// directory. Bare names stay PATH lookups; dir "" changes nothing.
+func resolveCommands(bs []Backend, dir string) {
+	for i := range bs {
+		c := bs[i].Command
+		if dir == "" || c == "" || filepath.IsAbs(c) || !strings.ContainsRune(c, '/') && !strings.ContainsRune(c, os.PathSeparator) {
+			continue
+		}
+		bs[i].Command = filepath.Join(dir, c)
+	}
+}
+
 // findCommand returns why cmd cannot be run with the given PATH, or "".
 func findCommand(cmd, path string) string {
 	if strings.ContainsRune(cmd, os.PathSeparator) || strings.ContainsRune(cmd, '/') {

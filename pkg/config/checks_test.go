@@ -85,3 +85,20 @@ func TestMissingCommandsReportedWithLines(t *testing.T) {
 	t.Setenv("PATH", dir)
 	assert.Empty(t, warningsOf(t, "backends: [{name: a, command: my-server}]", "v.yaml"), "found on vmcp's PATH")
 }
+
+// Regression: a relative stdio command (./server) was resolved against
+// vmcp's working directory, so the same config ran a different program,
+// or none, when vmcp was started elsewhere.
+func TestRelativeCommandResolvedAgainstWorkingDirectoryNotConfigDir(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "bin"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "bin", "srv"), []byte("#!/bin/sh\n"), 0o755))
+	path := filepath.Join(dir, "vmcp.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("backends: [{name: a, command: ./bin/srv}, {name: b, command: sh}]\n"), 0o644))
+	t.Chdir(t.TempDir())
+	f, err := Read(path)
+	require.NoError(t, err)
+	assert.Empty(t, f.Warnings)
+	assert.Equal(t, filepath.Join(dir, "bin", "srv"), f.Config.Backends[0].Command)
+	assert.Equal(t, "sh", f.Config.Backends[1].Command, "a bare name stays a PATH lookup")
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 
@@ -30,7 +31,7 @@ func Read(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	return ParseFile(data, path)
+	return parseFile(data, path, filepath.Dir(path))
 }
 
 // Parse is ParseFile's Config: the file decoded, defaults applied and
@@ -54,6 +55,12 @@ func Parse(data []byte, filename string) (*Config, error) {
 // nil. Unset ${VAR}s, stdio commands not found and authorization rules
 // matching claims without auth are File.Warnings.
 func ParseFile(data []byte, filename string) (*File, error) {
+	return parseFile(data, filename, "")
+}
+
+// parseFile is ParseFile; a non-empty dir is the directory relative stdio
+// command paths resolve against (Read: the config file's own).
+func parseFile(data []byte, filename, dir string) (*File, error) {
 	ix := newIndex()
 	ps := &problems{file: filename, ix: ix}
 	root, err := parseRoot(data)
@@ -75,6 +82,7 @@ func ParseFile(data []byte, filename string) (*File, error) {
 	f.raw = cloneBackends(cfg.Backends)
 	f.Warnings = unsetVars(ps, &cfg)
 	cfg.expandEnv()
+	resolveCommands(cfg.Backends, dir)
 	checkExplicit(ps, &cfg)
 	cfg.ApplyDefaults()
 	validate(ps, &cfg)
