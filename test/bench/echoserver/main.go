@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	_ "net/http/pprof"
 	"os"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,7 +26,11 @@ func main() {
 	stateless := flag.Bool("stateless", false, "serve statelessly (Modern-capable) instead of with Legacy sessions")
 	tools := flag.Int("tools", 200, "extra tools besides echo (for the tools/list walk)")
 	pageSize := flag.Int("page-size", 50, "tools/list page size")
+	debug := flag.String("pprof", "", "if set, serve net/http/pprof on this address (the bench counts goroutines there)")
 	flag.Parse()
+	if *debug != "" {
+		go func() { log.Println(http.ListenAndServe(*debug, nil)) }() // DefaultServeMux: net/http/pprof
+	}
 
 	srv := mcp.NewServer(&mcp.Implementation{Name: "echoserver", Version: "bench"}, &mcp.ServerOptions{
 		PageSize: *pageSize,

@@ -13,13 +13,18 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	_ "net/http/pprof"
 	"net/url"
 )
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
 	backend := flag.String("backend", "", "backend MCP endpoint URL")
+	debug := flag.String("pprof", "", "if set, serve net/http/pprof on this address (the bench counts goroutines there)")
 	flag.Parse()
+	if *debug != "" {
+		go func() { log.Println(http.ListenAndServe(*debug, nil)) }() // DefaultServeMux: net/http/pprof
+	}
 	u, err := url.Parse(*backend)
 	if err != nil || u.Host == "" {
 		log.Fatalf("plainproxy: -backend %q: not a URL", *backend)
