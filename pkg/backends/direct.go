@@ -59,7 +59,8 @@ func (b *Backend) DirectVersion() (string, bool) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.state != StateReady || b.control == nil || b.init == nil || b.init.ProtocolVersion < modernRevision {
+	up := (b.state == StateReady && b.control != nil) || b.state == StatePerPrincipal
+	if !up || b.init == nil || b.init.ProtocolVersion < modernRevision {
 		return "", false
 	}
 	return b.init.ProtocolVersion, true

@@ -34,8 +34,9 @@ var relayed = map[string]bool{"tools/call": true, "prompts/get": true, "resource
 // revision, else through the go-sdk client. A Modern client's tools/call
 // to a Modern HTTP backend is one direct POST unless the tool mirrors
 // arguments in Mcp-Param-* headers (the go-sdk client builds those); a
-// Modern client that can be asked and calls a Legacy backend is parked;
-// everything else uses the backend's shared control connection.
+// Modern client that can be asked, or calls a per-principal backend, and
+// calls a Legacy backend is parked (on a pooled session of its principal's
+// own); everything else uses the backend's shared control connection.
 func choose(req *Request, t Target) Via {
 	modernBackend := t.Backend.Modern()
 	if req.Revision == RevisionLegacy {
@@ -47,8 +48,9 @@ func choose(req *Request, t Target) Via {
 	switch {
 	case modernBackend && req.Method == "tools/call" && t.Tool != nil && t.Backend.HTTP() && !backends.HeaderParams(t.Tool):
 		return ViaDirect
-	case !modernBackend && req.Asks && relayed[req.Method]:
-		return ViaParked
+	case !modernBackend && (req.Asks || t.Backend.PerPrincipal()) && relayed[req.Method]:
+		return ViaParked // a per-principal backend has no shared connection
+
 	}
 	return ViaShared
 }

@@ -111,8 +111,11 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.agg = aggregator.New(policy(cfg), log)
-	s.mgr = backends.NewManager(cfg.Backends, s.agg, log, Version,
-		backends.WithTiming(opts.BackendTiming), backends.WithStateHook(opts.OnBackendState), backends.WithMetrics(s.metrics))
+	mopts := []backends.Option{backends.WithTiming(opts.BackendTiming), backends.WithStateHook(opts.OnBackendState), backends.WithMetrics(s.metrics)}
+	if cfg.Auth != nil { // each client has a credential: backends forwarding Authorization take it
+		mopts = append(mopts, backends.WithPerPrincipal())
+	}
+	s.mgr = backends.NewManager(cfg.Backends, s.agg, log, Version, mopts...)
 	s.mgr.Start(opts.StartWait)
 	s.core = upstream.New(s.agg, s.mgr, s.metrics)
 	access := authz.New(cfg.Authorization) // nil: every principal sees and uses everything
