@@ -109,7 +109,8 @@ func (b *Backend) discover(ctx context.Context, header http.Header, set *Session
 		}
 		return b.ListSession(ctx, e.cs)
 	}
-	cs, err := b.Open(WithClientHeader(ctx, header), SessionOptions{Client: &mcp.ClientOptions{
+	ctx = WithClientHeader(ctx, header) // the session's requests and the list's
+	cs, err := b.Open(ctx, SessionOptions{Client: &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{}, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}}})
 	if err != nil {
 		return aggregator.Inventory{}, err
