@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,19 +21,23 @@ import (
 )
 
 // gated is a Legacy go-sdk backend behind an HTTP middleware that answers
-// 401 to every request whose bearer token is not one it accepts, and
-// counts what it served per request kind ("initialize", "tools/call",
-// "GET", "DELETE", ...) and the Authorization values it saw.
+// 401 to every request whose bearer token is not one it accepts (none
+// listed: it accepts everyone), and records every request: its kind
+// ("initialize", "tools/call", "GET", "DELETE", ...) and header.
 type gated struct {
 	URL    string
 	accept map[string]bool // bearer tokens served
+	expire atomic.Bool     // the next session POST gets 404 (the backend forgot the session)
 
-	mu       sync.Mutex
-	served   map[string]int // by kind, accepted requests only
-	refused  int            // 401s
-	sawAuth  map[string]bool
-	changed  chan struct{} // closed and replaced on every request
-	noTokens int           // requests without Authorization
+	mu      sync.Mutex
+	reqs    []seenRequest
+	changed chan struct{} // closed and replaced on every request
+}
+
+type seenRequest struct {
+	kind   string
+	header http.Header
+	served bool
 }
 
 func startGated(t *testing.T, name string, accept ...string) *gated {
@@ -40,35 +45,28 @@ func startGated(t *testing.T, name string, accept ...string) *gated {
 	srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: "test"}, nil)
 	harness.AddEcho(srv, "secret")
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
-	g := &gated{accept: map[string]bool{}, served: map[string]int{}, sawAuth: map[string]bool{}, changed: make(chan struct{})}
+	g := &gated{accept: map[string]bool{}, changed: make(chan struct{})}
 	for _, tok := range accept {
 		g.accept[tok] = true
 	}
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		kind := requestKind(r)
-		auth := r.Header.Get("Authorization")
-		tok, _ := strings.CutPrefix(auth, "Bearer ")
-		g.mu.Lock()
-		if auth == "" {
-			g.noTokens++
-		} else {
-			g.sawAuth[auth] = true
-		}
+		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		ok := len(g.accept) == 0 || g.accept[tok]
-		if ok {
-			g.served[kind]++
-		} else {
-			g.refused++
-		}
+		g.mu.Lock()
+		g.reqs = append(g.reqs, seenRequest{kind: kind, header: r.Header.Clone(), served: ok})
 		close(g.changed)
 		g.changed = make(chan struct{})
 		g.mu.Unlock()
-		if !ok {
+		switch {
+		case !ok:
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
 			http.Error(w, "unknown user", http.StatusUnauthorized)
-			return
+		case r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") != "" && g.expire.CompareAndSwap(true, false):
+			http.Error(w, "session not found", http.StatusNotFound)
+		default:
+			h.ServeHTTP(w, r)
 		}
-		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(hs.Close)
 	g.URL = hs.URL + "/mcp"
@@ -91,39 +89,56 @@ func requestKind(r *http.Request) string {
 	return m.Method
 }
 
-// await waits until cond holds on g's counts (checked on every request).
-func (g *gated) await(t *testing.T, what string, cond func(served map[string]int) bool) {
+// await waits until at least n served requests of kind arrived.
+func (g *gated) await(t *testing.T, kind string, n int) {
 	t.Helper()
 	timeout := time.After(10 * time.Second)
 	for {
 		g.mu.Lock()
-		ok, ch := cond(g.served), g.changed
+		got, ch := 0, g.changed
+		for _, r := range g.reqs {
+			if r.served && r.kind == kind {
+				got++
+			}
+		}
 		g.mu.Unlock()
-		if ok {
+		if got >= n {
 			return
 		}
 		select {
 		case <-ch:
 		case <-timeout:
-			g.mu.Lock()
-			defer g.mu.Unlock()
-			t.Fatalf("backend never saw %s; served %v", what, g.served)
+			t.Fatalf("backend saw %d served %s requests, want %d; saw %v", got, kind, n, g.values("Authorization"))
 		}
 	}
 }
 
-func (g *gated) counts() (served map[string]int, refused, noTokens int, auths map[string]bool) {
+// values is, per request kind (refused ones prefixed "refused "), the
+// values of header name the backend saw, one per request ("" for none).
+func (g *gated) values(name string) map[string][]string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	served = map[string]int{}
-	for k, v := range g.served {
-		served[k] = v
+	out := map[string][]string{}
+	for _, r := range g.reqs {
+		k := r.kind
+		if !r.served {
+			k = "refused " + k
+		}
+		out[k] = append(out[k], r.header.Get(name))
 	}
-	auths = map[string]bool{}
-	for k, v := range g.sawAuth {
-		auths[k] = v
+	return out
+}
+
+// only reports whether every value of every kind is want.
+func only(values map[string][]string, want string) bool {
+	for _, vs := range values {
+		for _, v := range vs {
+			if v != want {
+				return false
+			}
+		}
 	}
-	return served, g.refused, g.noTokens, auths
+	return true
 }
 
 // credsVMCP is a protected vmcp over an ordinary backend (open: accepts
@@ -159,8 +174,7 @@ func TestPerUserBackendIsDiscoveredAndUsedWithThatUsersTokenOnly(t *testing.T) {
 
 			a, _, err := connect(t, v.URL, tokA, version, nil)
 			require.NoError(t, err)
-			served, refused, _, _ := vault.counts()
-			require.Equal(t, []string{"open_secret", "vault_secret"}, harness.ToolNames(t, a), "served %v refused %d", served, refused)
+			require.Equal(t, []string{"open_secret", "vault_secret"}, harness.ToolNames(t, a), "vault saw %v", vault.values("Authorization"))
 			out, err := call(t, a, "vault_secret")
 			require.NoError(t, err)
 			require.Equal(t, "secret:hi", out)
@@ -175,17 +189,20 @@ func TestPerUserBackendIsDiscoveredAndUsedWithThatUsersTokenOnly(t *testing.T) {
 				"the same error as an unknown tool")
 			require.Equal(t, rpcErr(t, unknown).Code, rpcErr(t, hidden).Code)
 
-			vault.await(t, "alice's GET stream", func(s map[string]int) bool { return s["GET"] > 0 })
+			vault.await(t, "GET", 1)
 			require.NoError(t, a.Close())
-			vault.await(t, "alice's DELETE", func(s map[string]int) bool { return s["DELETE"] > 0 })
-			served, _, noTokens, auths := vault.counts()
+			vault.await(t, "DELETE", 1)
+			seen := vault.values("Authorization")
 			for _, kind := range []string{"initialize", "notifications/initialized", "tools/list", "tools/call", "GET", "DELETE"} {
-				assert.Positive(t, served[kind], "vault saw alice's token on %s (served %v)", kind, served)
+				assert.NotEmpty(t, seen[kind], "vault served %s", kind)
+				assert.True(t, only(map[string][]string{kind: seen[kind]}, "Bearer "+tokA), "%s carried alice's token: %v", kind, seen[kind])
 			}
-			assert.Zero(t, noTokens, "vmcp never called vault without a user's token")
-			assert.Equal(t, map[string]bool{"Bearer " + tokA: true, "Bearer " + tokB: true}, auths, "only the users' own tokens")
-			_, _, _, openAuths := open.counts()
-			assert.Empty(t, openAuths, "a backend not configured for it never gets the client's Authorization")
+			for kind, vs := range seen {
+				if strings.HasPrefix(kind, "refused ") {
+					assert.True(t, only(map[string][]string{kind: vs}, "Bearer "+tokB), "only bob's requests were refused: %s %v", kind, vs)
+				}
+			}
+			assert.True(t, only(open.values("Authorization"), ""), "a backend not configured for it never gets the client's Authorization: %v", open.values("Authorization"))
 		})
 	}
 }
@@ -197,4 +214,61 @@ func backendStates(body readyzBody) []string {
 		out = append(out, b.Name+"="+string(b.State))
 	}
 	return out
+}
+
+// withHeader sets one header on every request.
+type withHeader struct{ name, value string }
+
+func (h withHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(h.name, h.value)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// Before: a forwarded header reached the backend only on tools/call,
+// resources/read and prompts/get; the backend session's initialize,
+// notifications/initialized, its GET stream, the re-initialize after a 404
+// and its DELETE went without it. Now every request of a client session's
+// backend session carries that client session's value, and only its own.
+func TestForwardHeadersReachEveryRequestOfTheClientsBackendSession(t *testing.T) {
+	tenant := startGated(t, "tenant")
+	v := harness.StartVMCP(t, nil, config.Backend{Name: "tenant", URL: tenant.URL,
+		Transport: config.TransportStreamableHTTP, ForwardHeaders: []string{"X-Tenant"}})
+	connectAs := func(value string) *mcp.ClientSession {
+		tr := &mcp.StreamableClientTransport{Endpoint: v.URL, MaxRetries: -1,
+			HTTPClient: &http.Client{Transport: withHeader{"X-Tenant", value}}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "creds-test", Version: "1"}, nil).Connect(ctx10(t), tr,
+			&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		require.NoError(t, err)
+		return cs
+	}
+	control := len(tenant.values("X-Tenant")["initialize"]) // vmcp's own connection
+	require.True(t, only(tenant.values("X-Tenant"), ""), "vmcp's own connection forwards nothing")
+
+	one := connectAs("t1")
+	out, err := call(t, one, "tenant_secret")
+	require.NoError(t, err)
+	require.Equal(t, "secret:hi", out)
+	tenant.await(t, "GET", 2) // the control connection's and the session's
+	tenant.expire.Store(true)
+	_, err = call(t, one, "tenant_secret") // 404: the request goes once more, on a new backend session
+	require.NoError(t, err)
+	require.NoError(t, one.Close())
+	tenant.await(t, "DELETE", 2) // both backend sessions of the client session
+
+	seen := tenant.values("X-Tenant")
+	for kind, n := range map[string]int{"initialize": control + 2, "notifications/initialized": control + 2, "tools/call": 3, "DELETE": 2} {
+		got := seen[kind]
+		require.Len(t, got, n, "%s requests: %v", kind, seen)
+		if kind == "initialize" || kind == "notifications/initialized" {
+			got = got[control:]
+		}
+		assert.True(t, only(map[string][]string{kind: got}, "t1"), "%s carried the client's X-Tenant: %v", kind, got)
+	}
+	assert.Contains(t, seen["GET"], "t1", "the session's GET stream carried it: %v", seen["GET"])
+
+	two := connectAs("t2")
+	_, err = call(t, two, "tenant_secret")
+	require.NoError(t, err)
+	assert.Equal(t, "t2", tenant.values("X-Tenant")["initialize"][control+2], "another client session sends its own value")
 }
