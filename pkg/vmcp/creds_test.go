@@ -42,9 +42,16 @@ type seenRequest struct {
 
 func startGated(t *testing.T, name string, accept ...string) *gated {
 	t.Helper()
+	return startGatedMode(t, name, harness.Stateful, accept...)
+}
+
+// startGatedMode is startGated with a Modern-capable (Stateless) server too.
+func startGatedMode(t *testing.T, name string, mode harness.Mode, accept ...string) *gated {
+	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: "test"}, nil)
 	harness.AddEcho(srv, "secret")
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: mode == harness.Stateless})
 	g := &gated{accept: map[string]bool{}, changed: make(chan struct{})}
 	for _, tok := range accept {
 		g.accept[tok] = true
@@ -272,3 +279,35 @@ func TestForwardHeadersReachEveryRequestOfTheClientsBackendSession(t *testing.T)
 	require.NoError(t, err)
 	assert.Equal(t, "t2", tenant.values("X-Tenant")["initialize"][control+2], "another client session sends its own value")
 }
+
+// A per-user backend at the Modern revision: its tools are listed and
+// called with the user's token from both client revisions (direct POST
+// from Modern; the client's own backend session from Legacy, outside the
+// go-sdk registry, which never has them), and hidden from another user.
+func TestPerUserModernBackendIsCalledWithThatUsersTokenOnBothRevisions(t *testing.T) {
+	idp := authtest.Start(t, audience)
+	tokA, tokB := idp.Token(t, "alice", "mcp:tools"), idp.Token(t, "bob", "mcp:tools")
+	open, vault := startGated(t, "open"), startGatedMode(t, "vault", harness.Stateless, tokA)
+	v := credsVMCP(t, idp, open, vault)
+	for rev, version := range revisions {
+		t.Run(rev, func(t *testing.T) {
+			a, _, err := connect(t, v.URL, tokA, version, nil)
+			require.NoError(t, err)
+			require.Equal(t, []string{"open_secret", "vault_secret"}, harness.ToolNames(t, a), "vault saw %v", vault.values("Authorization"))
+			out, err := call(t, a, "vault_secret")
+			require.NoError(t, err)
+			require.Equal(t, "secret:hi", out)
+			b, _, err := connect(t, v.URL, tokB, version, nil)
+			require.NoError(t, err)
+			require.Equal(t, []string{"open_secret"}, harness.ToolNames(t, b))
+			_, err = call(t, b, "vault_secret")
+			require.Equal(t, jsonrpcInvalidParams, rpcErr(t, err).Code)
+			require.Contains(t, rpcErr(t, err).Message, `unknown tool "vault_secret"`)
+		})
+	}
+	seen := vault.values("Authorization")
+	assert.NotEmpty(t, seen["tools/call"])
+	assert.True(t, only(map[string][]string{"tools/call": seen["tools/call"], "tools/list": seen["tools/list"]}, "Bearer "+tokA), "%v", seen)
+}
+
+const jsonrpcInvalidParams int64 = -32602
