@@ -160,7 +160,8 @@ func (m *Manager) Discovered(ctx context.Context, pr identity.Principal, header 
 }
 
 // heldHTTP wraps hc so a request whose context carries no client header
-// gets held()'s (the client session's latest, SessionSet.Forward).
+// gets held()'s (the client session's latest, SessionSet.Forward), read
+// when it is sent (so each reopening of a GET stream reads it anew).
 func heldHTTP(hc *http.Client, held func() http.Header) *http.Client {
 	return &http.Client{Transport: &heldTransport{base: hc.Transport, held: held}}
 }
@@ -170,11 +171,13 @@ type heldTransport struct {
 	held func() http.Header
 }
 
+// heldKey carries a heldTransport's held func in a request's context; the
+// backend's headerTransport calls it when the context has no client header.
+type heldKey struct{}
+
 func (t *heldTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if _, ok := req.Context().Value(clientHeaderKey{}).(http.Header); !ok {
-		if h := t.held(); h != nil {
-			req = req.WithContext(WithClientHeader(req.Context(), h))
-		}
+		req = req.WithContext(context.WithValue(req.Context(), heldKey{}, t.held))
 	}
 	return t.base.RoundTrip(req)
 }

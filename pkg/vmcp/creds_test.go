@@ -223,12 +223,15 @@ func backendStates(body readyzBody) []string {
 	return out
 }
 
-// withHeader sets one header on every request.
-type withHeader struct{ name, value string }
+// withHeader sets one header on every request, to the value it holds now.
+type withHeader struct {
+	name  string
+	value *atomic.Pointer[string]
+}
 
 func (h withHeader) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
-	r.Header.Set(h.name, h.value)
+	r.Header.Set(h.name, *h.value.Load())
 	return http.DefaultTransport.RoundTrip(r)
 }
 
@@ -236,27 +239,32 @@ func (h withHeader) RoundTrip(r *http.Request) (*http.Response, error) {
 // resources/read and prompts/get; the backend session's initialize,
 // notifications/initialized, its GET stream, the re-initialize after a 404
 // and its DELETE went without it. Now every request of a client session's
-// backend session carries that client session's value, and only its own.
+// backend session carries that client session's latest value, and only
+// its own.
 func TestForwardHeadersReachEveryRequestOfTheClientsBackendSession(t *testing.T) {
 	tenant := startGated(t, "tenant")
 	v := harness.StartVMCP(t, nil, config.Backend{Name: "tenant", URL: tenant.URL,
 		Transport: config.TransportStreamableHTTP, ForwardHeaders: []string{"X-Tenant"}})
-	connectAs := func(value string) *mcp.ClientSession {
+	connectAs := func(value string) (*mcp.ClientSession, *atomic.Pointer[string]) {
+		p := &atomic.Pointer[string]{}
+		p.Store(&value)
 		tr := &mcp.StreamableClientTransport{Endpoint: v.URL, MaxRetries: -1,
-			HTTPClient: &http.Client{Transport: withHeader{"X-Tenant", value}}}
+			HTTPClient: &http.Client{Transport: withHeader{"X-Tenant", p}}}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "creds-test", Version: "1"}, nil).Connect(ctx10(t), tr,
 			&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		require.NoError(t, err)
-		return cs
+		return cs, p
 	}
 	control := len(tenant.values("X-Tenant")["initialize"]) // vmcp's own connection
 	require.True(t, only(tenant.values("X-Tenant"), ""), "vmcp's own connection forwards nothing")
 
-	one := connectAs("t1")
+	one, value := connectAs("t1")
 	out, err := call(t, one, "tenant_secret")
 	require.NoError(t, err)
 	require.Equal(t, "secret:hi", out)
 	tenant.await(t, "GET", 2) // the control connection's and the session's
+	next := "t1b"
+	value.Store(&next) // the client's later requests carry another value
 	tenant.expire.Store(true)
 	_, err = call(t, one, "tenant_secret") // 404: the request goes once more, on a new backend session
 	require.NoError(t, err)
@@ -264,17 +272,22 @@ func TestForwardHeadersReachEveryRequestOfTheClientsBackendSession(t *testing.T)
 	tenant.await(t, "DELETE", 2) // both backend sessions of the client session
 
 	seen := tenant.values("X-Tenant")
-	for kind, n := range map[string]int{"initialize": control + 2, "notifications/initialized": control + 2, "tools/call": 3, "DELETE": 2} {
+	for kind, want := range map[string][]string{
+		"initialize":                {"t1", "t1b"},
+		"notifications/initialized": {"t1", "t1b"},
+		"tools/call":                {"t1", "t1b", "t1b"},
+		"DELETE":                    {"t1b", "t1b"},
+	} {
 		got := seen[kind]
-		require.Len(t, got, n, "%s requests: %v", kind, seen)
 		if kind == "initialize" || kind == "notifications/initialized" {
+			require.Len(t, got, control+2, "%s: %v", kind, seen)
 			got = got[control:]
 		}
-		assert.True(t, only(map[string][]string{kind: got}, "t1"), "%s carried the client's X-Tenant: %v", kind, got)
+		assert.Equal(t, want, got, "%s carried the client session's latest X-Tenant", kind)
 	}
 	assert.Contains(t, seen["GET"], "t1", "the session's GET stream carried it: %v", seen["GET"])
 
-	two := connectAs("t2")
+	two, _ := connectAs("t2")
 	_, err = call(t, two, "tenant_secret")
 	require.NoError(t, err)
 	assert.Equal(t, "t2", tenant.values("X-Tenant")["initialize"][control+2], "another client session sends its own value")
