@@ -54,7 +54,14 @@ func (d *Dispatcher) unregistered(ctx context.Context, r *mcp.CallToolRequest, n
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q%s", r.Params.Name, d.mgr.Unavailable())}
 	}
 	if _, _, shared := d.agg.Current().Tool(r.Params.Name); !shared {
-		return d.callTool(ctx, r)
+		res, err := d.callTool(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		if res.Content == nil {
+			res.Content = []mcp.Content{} // as the SDK server answers: never "null"
+		}
+		return res, nil
 	}
 	return next(ctx, method, r)
 }
