@@ -25,6 +25,9 @@ type Aggregator struct {
 	lastErr   error
 	conflicts map[Conflict]bool // reported by the last successful build
 	withheld  map[string][]Withheld
+
+	pmu  sync.Mutex          // guards priv; taken after mu when both are held
+	priv map[string]*private // per-principal inventories by owner (private.go)
 }
 
 // New returns an Aggregator whose Current is Empty until the first Update.
@@ -33,7 +36,7 @@ func New(p Policy, log *slog.Logger) *Aggregator {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	a := &Aggregator{policy: p, log: log, inv: map[string]Inventory{}, withheld: map[string][]Withheld{}}
+	a := &Aggregator{policy: p, log: log, inv: map[string]Inventory{}, withheld: map[string][]Withheld{}, priv: map[string]*private{}}
 	a.cur.Store(Empty())
 	return a
 }

@@ -39,6 +39,10 @@ const (
 	StateConnecting State = "connecting"
 	StateReady      State = "ready"
 	StateDown       State = "down"
+	// StatePerPrincipal: the backend takes each user's credential
+	// (perprincipal.go); vmcp has no connection of its own to it and
+	// discovers it per principal. It counts as available.
+	StatePerPrincipal State = "per-principal"
 )
 
 // Status is one backend's health, as listed in /readyz.
@@ -74,6 +78,8 @@ type Backend struct {
 
 	procs atomic.Int64 // live stdio processes of client sessions (max_processes)
 
+	perPrincipal bool // discovered and used per principal only (perprincipal.go)
+
 	mu      sync.Mutex
 	state   State
 	lastErr error
@@ -96,6 +102,7 @@ func newBackend(cfg config.Backend, log *slog.Logger, version string, sink func(
 		refresh: make(chan struct{}, 1),
 		state:   StateConnecting,
 	}
+	b.perPrincipal = o.perPrincipal && forwardsAuthorization(cfg)
 	b.http = newHTTPClient(cfg, b.steadyGET)
 	return b
 }
@@ -130,7 +137,7 @@ func (b *Backend) Status() Status {
 func (b *Backend) Capabilities() *mcp.ServerCapabilities {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.state != StateReady || b.init == nil {
+	if (b.state != StateReady && b.state != StatePerPrincipal) || b.init == nil {
 		return nil
 	}
 	return b.init.Capabilities
@@ -139,6 +146,9 @@ func (b *Backend) Capabilities() *mcp.ServerCapabilities {
 // Shared returns the control connection, shared by all stateless (Modern)
 // client requests. It fails with ErrBackendDown while the backend is down.
 func (b *Backend) Shared() (*mcp.ClientSession, error) {
+	if b.perPrincipal {
+		return nil, fmt.Errorf("backend %q: %w: it takes each user's credential (forward_headers: Authorization), so vmcp has no connection of its own to it", b.cfg.Name, ErrBackendDown)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.state != StateReady || b.control == nil {
@@ -168,6 +178,9 @@ func (b *Backend) Open(ctx context.Context, opts SessionOptions) (*mcp.ClientSes
 // open is Open, also returning the session's own go-sdk client. A stdio
 // backend's process count is bounded by max_processes (ErrProcessLimit).
 func (b *Backend) open(ctx context.Context, opts SessionOptions) (*mcp.ClientSession, *mcp.Client, error) {
+	if b.perPrincipal {
+		return b.openPerPrincipal(ctx, opts)
+	}
 	if b.protocolVersion() == "" {
 		if _, err := b.Shared(); err != nil {
 			return nil, nil, err
@@ -201,6 +214,9 @@ func (b *Backend) connect(ctx context.Context, opts SessionOptions, version stri
 // has been ended (stdio.go).
 func (b *Backend) connectWith(ctx context.Context, opts SessionOptions, version string, retries int, exited func()) (*mcp.ClientSession, *mcp.Client, error) {
 	hc := b.http
+	if opts.Header != nil && len(b.cfg.ForwardHeaders) > 0 {
+		hc = heldHTTP(hc, opts.Header)
+	}
 	if opts.Tap != nil && b.isHTTP() { // other transports are tapped at the connection (below)
 		hc = tapHTTP(hc, opts.Tap, opts.TapLogs)
 	}

@@ -52,14 +52,16 @@ type DirectRequest struct {
 var directIDs atomic.Int64
 
 // DirectVersion reports whether b's requests can be sent with Direct: the
-// control connection is up, over streamable HTTP, at a Modern revision.
+// control connection is up (or b is per-principal and a session learned
+// its revision), over streamable HTTP, at a Modern revision.
 func (b *Backend) DirectVersion() (string, bool) {
 	if b.cfg.Transport != config.TransportStreamableHTTP && b.cfg.Transport != "" {
 		return "", false
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.state != StateReady || b.control == nil || b.init == nil || b.init.ProtocolVersion < modernRevision {
+	up := (b.state == StateReady && b.control != nil) || b.state == StatePerPrincipal
+	if !up || b.init == nil || b.init.ProtocolVersion < modernRevision {
 		return "", false
 	}
 	return b.init.ProtocolVersion, true

@@ -19,11 +19,16 @@ const (
 // the end (MCP pagination). A repeated cursor or an over-long walk stops
 // the walk and is logged; the items gathered so far are kept.
 func (b *Backend) list(ctx context.Context, cs *mcp.ClientSession) (aggregator.Inventory, error) {
+	hints := map[string]CacheHint{}
+	defer b.setHints(hints)
+	return b.inventory(ctx, cs, hints)
+}
+
+// inventory is list's walk, recording each list's cache hint in hints.
+func (b *Backend) inventory(ctx context.Context, cs *mcp.ClientSession, hints map[string]CacheHint) (aggregator.Inventory, error) {
 	ctx, cancel := context.WithTimeout(ctx, 4*b.Timeout())
 	defer cancel()
 	inv := aggregator.Inventory{Backend: b.cfg.Name}
-	hints := map[string]CacheHint{}
-	defer b.setHints(hints)
 	caps := &mcp.ServerCapabilities{}
 	if r := cs.InitializeResult(); r != nil && r.Capabilities != nil {
 		caps = r.Capabilities

@@ -27,6 +27,11 @@ type Manager struct {
 
 	stateMu sync.Mutex
 	changed chan struct{} // closed and replaced on every backend state change
+
+	forward      []string // every backend's forward_headers, canonical (SessionSet.Forward)
+	perPrincipal bool     // some backend is per-principal (perprincipal.go)
+	discMu       sync.Mutex
+	disc         map[string]*discovery // Modern principals' discoveries, by principal key
 }
 
 // Option configures a Manager (NewManager).
@@ -36,6 +41,8 @@ type managerOptions struct {
 	metrics *telemetry.Metrics
 	timing  Timing
 	onState func(name string, s State)
+
+	perPrincipal bool // WithPerPrincipal
 }
 
 // WithMetrics makes the backends count into the server's metrics m (GET
@@ -64,7 +71,8 @@ func NewManager(cfgs []config.Backend, agg *aggregator.Aggregator, log *slog.Log
 	if o.metrics == nil {
 		o.metrics = telemetry.New()
 	}
-	m := &Manager{byName: map[string]*Backend{}, agg: agg, log: log, changed: make(chan struct{})}
+	m := &Manager{byName: map[string]*Backend{}, agg: agg, log: log, changed: make(chan struct{}),
+		forward: forwardNames(cfgs), disc: map[string]*discovery{}}
 	hook := o.onState
 	o.onState = func(name string, s State) {
 		m.stateMu.Lock()
@@ -79,6 +87,7 @@ func NewManager(cfgs []config.Backend, agg *aggregator.Aggregator, log *slog.Log
 		b := newBackend(c, log, version, m.publish, o)
 		m.list = append(m.list, b)
 		m.byName[c.Name] = b
+		m.perPrincipal = m.perPrincipal || b.perPrincipal
 	}
 	return m
 }
@@ -184,10 +193,11 @@ func (m *Manager) Status() []Status {
 	return out
 }
 
-// Ready reports whether at least one backend is connected.
+// Ready reports whether at least one backend is connected or
+// per-principal.
 func (m *Manager) Ready() bool {
 	for _, b := range m.list {
-		if b.Status().State == StateReady {
+		if st := b.Status().State; st == StateReady || st == StatePerPrincipal {
 			return true
 		}
 	}
@@ -200,7 +210,7 @@ func (m *Manager) Ready() bool {
 func (m *Manager) Unavailable() string {
 	var down []string
 	for _, b := range m.list {
-		if b.Status().State != StateReady {
+		if st := b.Status().State; st != StateReady && st != StatePerPrincipal {
 			down = append(down, b.Name())
 		}
 	}

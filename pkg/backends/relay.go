@@ -31,6 +31,9 @@ type RawSession struct {
 	e       *sessionEntry
 	id      string // backend Mcp-Session-Id; "" for a backend without sessions
 	version string // negotiated protocol version
+	// held is the client session's latest forwarded headers, for posts
+	// that carry no client request's own (notifications, answers).
+	held func() http.Header
 }
 
 // Backend is the backend this session belongs to.
@@ -59,15 +62,19 @@ func (s *SessionSet) Raw(ctx context.Context, name string) (r *RawSession, ok bo
 	if ir == nil || ir.ProtocolVersion >= modernRevision {
 		return nil, false, nil
 	}
-	return &RawSession{b: b, e: e, id: e.cs.ID(), version: ir.ProtocolVersion}, true, nil
+	return &RawSession{b: b, e: e, id: e.cs.ID(), version: ir.ProtocolVersion, held: s.held}, true, nil
 }
 
 // Post sends one JSON-RPC message on the session and returns the backend's
 // HTTP response (2xx; the caller closes its body). client is the client
-// request's header, for the backend's forward_headers (nil: none). A 404 fails
+// request's header, for the backend's forward_headers (nil: the client
+// session's latest, SessionSet.Forward). A 404 fails
 // with ErrSessionExpired; another non-2xx status fails naming it, with the
 // body's JSON-RPC error if it has one.
 func (r *RawSession) Post(ctx context.Context, client http.Header, body []byte) (*http.Response, error) {
+	if client == nil && r.held != nil {
+		client = r.held()
+	}
 	if client != nil && len(r.b.cfg.ForwardHeaders) > 0 {
 		ctx = WithClientHeader(ctx, client)
 	}

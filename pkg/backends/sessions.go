@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"sync/atomic"
 
@@ -17,6 +18,8 @@ import (
 type SessionSet struct {
 	m       *Manager
 	options func(*Backend) SessionOptions
+
+	header atomic.Pointer[http.Header] // the client's forwarded headers (Forward)
 
 	mu     sync.Mutex
 	open   map[string]*sessionEntry
@@ -117,6 +120,7 @@ func (s *SessionSet) get(ctx context.Context, b *Backend) (*sessionEntry, error)
 // when the backend side closes, so the next Get reopens.
 func (s *SessionSet) connect(b *Backend, e *sessionEntry) {
 	opts := s.options(b)
+	opts.Header = s.held
 	opts.Sending = append(opts.Sending, watchCalls(e))
 	cs, client, err := b.open(context.Background(), opts)
 	if err == nil && opts.Init != nil {

@@ -69,6 +69,12 @@ func (t Timing) withDefaults() Timing {
 // after a connection that lasted ConnStable. It returns when ctx ends,
 // closing the control connection.
 func (b *Backend) supervise(ctx context.Context, firstDone func()) {
+	if b.perPrincipal { // no connection of vmcp's own (perprincipal.go)
+		b.setState(StatePerPrincipal, nil)
+		firstDone()
+		<-ctx.Done()
+		return
+	}
 	backoff := b.timing.MinBackoff
 	for ctx.Err() == nil {
 		cs, err := b.connectControl(ctx)

@@ -35,6 +35,11 @@ type SessionOptions struct {
 	// Init runs once on the new session before first use (e.g. to apply
 	// the client's log level); an error closes the session and fails Get.
 	Init func(context.Context, *mcp.ClientSession) error
+	// Header, if set, is the owning client session's latest forwarded
+	// headers (SessionSet.Forward): every HTTP request on the session that
+	// carries no client request's own (initialize, the GET stream, DELETE,
+	// notifications) gets the backend's forward_headers from it.
+	Header func() http.Header
 }
 
 // tapped reports whether a message with this method goes to the Tap

@@ -43,7 +43,11 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	for k, v := range t.static {
 		req.Header[k] = v
 	}
-	if in, ok := req.Context().Value(clientHeaderKey{}).(http.Header); ok {
+	in, ok := req.Context().Value(clientHeaderKey{}).(http.Header)
+	if held, isHeld := req.Context().Value(heldKey{}).(func() http.Header); !ok && isHeld {
+		in, ok = held(), true // read at each request: a reopened GET stream sends the latest
+	}
+	if ok {
 		for _, name := range t.forward {
 			if v := in.Values(name); len(v) > 0 {
 				req.Header[http.CanonicalHeaderKey(name)] = v

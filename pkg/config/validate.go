@@ -169,6 +169,7 @@ func validateBackends(ps *problems, bs []Backend) map[string]bool {
 		case b.Isolation != "" && b.Isolation != IsolationSession && b.Isolation != IsolationShared:
 			ps.add(p+".isolation", fmt.Sprintf("unknown isolation %q: want session or shared", b.Isolation))
 		}
+		checkForward(ps, p+".forward_headers", b.ForwardHeaders)
 		switch b.Transport {
 		case TransportStdio:
 			if b.Command == "" && b.URL != "" {
@@ -222,6 +223,27 @@ func checkOverrides(ps *problems, path string, m map[string]Override) {
 		}
 	}
 }
+
+// transportHeaders are header names the transport to a backend sets
+// itself: forwarding a client's would break or hijack the backend session.
+var transportHeaders = []string{"accept", "connection", "content-length", "content-type", "host", "last-event-id", "transfer-encoding"}
+
+// checkForward refuses forward_headers names that are not HTTP header
+// names, or that the transport owns (those above, Mcp-* and Vmcp-*).
+func checkForward(ps *problems, path string, names []string) {
+	for i, n := range names {
+		l := strings.ToLower(n)
+		switch {
+		case !headerNameRE.MatchString(n):
+			ps.add(joinIndex(path, i), fmt.Sprintf("invalid header name %q", n))
+		case strings.HasPrefix(l, "mcp-") || strings.HasPrefix(l, "vmcp-") || slices.Contains(transportHeaders, l):
+			ps.add(joinIndex(path, i), fmt.Sprintf("%s is set by vmcp's transport to the backend and cannot be forwarded", n))
+		}
+	}
+}
+
+// headerNameRE is an HTTP field name (RFC 9110 token).
+var headerNameRE = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 // raw returns the text written at key before ${VAR} expansion (so problems
 // do not echo secrets), or v when the key was not written.

@@ -276,3 +276,16 @@ func TestAliasBombIsBounded(t *testing.T) {
 	ps := problemsOf(t, b.String())
 	assert.Contains(t, ps[0].Msg, "too large")
 }
+
+// A forward_headers name the backend transport sets itself (Mcp-Session-Id
+// would hand the client's vmcp session id to the backend) was accepted and
+// overwrote vmcp's own header on every backend request.
+func TestForwardHeadersNamingTransportHeadersAreRefusedWithTheirLine(t *testing.T) {
+	ps := problemsOf(t, okBackend+"    forward_headers: [Authorization, Mcp-Session-Id, \"bad name\", Host]\n")
+	require.Len(t, ps, 3)
+	assert.Equal(t, "backends[0].forward_headers[1]", ps[0].Key)
+	assert.Equal(t, 4, ps[0].Line)
+	assert.Contains(t, ps[0].Msg, "Mcp-Session-Id is set by vmcp's transport")
+	assert.Contains(t, ps[1].Msg, `invalid header name "bad name"`)
+	assert.Equal(t, "backends[0].forward_headers[3]", ps[2].Key)
+}

@@ -108,7 +108,7 @@ func (c *Core) HiddenCompletion(pr identity.Principal, p *mcp.CompleteParams) er
 	if c.policy == nil || p == nil || p.Ref == nil {
 		return nil
 	}
-	cat := c.agg.Current()
+	cat := c.agg.For(pr.Key())
 	_, backend, err := cat.Completion(p)
 	if err != nil {
 		return nil
@@ -124,9 +124,10 @@ func (c *Core) HiddenCompletion(pr identity.Principal, p *mcp.CompleteParams) er
 	return err
 }
 
-// lookup resolves req's name on the current catalogue.
+// lookup resolves req's name on the catalogue its principal sees (the
+// current one plus the principal's own per-principal backends).
 func (c *Core) lookup(req *Request) (rt aggregator.Route, tool *mcp.Tool, found bool, err error) {
-	cat := c.agg.Current()
+	cat := c.agg.For(req.Principal.Key())
 	switch req.Method {
 	case "tools/call":
 		tool, rt, found = cat.Tool(req.Name)

@@ -34,8 +34,10 @@ var relayed = map[string]bool{"tools/call": true, "prompts/get": true, "resource
 // revision, else through the go-sdk client. A Modern client's tools/call
 // to a Modern HTTP backend is one direct POST unless the tool mirrors
 // arguments in Mcp-Param-* headers (the go-sdk client builds those); a
-// Modern client that can be asked and calls a Legacy backend is parked;
-// everything else uses the backend's shared control connection.
+// call to a Legacy backend is parked when the client can be asked or the
+// backend is per-principal (which has no shared connection: the pooled
+// session is keyed by the principal's forwarded headers); everything else
+// uses the backend's shared control connection.
 func choose(req *Request, t Target) Via {
 	modernBackend := t.Backend.Modern()
 	if req.Revision == RevisionLegacy {
@@ -47,7 +49,7 @@ func choose(req *Request, t Target) Via {
 	switch {
 	case modernBackend && req.Method == "tools/call" && t.Tool != nil && t.Backend.HTTP() && !backends.HeaderParams(t.Tool):
 		return ViaDirect
-	case !modernBackend && req.Asks && relayed[req.Method]:
+	case !modernBackend && (req.Asks || t.Backend.PerPrincipal()) && relayed[req.Method]:
 		return ViaParked
 	}
 	return ViaShared

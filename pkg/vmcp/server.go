@@ -111,8 +111,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.agg = aggregator.New(policy(cfg), log)
-	s.mgr = backends.NewManager(cfg.Backends, s.agg, log, Version,
-		backends.WithTiming(opts.BackendTiming), backends.WithStateHook(opts.OnBackendState), backends.WithMetrics(s.metrics))
+	s.mgr = backends.NewManager(cfg.Backends, s.agg, log, Version, s.backendOptions(opts)...)
 	s.mgr.Start(opts.StartWait)
 	s.core = upstream.New(s.agg, s.mgr, s.metrics)
 	access := authz.New(cfg.Authorization) // nil: every principal sees and uses everything
@@ -213,6 +212,18 @@ func (s *Server) Close() error {
 	s.mgr.Close()
 	s.stopTracing()
 	return nil
+}
+
+// backendOptions configure the backends: timings, the state hook, the
+// server's metrics and, with inbound authentication (each client has a
+// credential of its own), per-principal backends (those forwarding
+// Authorization).
+func (s *Server) backendOptions(opts Options) []backends.Option {
+	out := []backends.Option{backends.WithTiming(opts.BackendTiming), backends.WithStateHook(opts.OnBackendState), backends.WithMetrics(s.metrics)}
+	if s.cfg.Auth != nil {
+		out = append(out, backends.WithPerPrincipal())
+	}
+	return out
 }
 
 func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {

@@ -41,7 +41,7 @@ func (s *Server) startTelemetry(opts Options) error {
 		Backends: func() []telemetry.BackendState {
 			var out []telemetry.BackendState
 			for _, st := range s.mgr.Status() {
-				out = append(out, telemetry.BackendState{Name: st.Name, Up: st.State == backends.StateReady, Tools: st.Tools})
+				out = append(out, telemetry.BackendState{Name: st.Name, Up: st.State == backends.StateReady || st.State == backends.StatePerPrincipal, Tools: st.Tools})
 			}
 			return out
 		},

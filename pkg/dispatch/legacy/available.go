@@ -32,14 +32,38 @@ func (d *Dispatcher) availability(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}
 		if method == "tools/call" {
-			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
-				if _, _, known := d.agg.Current().Tool(p.Name); !known {
-					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q%s", p.Name, d.mgr.Unavailable())}
-				}
+			if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil {
+				return d.unregistered(ctx, r, next, method)
 			}
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// unregistered serves a tools/call the SDK registry cannot: a name the
+// session's principal does not see is -32602 naming the backends that are
+// down; a tool only the principal's own catalogue has (a per-principal
+// backend's, never registered with the SDK server) goes to callTool
+// directly. Everything else takes the SDK path (next).
+func (d *Dispatcher) unregistered(ctx context.Context, r *mcp.CallToolRequest, next mcp.MethodHandler, method string) (mcp.Result, error) {
+	var owner string
+	if s, err := d.session(r.Session); err == nil {
+		owner = s.principal().Key()
+	}
+	if _, _, known := d.agg.For(owner).Tool(r.Params.Name); !known {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q%s", r.Params.Name, d.mgr.Unavailable())}
+	}
+	if _, _, shared := d.agg.Current().Tool(r.Params.Name); !shared {
+		res, err := d.callTool(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		if res.Content == nil {
+			res.Content = []mcp.Content{} // as the SDK server answers: never "null"
+		}
+		return res, nil
+	}
+	return next(ctx, method, r)
 }
 
 // hiddenCompletion is upstream.Core.HiddenCompletion for the principal of

@@ -133,6 +133,9 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 // when it can be, else served by the go-sdk handler.
 func (d *Dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get("Mcp-Session-Id")
+	if s := d.lookup(id); s != nil && id != "" { // the owner's request (the edge refused others)
+		s.backends.Forward(r.Header)
+	}
 	if r.Method == http.MethodDelete {
 		d.abortSession(id)
 	}
@@ -223,10 +226,17 @@ func (d *Dispatcher) lifecycle(next mcp.MethodHandler) mcp.MethodHandler {
 		if ss == nil {
 			return next(ctx, method, req)
 		}
-		if err := d.admit(ctx, ss); err != nil {
+		var header http.Header
+		if x := req.GetExtra(); x != nil {
+			header = x.Header
+		}
+		if err := d.admit(ctx, ss, header); err != nil {
 			return nil, err
 		}
 		res, err := next(ctx, method, req)
+		if err == nil {
+			d.discover(ctx, ss)
+		}
 		if ir, ok := res.(*mcp.InitializeResult); ok && err == nil && d.opts.Capabilities != nil {
 			ir.Capabilities = d.opts.Capabilities()
 		}
@@ -234,9 +244,22 @@ func (d *Dispatcher) lifecycle(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
+// discover lists the per-principal backends for the principal of the
+// session ss has just initialized, on its own backend sessions, so their
+// tools are in its first lists (backends.Manager.DiscoverFor).
+func (d *Dispatcher) discover(ctx context.Context, ss *mcp.ServerSession) {
+	s := d.lookup(ss.ID())
+	if s == nil {
+		return
+	}
+	d.mgr.DiscoverFor(ctx, s.principal(), nil, s.backends)
+	d.markAll(s)
+}
+
 // admit registers a new client session, or fails when sessions.max is
-// reached or OnSession refuses it.
-func (d *Dispatcher) admit(ctx context.Context, ss *mcp.ServerSession) error {
+// reached or OnSession refuses it; header is the initialize request's
+// (its forwarded headers go to the session's backend sessions).
+func (d *Dispatcher) admit(ctx context.Context, ss *mcp.ServerSession, header http.Header) error {
 	d.mu.Lock()
 	if _, ok := d.sessions[ss.ID()]; ok {
 		d.mu.Unlock()
@@ -253,6 +276,7 @@ func (d *Dispatcher) admit(ctx context.Context, ss *mcp.ServerSession) error {
 	}
 	s := newClientSession(d, ss)
 	s.setPrincipal(identity.From(ctx)) // the initialize request's (the HTTP edge put it there)
+	s.backends.Forward(header)
 	d.markAll(s)
 	d.sessions[ss.ID()] = s
 	d.wg.Add(1)

@@ -108,11 +108,11 @@ func forward[R interface{ NeedsInput() bool }](ctx context.Context, d *Dispatche
 // complete routes completion/complete by its reference: a prompt name or a
 // resource (template) URI.
 func (d *Dispatcher) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-	params, backend, err := d.agg.Current().Completion(req.Params)
+	s, err := d.session(req.Session)
 	if err != nil {
 		return nil, err
 	}
-	s, err := d.session(req.Session)
+	params, backend, err := d.agg.For(s.principal().Key()).Completion(req.Params)
 	if err != nil {
 		return nil, err
 	}

@@ -96,7 +96,7 @@ func (d *Dispatcher) list(s *clientSession, verb, cursor string) (items any, nex
 		return nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no backend is available"}
 	}
 	pr := s.principal()
-	v := d.opts.Policy.View(pr, d.agg.Current())
+	v := d.opts.Policy.View(pr, d.agg.For(pr.Key()))
 	switch verb {
 	case "tools/list":
 		items, next, err = page(d, v.Tools, func(t *mcp.Tool) string { return t.Name }, verb, pr, cursor)
@@ -213,7 +213,8 @@ func (d *Dispatcher) markAll(s *clientSession) {
 	if d.opts.Policy == nil {
 		return
 	}
-	v := d.opts.Policy.View(s.principal(), d.agg.Current())
+	pr := s.principal()
+	v := d.opts.Policy.View(pr, d.agg.For(pr.Key()))
 	for k := range 3 {
 		s.marks.seen(k, v)
 	}
@@ -231,5 +232,6 @@ func (d *Dispatcher) listChanged(ss *mcp.ServerSession, method string) bool {
 	if s == nil {
 		return true
 	}
-	return s.marks.changed(kind, d.opts.Policy.View(s.principal(), d.agg.Current()))
+	pr := s.principal()
+	return s.marks.changed(kind, d.opts.Policy.View(pr, d.agg.For(pr.Key())))
 }

@@ -117,6 +117,9 @@ func (d *Dispatcher) serveMRTR(rq *request, c *mrtrCall) ([]byte, error) {
 	case upstream.ViaParked:
 		declared, _ := rq.clientCaps.(map[string]any)
 		caps, key, _ := parkCaps(declared)
+		if caps == nil { // a per-principal backend: no capability to ask with
+			caps = &mcp.ClientCapabilities{}
+		}
 		return d.park(rq, req, t, c, caps, key)
 	case upstream.ViaDirect:
 		if c.direct != nil {
@@ -163,7 +166,7 @@ func (d *Dispatcher) pinnedTool(c *mrtrCall, st mrtr.State) *mcp.Tool {
 	if c.method != "tools/call" {
 		return nil
 	}
-	tool, rt, ok := d.agg.Current().Tool(c.name)
+	tool, rt, ok := d.agg.For(c.principal.Key()).Tool(c.name)
 	if !ok || rt.Backend != st.Backend || rt.Name != st.Target {
 		return nil
 	}
@@ -237,7 +240,7 @@ func (d *Dispatcher) sealRaw(c *mrtrCall, out []byte) ([]byte, error) {
 // complete routes completion/complete by its reference (prompt name or
 // resource URI/template); an unknown reference is -32602.
 func (d *Dispatcher) complete(rq *request, p *mcp.CompleteParams) ([]byte, error) {
-	params, backend, err := d.agg.Current().Completion(p)
+	params, backend, err := d.agg.For(identity.From(rq.r.Context()).Key()).Completion(p)
 	if err != nil {
 		return nil, err
 	}

@@ -35,8 +35,8 @@ func (d *Dispatcher) listen(rq *request, p *mcp.SubscriptionsListenParams) ([]by
 	}
 	done, _ := d.enter()
 	defer done()
-	cat := d.agg.Current()
 	pr := identity.From(rq.r.Context())
+	cat := d.agg.For(pr.Key())
 	var resources []subscriptions.Resource
 	honored := capabilities.Honored(d.opts.Capabilities(), p.Notifications, func(uri string) bool {
 		route, ok := d.subscribable(cat, uri)

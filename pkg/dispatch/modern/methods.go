@@ -129,7 +129,7 @@ func (d *Dispatcher) listPrompts(rq *request, p *listParams) ([]byte, error) {
 // (pkg/policy; everything without a policy).
 func (d *Dispatcher) view(rq *request) (identity.Principal, *policy.View) {
 	pr := identity.From(rq.r.Context())
-	return pr, d.opts.Policy.View(pr, d.agg.Current())
+	return pr, d.opts.Policy.View(pr, d.agg.For(pr.Key()))
 }
 
 // page is keyset pagination over one sorted list of pr's view; a bad

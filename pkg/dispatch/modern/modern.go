@@ -219,6 +219,9 @@ func (d *Dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		d.notify(rq)
 		return
 	}
+	// The principal's first request lists the backends that take its
+	// credential (its own catalogue then has their tools).
+	d.mgr.Discovered(r.Context(), identity.From(r.Context()), r.Header)
 	m, jerr := lookup(rq.method)
 	if jerr != nil {
 		rq.fail(jerr)

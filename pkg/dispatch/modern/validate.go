@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/identity"
 )
 
 // removed are the methods 2026-07-28 removed; a Modern request for one gets
@@ -53,7 +54,7 @@ func (d *Dispatcher) validate(rq *request, m *method) (mcp.Params, *jsonrpc.Erro
 		}
 	}
 	if tc, ok := p.(*mcp.CallToolParamsRaw); ok {
-		if tool, _, found := d.agg.Current().Tool(tc.Name); found {
+		if tool, _, found := d.agg.For(identity.From(rq.r.Context()).Key()).Tool(tc.Name); found {
 			if jerr := checkParamHeaders(rq, tool, tc.Arguments); jerr != nil {
 				return nil, jerr
 			}

@@ -1,0 +1,123 @@
+package aggregator
+
+import (
+	"maps"
+	"slices"
+	"time"
+)
+
+// Per-principal inventories: a backend that takes each user's credential
+// is listed per principal (pkg/backends, perprincipal.go), and what it
+// offers one principal is that principal's alone. For(owner) is the
+// catalogue owner sees: the shared inventories and owner's own, merged by
+// the same conflict resolution into one catalogue with one routing table,
+// so lists, routing and views read it as they read Current.
+
+// privateTTL is how long an owner's inventories outlive their last use.
+const privateTTL = time.Hour
+
+// private is one owner's own inventories and the catalogue built with them.
+type private struct {
+	inv  map[string]Inventory // by backend
+	base *Catalogue           // the shared catalogue cat was built over
+	cat  *Catalogue           // nil: to be built
+	used time.Time
+}
+
+// UpdateFor replaces backend inv.Backend's inventory as owner (a
+// principal's key, never "") sees it. A tool the MCP server registry
+// would refuse is withheld, as in Update.
+func (a *Aggregator) UpdateFor(owner string, inv Inventory) {
+	if owner == "" {
+		return
+	}
+	inv, refused := refuseInvalid(inv)
+	for _, w := range refused {
+		a.log.Warn("aggregator: tool withheld; the MCP server registry refuses it",
+			"backend", w.Backend, "tool", w.Name, "reason", w.Reason)
+	}
+	inv.Announced = nil
+	now := time.Now()
+	a.pmu.Lock()
+	defer a.pmu.Unlock()
+	for k, p := range a.priv {
+		if now.Sub(p.used) > privateTTL {
+			delete(a.priv, k)
+		}
+	}
+	p := a.priv[owner]
+	if p == nil {
+		p = &private{inv: map[string]Inventory{}}
+		a.priv[owner] = p
+	}
+	p.inv[inv.Backend] = inv
+	p.cat, p.used = nil, now
+}
+
+// RemoveFor drops owner's own inventory of backend.
+func (a *Aggregator) RemoveFor(owner, backend string) {
+	a.pmu.Lock()
+	defer a.pmu.Unlock()
+	if p := a.priv[owner]; p != nil {
+		if _, ok := p.inv[backend]; ok {
+			delete(p.inv, backend)
+			p.cat = nil
+		}
+	}
+}
+
+// For returns the catalogue owner sees: Current merged with owner's own
+// inventories (Current itself when owner has none). It is never nil. Do
+// not call it from an OnChange listener.
+func (a *Aggregator) For(owner string) *Catalogue {
+	cur := a.cur.Load()
+	if owner == "" {
+		return cur
+	}
+	a.pmu.Lock()
+	p := a.priv[owner]
+	if p == nil || len(p.inv) == 0 {
+		a.pmu.Unlock()
+		return cur
+	}
+	p.used = time.Now()
+	if p.cat != nil && p.base == cur {
+		c := p.cat
+		a.pmu.Unlock()
+		return c
+	}
+	a.pmu.Unlock()
+	return a.buildFor(owner)
+}
+
+// buildFor builds owner's catalogue over the current shared inventories
+// (a.mu, then a.pmu: the lock order).
+func (a *Aggregator) buildFor(owner string) *Catalogue {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	cur := a.cur.Load()
+	a.pmu.Lock()
+	defer a.pmu.Unlock()
+	p := a.priv[owner]
+	if p == nil || len(p.inv) == 0 {
+		return cur
+	}
+	if p.cat != nil && p.base == cur {
+		return p.cat
+	}
+	all := slices.Collect(maps.Values(a.inv))
+	for backend, inv := range p.inv {
+		if _, shared := a.inv[backend]; !shared {
+			all = append(all, inv)
+		}
+	}
+	cat, _, err := Build(a.policy, all)
+	if err != nil {
+		a.log.Debug("aggregator: a principal's catalogue withholds colliding names", "err", err)
+	}
+	if cat == nil {
+		cat = cur
+	}
+	p.base, p.cat = cur, cat
+	return cat
+}

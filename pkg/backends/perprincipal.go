@@ -1,0 +1,225 @@
+package backends
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/aggregator"
+	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/identity"
+)
+
+// A backend that takes each user's credential (with inbound
+// authentication, an HTTP backend whose forward_headers include
+// Authorization) would answer vmcp's own control connection 401: vmcp has
+// no token of its own for it. So it has no control connection (state
+// per-principal, which counts as available) and is discovered per
+// principal: the principal's first use of vmcp (Legacy initialize, its
+// first Modern request) lists it with that principal's credential and
+// publishes the result as that principal's own inventory
+// (aggregator.UpdateFor), which only that principal's catalogue holds.
+
+// rediscoverAfter is how long a Modern principal's discovery stands before
+// its next request lists the per-principal backends again.
+const rediscoverAfter = 5 * time.Minute
+
+// WithPerPrincipal makes backends that forward Authorization per-principal
+// (vmcp authenticates its clients, so each has a credential of its own).
+func WithPerPrincipal() Option { return func(o *managerOptions) { o.perPrincipal = true } }
+
+// forwardsAuthorization reports whether cfg, reached over HTTP, forwards
+// the client's Authorization header.
+func forwardsAuthorization(cfg config.Backend) bool {
+	if cfg.Transport == config.TransportStdio || cfg.URL == "" {
+		return false
+	}
+	return slices.ContainsFunc(cfg.ForwardHeaders, func(h string) bool { return strings.EqualFold(h, "Authorization") })
+}
+
+// PerPrincipal reports whether b is discovered and used per principal only.
+func (b *Backend) PerPrincipal() bool { return b.perPrincipal }
+
+// openPerPrincipal opens a session on a per-principal backend: its
+// protocol version is negotiated by the first session (there is no
+// control connection to learn it from) and remembered with its
+// capabilities.
+func (b *Backend) openPerPrincipal(ctx context.Context, opts SessionOptions) (*mcp.ClientSession, *mcp.Client, error) {
+	cs, client, err := b.connect(ctx, opts, b.protocolVersion(), 2)
+	if err != nil {
+		return nil, nil, err
+	}
+	b.mu.Lock()
+	if b.init == nil {
+		b.init = cs.InitializeResult()
+	}
+	b.mu.Unlock()
+	return cs, client, nil
+}
+
+// ListSession walks all four lists of b on session cs (one opened with a
+// principal's credential), without touching the control connection's
+// cache hints.
+func (b *Backend) ListSession(ctx context.Context, cs *mcp.ClientSession) (aggregator.Inventory, error) {
+	return b.inventory(ctx, cs, map[string]CacheHint{})
+}
+
+// DiscoverFor lists every per-principal backend with pr's credential and
+// publishes each inventory as pr's own (a failed one is withdrawn). set is
+// pr's Legacy client session's SessionSet, whose backend sessions are used
+// (and stay open); with set nil (Modern) each backend is listed on a
+// session of its own carrying header, closed after. Anonymous principals
+// get nothing.
+func (m *Manager) DiscoverFor(ctx context.Context, pr identity.Principal, header http.Header, set *SessionSet) {
+	if pr.Anonymous() {
+		return
+	}
+	var wg sync.WaitGroup
+	for _, b := range m.list {
+		if !b.perPrincipal {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			inv, err := b.discover(ctx, header, set)
+			if err != nil {
+				b.log.Warn("per-principal backend not listed for this principal", "principal", pr.String(), "error", err)
+				m.agg.RemoveFor(pr.Key(), b.Name())
+				return
+			}
+			m.agg.UpdateFor(pr.Key(), inv)
+		}()
+	}
+	wg.Wait()
+}
+
+// discover lists b with one principal's credential (DiscoverFor).
+func (b *Backend) discover(ctx context.Context, header http.Header, set *SessionSet) (aggregator.Inventory, error) {
+	ctx, cancel := context.WithTimeout(ctx, 4*b.Timeout())
+	defer cancel()
+	if set != nil {
+		e, err := set.get(ctx, b)
+		if err != nil {
+			return aggregator.Inventory{}, err
+		}
+		return b.ListSession(ctx, e.cs)
+	}
+	ctx = WithClientHeader(ctx, header) // the session's requests and the list's
+	cs, err := b.Open(ctx, SessionOptions{Client: &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{}, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}}})
+	if err != nil {
+		return aggregator.Inventory{}, err
+	}
+	defer cs.Close()
+	return b.ListSession(ctx, cs)
+}
+
+// discovery is one Modern principal's discovery run.
+type discovery struct {
+	at   time.Time
+	done chan struct{}
+}
+
+// Discovered runs DiscoverFor for a Modern request of pr carrying header:
+// at pr's first request, and again rediscoverAfter later; pr's concurrent
+// requests wait for one run (or their ctx). Nothing without per-principal
+// backends or for an anonymous principal.
+func (m *Manager) Discovered(ctx context.Context, pr identity.Principal, header http.Header) {
+	if !m.perPrincipal || pr.Anonymous() {
+		return
+	}
+	key := pr.Key()
+	now := time.Now()
+	m.discMu.Lock()
+	d := m.disc[key]
+	fresh := d == nil || now.Sub(d.at) > rediscoverAfter
+	if fresh {
+		for k, old := range m.disc {
+			if now.Sub(old.at) > 2*rediscoverAfter {
+				delete(m.disc, k)
+			}
+		}
+		d = &discovery{at: now, done: make(chan struct{})}
+		m.disc[key] = d
+	}
+	m.discMu.Unlock()
+	if fresh {
+		defer close(d.done)
+		m.DiscoverFor(context.WithoutCancel(ctx), pr, header.Clone(), nil)
+		return
+	}
+	select {
+	case <-d.done:
+	case <-ctx.Done():
+	}
+}
+
+// heldHTTP wraps hc so a request whose context carries no client header
+// gets held()'s (the client session's latest, SessionSet.Forward), read
+// when it is sent (so each reopening of a GET stream reads it anew).
+func heldHTTP(hc *http.Client, held func() http.Header) *http.Client {
+	return &http.Client{Transport: &heldTransport{base: hc.Transport, held: held}}
+}
+
+type heldTransport struct {
+	base http.RoundTripper
+	held func() http.Header
+}
+
+// heldKey carries a heldTransport's held func in a request's context; the
+// backend's headerTransport calls it when the context has no client header.
+type heldKey struct{}
+
+func (t *heldTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if _, ok := req.Context().Value(clientHeaderKey{}).(http.Header); !ok {
+		req = req.WithContext(context.WithValue(req.Context(), heldKey{}, t.held))
+	}
+	return t.base.RoundTrip(req)
+}
+
+// Forward records the forwarded headers of one of the client session's
+// requests (initialize and every later one): its backend sessions send
+// them on every request of their own (initialize, notifications, the GET
+// stream, DELETE, the re-initialize after a 404). A request carrying none
+// of the forwarded names leaves the last ones in place. The headers are
+// this client session's alone.
+func (s *SessionSet) Forward(h http.Header) {
+	if len(s.m.forward) == 0 || h == nil {
+		return
+	}
+	out := http.Header{}
+	for _, name := range s.m.forward {
+		if v := h.Values(name); len(v) > 0 {
+			out[name] = slices.Clone(v)
+		}
+	}
+	if len(out) > 0 {
+		s.header.Store(&out)
+	}
+}
+
+// held is the client session's latest forwarded headers (nil: none yet).
+func (s *SessionSet) held() http.Header {
+	if p := s.header.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// forwardNames is the union of the backends' forward_headers, canonical.
+func forwardNames(cfgs []config.Backend) []string {
+	var out []string
+	for _, c := range cfgs {
+		for _, h := range c.ForwardHeaders {
+			if k := http.CanonicalHeaderKey(h); !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,326 @@
+package vmcp_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/vmcp/vmcp/pkg/auth/authtest"
+	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/test/integration/harness"
+)
+
+// gated is a Legacy go-sdk backend behind an HTTP middleware that answers
+// 401 to every request whose bearer token is not one it accepts (none
+// listed: it accepts everyone), and records every request: its kind
+// ("initialize", "tools/call", "GET", "DELETE", ...) and header.
+type gated struct {
+	URL    string
+	accept map[string]bool // bearer tokens served
+	expire atomic.Bool     // the next session POST gets 404 (the backend forgot the session)
+
+	mu      sync.Mutex
+	reqs    []seenRequest
+	changed chan struct{} // closed and replaced on every request
+}
+
+type seenRequest struct {
+	kind   string
+	header http.Header
+	served bool
+}
+
+func startGated(t *testing.T, name string, accept ...string) *gated {
+	t.Helper()
+	return startGatedMode(t, name, harness.Stateful, accept...)
+}
+
+// startGatedMode is startGated with a Modern-capable (Stateless) server too.
+func startGatedMode(t *testing.T, name string, mode harness.Mode, accept ...string) *gated {
+	t.Helper()
+	srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: "test"}, nil)
+	harness.AddEcho(srv, "secret")
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: mode == harness.Stateless})
+	g := &gated{accept: map[string]bool{}, changed: make(chan struct{})}
+	for _, tok := range accept {
+		g.accept[tok] = true
+	}
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		kind := requestKind(r)
+		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		ok := len(g.accept) == 0 || g.accept[tok]
+		g.mu.Lock()
+		g.reqs = append(g.reqs, seenRequest{kind: kind, header: r.Header.Clone(), served: ok})
+		close(g.changed)
+		g.changed = make(chan struct{})
+		g.mu.Unlock()
+		switch {
+		case !ok:
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			http.Error(w, "unknown user", http.StatusUnauthorized)
+		case r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") != "" && g.expire.CompareAndSwap(true, false):
+			http.Error(w, "session not found", http.StatusNotFound)
+		default:
+			h.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(hs.Close)
+	g.URL = hs.URL + "/mcp"
+	return g
+}
+
+// requestKind is the JSON-RPC method of a POST, else the HTTP method.
+func requestKind(r *http.Request) string {
+	if r.Method != http.MethodPost {
+		return r.Method
+	}
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var m struct {
+		Method string `json:"method"`
+	}
+	if json.Unmarshal(body, &m) != nil || m.Method == "" {
+		return "response"
+	}
+	return m.Method
+}
+
+// await waits until at least n served requests of kind arrived.
+func (g *gated) await(t *testing.T, kind string, n int) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		g.mu.Lock()
+		got, ch := 0, g.changed
+		for _, r := range g.reqs {
+			if r.served && r.kind == kind {
+				got++
+			}
+		}
+		g.mu.Unlock()
+		if got >= n {
+			return
+		}
+		select {
+		case <-ch:
+		case <-timeout:
+			t.Fatalf("backend saw %d served %s requests, want %d; saw %v", got, kind, n, g.values("Authorization"))
+		}
+	}
+}
+
+// values is, per request kind (refused ones prefixed "refused "), the
+// values of header name the backend saw, one per request ("" for none).
+func (g *gated) values(name string) map[string][]string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := map[string][]string{}
+	for _, r := range g.reqs {
+		k := r.kind
+		if !r.served {
+			k = "refused " + k
+		}
+		out[k] = append(out[k], r.header.Get(name))
+	}
+	return out
+}
+
+// only reports whether every value of every kind is want.
+func only(values map[string][]string, want string) bool {
+	for _, vs := range values {
+		for _, v := range vs {
+			if v != want {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// credsVMCP is a protected vmcp over an ordinary backend (open: accepts
+// anything) and vault, which forwards Authorization and so takes each
+// user's credential.
+func credsVMCP(t *testing.T, idp *authtest.IdP, open, vault *gated) *harness.VMCP {
+	return harness.StartVMCP(t, func(c *config.Config) {
+		c.Auth = &config.Auth{Issuer: idp.Issuer(), Audience: audience, RequiredScopes: []string{"mcp:tools"},
+			Leeway: config.Duration(5 * time.Second), JWKSRefreshInterval: config.Duration(time.Minute)}
+	},
+		config.Backend{Name: "open", URL: open.URL, Transport: config.TransportStreamableHTTP},
+		config.Backend{Name: "vault", URL: vault.URL, Transport: config.TransportStreamableHTTP, ForwardHeaders: []string{"Authorization"}})
+}
+
+// Before: forward_headers reached a backend only on tools/call,
+// resources/read and prompts/get, and a backend that requires the user's
+// token never came up (its catalogue was built on vmcp's own connection,
+// which got 401). Now it is discovered per principal: its tools appear for
+// the user whose token it accepts, work, and carry that token on every
+// request (initialize, GET, call, DELETE); another user neither sees nor
+// calls them, and the ordinary backend never sees anyone's token.
+func TestPerUserBackendIsDiscoveredAndUsedWithThatUsersTokenOnly(t *testing.T) {
+	for rev, version := range revisions {
+		t.Run(rev, func(t *testing.T) {
+			idp := authtest.Start(t, audience)
+			tokA, tokB := idp.Token(t, "alice", "mcp:tools"), idp.Token(t, "bob", "mcp:tools")
+			open, vault := startGated(t, "open"), startGated(t, "vault", tokA)
+			v := credsVMCP(t, idp, open, vault)
+
+			code, body := readyz(t, v.Base)
+			require.Equal(t, http.StatusOK, code, "a per-user backend does not block readiness")
+			require.Contains(t, backendStates(body), "vault=per-principal")
+
+			a, _, err := connect(t, v.URL, tokA, version, nil)
+			require.NoError(t, err)
+			require.Equal(t, []string{"open_secret", "vault_secret"}, harness.ToolNames(t, a), "vault saw %v", vault.values("Authorization"))
+			out, err := call(t, a, "vault_secret")
+			require.NoError(t, err)
+			require.Equal(t, "secret:hi", out)
+
+			b, _, err := connect(t, v.URL, tokB, version, nil)
+			require.NoError(t, err)
+			require.Equal(t, []string{"open_secret"}, harness.ToolNames(t, b), "bob does not see alice's backend")
+			_, hidden := call(t, b, "vault_secret")
+			_, unknown := call(t, b, "vault_nosuch")
+			require.Error(t, hidden)
+			require.Equal(t, strings.ReplaceAll(rpcErr(t, unknown).Message, "vault_nosuch", "vault_secret"), rpcErr(t, hidden).Message,
+				"the same error as an unknown tool")
+			require.Equal(t, rpcErr(t, unknown).Code, rpcErr(t, hidden).Code)
+
+			vault.await(t, "GET", 1)
+			require.NoError(t, a.Close())
+			vault.await(t, "DELETE", 1)
+			seen := vault.values("Authorization")
+			for _, kind := range []string{"initialize", "notifications/initialized", "tools/list", "tools/call", "GET", "DELETE"} {
+				assert.NotEmpty(t, seen[kind], "vault served %s", kind)
+				assert.True(t, only(map[string][]string{kind: seen[kind]}, "Bearer "+tokA), "%s carried alice's token: %v", kind, seen[kind])
+			}
+			for kind, vs := range seen {
+				if strings.HasPrefix(kind, "refused ") {
+					assert.True(t, only(map[string][]string{kind: vs}, "Bearer "+tokB), "only bob's requests were refused: %s %v", kind, vs)
+				}
+			}
+			assert.True(t, only(open.values("Authorization"), ""), "a backend not configured for it never gets the client's Authorization: %v", open.values("Authorization"))
+		})
+	}
+}
+
+// backendStates is "name=state" per backend of a /readyz body.
+func backendStates(body readyzBody) []string {
+	var out []string
+	for _, b := range body.Backends {
+		out = append(out, b.Name+"="+string(b.State))
+	}
+	return out
+}
+
+// withHeader sets one header on every request, to the value it holds now.
+type withHeader struct {
+	name  string
+	value *atomic.Pointer[string]
+}
+
+func (h withHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(h.name, *h.value.Load())
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// Before: a forwarded header reached the backend only on tools/call,
+// resources/read and prompts/get; the backend session's initialize,
+// notifications/initialized, its GET stream, the re-initialize after a 404
+// and its DELETE went without it. Now every request of a client session's
+// backend session carries that client session's latest value, and only
+// its own.
+func TestForwardHeadersReachEveryRequestOfTheClientsBackendSession(t *testing.T) {
+	tenant := startGated(t, "tenant")
+	v := harness.StartVMCP(t, nil, config.Backend{Name: "tenant", URL: tenant.URL,
+		Transport: config.TransportStreamableHTTP, ForwardHeaders: []string{"X-Tenant"}})
+	connectAs := func(value string) (*mcp.ClientSession, *atomic.Pointer[string]) {
+		p := &atomic.Pointer[string]{}
+		p.Store(&value)
+		tr := &mcp.StreamableClientTransport{Endpoint: v.URL, MaxRetries: -1,
+			HTTPClient: &http.Client{Transport: withHeader{"X-Tenant", p}}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "creds-test", Version: "1"}, nil).Connect(ctx10(t), tr,
+			&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		require.NoError(t, err)
+		return cs, p
+	}
+	control := len(tenant.values("X-Tenant")["initialize"]) // vmcp's own connection
+	require.True(t, only(tenant.values("X-Tenant"), ""), "vmcp's own connection forwards nothing")
+
+	one, value := connectAs("t1")
+	out, err := call(t, one, "tenant_secret")
+	require.NoError(t, err)
+	require.Equal(t, "secret:hi", out)
+	tenant.await(t, "GET", 2) // the control connection's and the session's
+	next := "t1b"
+	value.Store(&next) // the client's later requests carry another value
+	tenant.expire.Store(true)
+	_, err = call(t, one, "tenant_secret") // 404: the request goes once more, on a new backend session
+	require.NoError(t, err)
+	require.NoError(t, one.Close())
+	tenant.await(t, "DELETE", 2) // both backend sessions of the client session
+
+	seen := tenant.values("X-Tenant")
+	for kind, want := range map[string][]string{
+		"initialize":                {"t1", "t1b"},
+		"notifications/initialized": {"t1", "t1b"},
+		"tools/call":                {"t1", "t1b", "t1b"},
+		"DELETE":                    {"t1b", "t1b"},
+	} {
+		got := seen[kind]
+		if kind == "initialize" || kind == "notifications/initialized" {
+			require.Len(t, got, control+2, "%s: %v", kind, seen)
+			got = got[control:]
+		}
+		assert.Equal(t, want, got, "%s carried the client session's latest X-Tenant", kind)
+	}
+	assert.Contains(t, seen["GET"], "t1", "the session's GET stream carried it: %v", seen["GET"])
+
+	two, _ := connectAs("t2")
+	_, err = call(t, two, "tenant_secret")
+	require.NoError(t, err)
+	assert.Equal(t, "t2", tenant.values("X-Tenant")["initialize"][control+2], "another client session sends its own value")
+}
+
+// A per-user backend at the Modern revision: its tools are listed and
+// called with the user's token from both client revisions (direct POST
+// from Modern; the client's own backend session from Legacy, outside the
+// go-sdk registry, which never has them), and hidden from another user.
+func TestPerUserModernBackendIsCalledWithThatUsersTokenOnBothRevisions(t *testing.T) {
+	idp := authtest.Start(t, audience)
+	tokA, tokB := idp.Token(t, "alice", "mcp:tools"), idp.Token(t, "bob", "mcp:tools")
+	open, vault := startGated(t, "open"), startGatedMode(t, "vault", harness.Stateless, tokA)
+	v := credsVMCP(t, idp, open, vault)
+	for rev, version := range revisions {
+		t.Run(rev, func(t *testing.T) {
+			a, _, err := connect(t, v.URL, tokA, version, nil)
+			require.NoError(t, err)
+			require.Equal(t, []string{"open_secret", "vault_secret"}, harness.ToolNames(t, a), "vault saw %v", vault.values("Authorization"))
+			out, err := call(t, a, "vault_secret")
+			require.NoError(t, err)
+			require.Equal(t, "secret:hi", out)
+			b, _, err := connect(t, v.URL, tokB, version, nil)
+			require.NoError(t, err)
+			require.Equal(t, []string{"open_secret"}, harness.ToolNames(t, b))
+			_, err = call(t, b, "vault_secret")
+			require.Equal(t, jsonrpcInvalidParams, rpcErr(t, err).Code)
+			require.Contains(t, rpcErr(t, err).Message, `unknown tool "vault_secret"`)
+		})
+	}
+	seen := vault.values("Authorization")
+	assert.NotEmpty(t, seen["tools/call"])
+	assert.True(t, only(map[string][]string{"tools/call": seen["tools/call"], "tools/list": seen["tools/list"]}, "Bearer "+tokA), "%v", seen)
+}
+
+const jsonrpcInvalidParams int64 = -32602
