@@ -53,8 +53,9 @@ type Cluster struct {
 	holders      map[string]*holder // live GET streams served here, by session
 	closed       bool
 
-	stop chan struct{}
-	done chan struct{}
+	stop       chan struct{}
+	done       chan struct{} // the heartbeat ended
+	keeperDone chan struct{} // the stream keeper ended
 }
 
 // New builds this node's Cluster and starts its heartbeat. With RedisURL
@@ -69,6 +70,7 @@ func New(opts Options) (*Cluster, error) {
 		holders:      map[string]*holder{},
 		stop:         make(chan struct{}),
 		done:         make(chan struct{}),
+		keeperDone:   make(chan struct{}),
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -102,6 +104,7 @@ func New(opts Options) (*Cluster, error) {
 	c.transport = newTransport(c.timing.DialTimeout)
 	c.beat(context.Background()) // announce now if possible; failures are retried by the heartbeat
 	go c.run()
+	go c.keeper()
 	return c, nil
 }
 
@@ -246,6 +249,7 @@ func (c *Cluster) Close() error {
 	c.mu.Unlock()
 	close(c.stop)
 	<-c.done
+	<-c.keeperDone
 	ctx := context.Background()
 	var errs []error
 	for _, id := range owned {

@@ -26,8 +26,9 @@ func StandaloneGET(r *http.Request) bool {
 // holder is a standalone GET stream served by this node.
 type holder struct {
 	token  string
+	ctx    context.Context // the stream's; cancel ends it
 	cancel context.CancelFunc
-	probe  chan struct{} // ping the client now (cap 1)
+	sw     *streamWriter
 	done   chan struct{} // closed once the stream's handler has returned
 }
 
@@ -43,9 +44,10 @@ func leaseKey(session string) string { return "get:" + session }
 // Timing.StreamTTL (a lease no longer renewed frees it), else 409
 // Conflict; 503 if Redis is unreachable.
 //
-// While the stream lives, an SSE comment is written every StreamTTL/3 (a
-// liveness check: a failed or stuck write ends the stream) and the lease is
-// renewed; every write is bounded by Timing.WriteTimeout.
+// While the stream lives, the node's keeper (keeper.go) writes an SSE
+// comment every StreamTTL/3 (a liveness check: a failed or stuck write ends
+// the stream) and renews the lease; every write is bounded by
+// Timing.WriteTimeout. An idle stream has no goroutine of its own.
 func (c *Cluster) ServeStream(w http.ResponseWriter, r *http.Request, session string, next http.Handler) {
 	token := rand.Text()
 	c.evict(session)
@@ -61,7 +63,8 @@ func (c *Cluster) ServeStream(w http.ResponseWriter, r *http.Request, session st
 		return
 	}
 	ctx, cancel := context.WithCancel(r.Context())
-	h := &holder{token: token, cancel: cancel, probe: make(chan struct{}, 1), done: make(chan struct{})}
+	sw := &streamWriter{w: w, rc: http.NewResponseController(w), timeout: c.timing.WriteTimeout}
+	h := &holder{token: token, ctx: ctx, cancel: cancel, sw: sw, done: make(chan struct{})}
 	c.mu.Lock()
 	prev := c.holders[session]
 	c.holders[session] = h
@@ -73,13 +76,9 @@ func (c *Cluster) ServeStream(w http.ResponseWriter, r *http.Request, session st
 		case <-time.After(c.timing.WriteTimeout):
 		}
 	}
-	sw := &streamWriter{w: w, rc: http.NewResponseController(w), timeout: c.timing.WriteTimeout}
-	var wg sync.WaitGroup
-	wg.Go(func() { c.keep(ctx, cancel, sw, session, h) })
 	defer func() { // also when next panics (http.ErrAbortHandler)
 		cancel()
-		wg.Wait()
-		sw.finish()
+		sw.finish() // no keeper write reaches w after this
 		c.mu.Lock()
 		if c.holders[session] == h {
 			delete(c.holders, session)
@@ -122,13 +121,11 @@ func (c *Cluster) acquire(ctx context.Context, session, token string) (bool, err
 			return ok, err
 		}
 		c.mu.Lock()
-		if h := c.holders[session]; h != nil {
-			select {
-			case h.probe <- struct{}{}:
-			default:
-			}
-		}
+		h := c.holders[session]
 		c.mu.Unlock()
+		if h != nil && h.sw.ping() != nil { // its client is gone: end it now
+			h.cancel()
+		}
 		if time.Now().After(deadline) {
 			return false, nil
 		}
@@ -136,36 +133,6 @@ func (c *Cluster) acquire(ctx context.Context, session, token string) (bool, err
 		case <-ctx.Done():
 			return false, ctx.Err()
 		case <-time.After(poll):
-		}
-	}
-}
-
-// keep pings the stream's client and renews its lease until ctx ends; it
-// ends the stream (cancel) when the client is gone or the lease was taken
-// by another stream. While Redis is unreachable the stream is kept.
-func (c *Cluster) keep(ctx context.Context, cancel context.CancelFunc, sw *streamWriter, session string, h *holder) {
-	t := time.NewTicker(c.timing.StreamTTL / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-h.probe:
-			if sw.ping() != nil {
-				cancel()
-				return
-			}
-		case <-t.C:
-			if sw.ping() != nil {
-				cancel()
-				return
-			}
-			ok, err := c.leases.Hold(ctx, leaseKey(session), h.token, c.timing.StreamTTL)
-			if err == nil && !ok {
-				c.log.Warn("cluster: GET stream lease taken by a newer stream; closing this one", "session", session)
-				cancel()
-				return
-			}
 		}
 	}
 }
@@ -178,6 +145,7 @@ type streamWriter struct {
 	rc      *http.ResponseController
 	timeout time.Duration
 	started bool // the SDK has written the header: pings may follow
+	ended   bool // the handler is returning: no more pings
 }
 
 func (s *streamWriter) Header() http.Header { return s.w.Header() }
@@ -214,7 +182,7 @@ func (s *streamWriter) Unwrap() http.ResponseWriter { return s.w }
 func (s *streamWriter) ping() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.started {
+	if !s.started || s.ended {
 		return nil
 	}
 	_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
@@ -224,10 +192,12 @@ func (s *streamWriter) ping() error {
 	return s.rc.Flush()
 }
 
-// finish clears the write deadline for the server's final writes.
+// finish stops pings and clears the write deadline for the server's final
+// writes.
 func (s *streamWriter) finish() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.ended = true
 	_ = s.rc.SetWriteDeadline(time.Time{})
 }
 

@@ -42,7 +42,7 @@ type Options struct {
 	Policy *policy.Policy
 	Logger *slog.Logger //
 	// EventStore keeps each session's SSE events for Last-Event-ID resume
-	// (2025-11-25 transports, resumability); nil disables resumption.
+	// (2025-11-25 transports, resumability); nil: an in-memory store.
 	EventStore mcp.EventStore
 	// OnSession, if set, is called when a client session starts (start
 	// true, during initialize, with the initialize request's context, which
@@ -97,6 +97,9 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 		opts.Core = upstream.New(agg, mgr, opts.Metrics)
 		opts.Core.SetPolicy(opts.Policy)
 	}
+	if opts.EventStore == nil {
+		opts.EventStore = mcp.NewMemoryEventStore(nil)
+	}
 	if opts.Codec == nil {
 		key := make([]byte, 32)
 		_, _ = rand.Read(key)
@@ -119,7 +122,7 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 	}
 	d.server.AddSendingMiddleware(d.targeted)
 	d.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return d.server }, &mcp.StreamableHTTPOptions{
-		EventStore:          opts.EventStore,
+		EventStore:          sessionEnds{opts.EventStore, d},
 		MaxRequestBodyBytes: opts.MaxBodyBytes,
 		Logger:              slog.New(minLevel{opts.Logger.Handler(), slog.LevelWarn}),
 	})
@@ -292,12 +295,7 @@ func (d *Dispatcher) admit(ctx context.Context, ss *mcp.ServerSession, header ht
 			return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 		}
 	}
-	go func() {
-		defer d.wg.Done()
-		_ = ss.Wait()
-		d.release(s)
-	}()
-	return nil
+	return nil // released when the handler reports its end (sessionEnds)
 }
 
 // release forgets a ended client session and closes its backend sessions.

@@ -1,0 +1,35 @@
+package legacy
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// sessionEnds is the event store given to the go-sdk handler: the
+// configured one, plus the hook by which the dispatcher learns that a
+// client session ended. The handler calls SessionClosed once, when the
+// session's connection closes (DELETE, Close, shutdown), so an idle session
+// needs no goroutine waiting for its end.
+type sessionEnds struct {
+	mcp.EventStore
+	d *Dispatcher
+}
+
+// SessionClosed implements mcp.EventStore: the store forgets the session's
+// events, then the session is released (its in-flight calls cancelled and
+// its backend sessions closed) on a goroutine the dispatcher waits for,
+// since the SDK calls this holding its connection's lock.
+func (e sessionEnds) SessionClosed(ctx context.Context, sessionID string) error {
+	err := e.EventStore.SessionClosed(ctx, sessionID)
+	e.d.mu.Lock()
+	s := e.d.sessions[sessionID]
+	e.d.mu.Unlock()
+	if s != nil {
+		go func() {
+			defer e.d.wg.Done() // the Add of admit
+			e.d.release(s)
+		}()
+	}
+	return err
+}
