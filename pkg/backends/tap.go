@@ -35,6 +35,9 @@ type SessionOptions struct {
 	// Init runs once on the new session before first use (e.g. to apply
 	// the client's log level); an error closes the session and fails Get.
 	Init func(context.Context, *mcp.ClientSession) error
+	// Legacy opens the session for a Legacy client: at a Legacy revision
+	// where the backend keeps Legacy sessions (revision.go).
+	Legacy bool
 }
 
 // tapped reports whether a message with this method goes to the Tap
