@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -115,14 +116,20 @@ func controlRevision(t *testing.T, v *harness.VMCP, name string) string {
 	return ""
 }
 
-// callOK calls tool and returns its text, failing on an error or an error
-// result.
+// callOK calls tool and returns its text contents, joined by newlines,
+// failing on an error or an error result.
 func callOK(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) string {
 	t.Helper()
 	res, err := cs.CallTool(ctx(t), &mcp.CallToolParams{Name: tool, Arguments: args})
 	require.NoError(t, err, "calling %s", tool)
 	require.False(t, res.IsError, "%s: %s", tool, harness.Text(t, res))
-	return harness.Text(t, res)
+	var texts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			texts = append(texts, tc.Text)
+		}
+	}
+	return strings.Join(texts, "\n")
 }
 
 // Regression: vmcp opened a Legacy client's stdio backend session at
