@@ -257,8 +257,8 @@ func TestModernClientCapabilitiesReachBackends(t *testing.T) {
 	legacyBE := harness.StartBackend(t, "lb", harness.Stateful, report)
 	v := harness.StartVMCP(t, nil, modernBE.Config(), legacyBE.Config())
 	for _, c := range []struct {
-		name         string
-		opts         *mcp.ClientOptions
+		name           string
+		opts           *mcp.ClientOptions
 		modern, legacy string
 	}{
 		{"none", nil, "elicitation=false sampling=false roots=false", "elicitation=true sampling=true roots=true"},
