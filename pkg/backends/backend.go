@@ -73,8 +73,9 @@ type Backend struct {
 	calls           calls // the calls attached to the control connection (sink.go)
 
 	procs atomic.Int64 // live stdio processes of client sessions (max_processes)
-	// noLegacy: this Modern HTTP backend answered a Legacy initialize
-	// without a session; reset by each new control connection (revision.go).
+	// noLegacy: this Modern backend refused a Legacy session, or (HTTP)
+	// answered its initialize without one; reset by each new control
+	// connection (revision.go).
 	noLegacy atomic.Bool
 
 	mu      sync.Mutex

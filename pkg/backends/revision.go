@@ -17,8 +17,8 @@ import (
 // instead"). Two exceptions keep the Modern session, whose input_required
 // results vmcp fulfils from the client: a backend that refuses the Legacy
 // initialize, and a streamable HTTP backend that answers it without an
-// Mcp-Session-Id (stateless: it has no session to send requests on). The
-// second is remembered until the control connection reconnects.
+// Mcp-Session-Id (stateless: it has no session to send requests on). Either
+// is remembered until the control connection reconnects.
 
 // legacyRevision is the revision of backend sessions opened for Legacy
 // clients on backends whose control connection is Modern.
@@ -47,13 +47,13 @@ func (b *Backend) dialSession(ctx context.Context, opts SessionOptions,
 	if err == nil && (!b.isHTTP() || cs.ID() != "") {
 		return cs, client, nil
 	}
+	b.noLegacy.Store(true)
 	if err == nil {
 		_ = cs.Close()
-		b.noLegacy.Store(true)
 		b.log.Info("backend keeps no Legacy sessions (initialize answered without Mcp-Session-Id); Legacy clients' sessions use the Modern revision",
 			"revision", control)
 	} else {
-		b.log.Info("backend refused a Legacy session; this Legacy client's session uses the Modern revision",
+		b.log.Info("backend refused a Legacy session; Legacy clients' sessions use the Modern revision",
 			"revision", control, "error", err)
 	}
 	return dial(ctx, control)
