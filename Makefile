@@ -4,7 +4,7 @@ GO        ?= go
 BIN       := bin
 RACE      ?= -race
 
-.PHONY: build run test lint unit conformance bench redis chromium fuzz clean
+.PHONY: build run test lint unit conformance bench redis chromium server-everything fuzz clean
 
 build: ## vmcp and the demo backend (the go-sdk conformance everything-server)
 	$(GO) build -o $(BIN)/vmcp ./cmd/vmcp
@@ -18,7 +18,7 @@ test: lint unit conformance fuzz ## everything CI runs
 lint: ## gofmt, go vet, staticcheck, go mod tidy -diff
 	./scripts/lint.sh
 
-unit: redis chromium ## every Go test with the race detector (test/browser drives headless Chromium)
+unit: redis chromium server-everything ## every Go test with the race detector (test/browser drives headless Chromium)
 	$(GO) test $(RACE) -count=1 -timeout 20m ./...
 
 conformance: build ## the official MCP conformance suite through vmcp (Node 22 from npm)
@@ -29,6 +29,9 @@ bench: build ## tools/call and tools/list walks, direct vs through vmcp, with ra
 
 redis: ## make sure a Redis server listens (install and start it if needed)
 	./scripts/ensure-redis.sh
+
+server-everything: ## npm @modelcontextprotocol/server-everything on Node 22 under .cache, run over stdio by test/integration
+	./scripts/ensure-server-everything.sh >/dev/null
 
 chromium: ## make sure headless Chromium is installed (Debian's chromium), for test/browser
 	./scripts/ensure-chromium.sh >/dev/null

@@ -77,6 +77,10 @@ type Backend struct {
 	calls           calls // the calls attached to the control connection (sink.go)
 
 	procs atomic.Int64 // live stdio processes of client sessions (max_processes)
+	// noLegacy: this Modern backend refused a Legacy session, or (HTTP)
+	// answered its initialize without one; reset by each new control
+	// connection (revision.go).
+	noLegacy atomic.Bool
 
 	perPrincipal bool // discovered and used per principal only (perprincipal.go)
 
@@ -175,8 +179,9 @@ func (b *Backend) Open(ctx context.Context, opts SessionOptions) (*mcp.ClientSes
 	return cs, err
 }
 
-// open is Open, also returning the session's own go-sdk client. A stdio
-// backend's process count is bounded by max_processes (ErrProcessLimit).
+// open is Open, also returning the session's own go-sdk client, at the
+// revision revision.go picks for opts. A stdio backend's process count is
+// bounded by max_processes (ErrProcessLimit).
 func (b *Backend) open(ctx context.Context, opts SessionOptions) (*mcp.ClientSession, *mcp.Client, error) {
 	if b.perPrincipal {
 		return b.openPerPrincipal(ctx, opts)
@@ -186,9 +191,17 @@ func (b *Backend) open(ctx context.Context, opts SessionOptions) (*mcp.ClientSes
 			return nil, nil, err
 		}
 	}
+	return b.dialSession(ctx, opts, func(ctx context.Context, version string) (*mcp.ClientSession, *mcp.Client, error) {
+		return b.dialCounted(ctx, opts, version)
+	})
+}
+
+// dialCounted connects one session at version; on stdio with
+// max_processes, the process counts against the limit until it exits.
+func (b *Backend) dialCounted(ctx context.Context, opts SessionOptions, version string) (*mcp.ClientSession, *mcp.Client, error) {
 	limit := int64(b.cfg.MaxProcesses)
 	if b.cfg.Transport != config.TransportStdio || limit <= 0 {
-		return b.connect(ctx, opts, b.protocolVersion(), 2)
+		return b.connect(ctx, opts, version, 2)
 	}
 	if n := b.procs.Add(1); n > limit {
 		b.procs.Add(-1)
@@ -196,7 +209,7 @@ func (b *Backend) open(ctx context.Context, opts SessionOptions) (*mcp.ClientSes
 			b.cfg.Name, ErrProcessLimit, limit, limit)
 	}
 	release := sync.OnceFunc(func() { b.procs.Add(-1) }) // at process exit, or a failed connect
-	cs, client, err := b.connectWith(ctx, opts, b.protocolVersion(), 2, release)
+	cs, client, err := b.connectWith(ctx, opts, version, 2, release)
 	if err != nil {
 		release()
 	}
@@ -297,14 +310,15 @@ func (b *Backend) requestRefresh() {
 	}
 }
 
-// controlOptions configure the control connection: no client
-// capabilities, no automatic MRTR, and the list_changed handlers only off
-// HTTP (they make the go-sdk open its unsupervised listen on a Modern
-// backend; over HTTP vmcp supervises its own, listen.go). Notifications
-// themselves are handled by controlNotifications.
+// controlOptions configure the control connection: the client
+// capabilities vmcp can bridge (bridgedCapabilities), no automatic MRTR,
+// and the list_changed handlers only off HTTP (they make the go-sdk open
+// its unsupervised listen on a Modern backend; over HTTP vmcp supervises
+// its own, listen.go). Notifications themselves are handled by
+// controlNotifications.
 func (b *Backend) controlOptions() *mcp.ClientOptions {
 	opts := &mcp.ClientOptions{
-		Capabilities:   &mcp.ClientCapabilities{},
+		Capabilities:   bridgedCapabilities(),
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 	}
 	if !b.isHTTP() {
@@ -313,6 +327,22 @@ func (b *Backend) controlOptions() *mcp.ClientOptions {
 		opts.ResourceListChangedHandler = func(context.Context, *mcp.ResourceListChangedRequest) {}
 	}
 	return opts
+}
+
+// bridgedCapabilities are the client capabilities the control connection
+// declares: those vmcp can bridge to a client that has them (elicitation
+// in form and URL mode, sampling, roots). Servers that register tools only
+// for clients declaring a capability (server-everything's
+// trigger-elicitation-request) list them to vmcp. Each call still carries
+// its client's own capabilities (its own backend session, or _meta on
+// Modern), and the control connection refuses what it cannot attribute
+// (refuseUnattributable).
+func bridgedCapabilities() *mcp.ClientCapabilities {
+	return &mcp.ClientCapabilities{
+		RootsV2:     &mcp.RootCapabilities{},
+		Sampling:    &mcp.SamplingCapabilities{},
+		Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+	}
 }
 
 // controlNotifications is receiving middleware on the control connection:

@@ -26,15 +26,24 @@ func (b *Backend) sharedProcess() bool {
 	return b.cfg.Transport == config.TransportStdio && b.cfg.Isolation == config.IsolationShared
 }
 
-// refuseUnattributable is receiving middleware on a shared process's
-// control connection (see above).
+// refuseUnattributable is receiving middleware on every control
+// connection. It declares the capabilities vmcp bridges
+// (bridgedCapabilities), but a server-to-client request on it belongs to no
+// client that can answer it: calls that can be asked run on their own
+// backend sessions (Legacy clients) or parked ones (Modern clients), so
+// the request is refused with a JSON-RPC error and the backend gives its
+// own answer.
 func (b *Backend) refuseUnattributable(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "roots/list", "sampling/createMessage", "elicitation/create":
-			b.log.Warn("server-to-client request refused on a shared stdio process", "method", method)
+			why := "vmcp's shared connection to it serves no client that can answer (the calling client did not declare the capability, or the request relates to no call)"
+			if b.sharedProcess() {
+				why = "it runs one process shared by all clients (isolation: shared), so the request cannot be attributed to one"
+			}
+			b.log.Warn("server-to-client request refused on the control connection", "method", method)
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-				Message: fmt.Sprintf("vmcp: %s refused: backend %q runs one process shared by all clients (isolation: shared), so the request cannot be attributed to one", method, b.cfg.Name)}
+				Message: fmt.Sprintf("vmcp: %s refused: backend %q: %s", method, b.cfg.Name, why)}
 		}
 		return next(ctx, method, req)
 	}

@@ -110,10 +110,7 @@ func (b *Backend) supervise(ctx context.Context, firstDone func()) {
 // connectControl connects and lists the backend, publishing its inventory.
 func (b *Backend) connectControl(ctx context.Context) (*mcp.ClientSession, error) {
 	cctx := context.WithValue(ctx, controlKey{}, true) // its GET stream refreshes after a gap
-	receiving := []mcp.Middleware{b.controlNotifications}
-	if b.sharedProcess() {
-		receiving = append(receiving, b.refuseUnattributable)
-	}
+	receiving := []mcp.Middleware{b.controlNotifications, b.refuseUnattributable}
 	cs, _, err := b.connect(cctx, SessionOptions{Client: b.controlOptions(), CacheGuard: true,
 		Receiving: receiving, Tap: b.controlTap, TapLogs: true}, b.protocolVersion(), -1)
 	if err != nil {
@@ -132,6 +129,7 @@ func (b *Backend) connectControl(ctx context.Context) (*mcp.ClientSession, error
 	b.mu.Lock()
 	b.control, b.init, b.tools = cs, cs.InitializeResult(), len(inv.Tools)
 	b.mu.Unlock()
+	b.noLegacy.Store(false) // perhaps another server now (revision.go)
 	b.sink(inv, true)
 	b.setState(StateReady, nil)
 	return cs, nil

@@ -40,6 +40,9 @@ type SessionOptions struct {
 	// carries no client request's own (initialize, the GET stream, DELETE,
 	// notifications) gets the backend's forward_headers from it.
 	Header func() http.Header
+	// Legacy opens the session for a Legacy client: at a Legacy revision
+	// where the backend keeps Legacy sessions (revision.go).
+	Legacy bool
 }
 
 // tapped reports whether a message with this method goes to the Tap

@@ -237,8 +237,12 @@ func TestModernMRTRParkTimeoutCancelsUpstream(t *testing.T) {
 	}
 }
 
-// A backend sees exactly the capabilities the Modern client declared, on
-// the shared connection (none: the call cannot ask) and on parked calls.
+// A backend sees exactly the capabilities the Modern client declared: a
+// Modern backend in each request's _meta, a Legacy backend on a parked
+// call's session. A Modern client that cannot be asked calls a Legacy
+// backend on its control connection, which declares what vmcp bridges
+// (so capability-gated tools are listed) and refuses the backend's
+// requests (TestNpmEverythingClientWithoutCapabilityGetsBackendsAnswer).
 func TestModernClientCapabilitiesReachBackends(t *testing.T) {
 	report := func(s *mcp.Server) {
 		s.AddTool(&mcp.Tool{Name: "caps", InputSchema: map[string]any{"type": "object"}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -253,21 +257,21 @@ func TestModernClientCapabilitiesReachBackends(t *testing.T) {
 	legacyBE := harness.StartBackend(t, "lb", harness.Stateful, report)
 	v := harness.StartVMCP(t, nil, modernBE.Config(), legacyBE.Config())
 	for _, c := range []struct {
-		name string
-		opts *mcp.ClientOptions
-		want string
+		name           string
+		opts           *mcp.ClientOptions
+		modern, legacy string
 	}{
-		{"none", nil, "elicitation=false sampling=false roots=false"},
+		{"none", nil, "elicitation=false sampling=false roots=false", "elicitation=true sampling=true roots=true"},
 		{"elicitation", &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{},
 			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, nil }},
-			"elicitation=true sampling=false roots=false"},
+			"elicitation=true sampling=false roots=false", "elicitation=true sampling=false roots=false"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cs := v.Connect(t, "", c.opts)
-			for _, tool := range []string{"mb_caps", "lb_caps"} {
+			for tool, want := range map[string]string{"mb_caps": c.modern, "lb_caps": c.legacy} {
 				res, err := cs.CallTool(ctx(t), &mcp.CallToolParams{Name: tool})
 				require.NoError(t, err)
-				require.Equal(t, c.want, harness.Text(t, res), tool)
+				require.Equal(t, want, harness.Text(t, res), tool)
 			}
 		})
 	}

@@ -143,6 +143,7 @@ func (s *clientSession) sessionOptions(b *backends.Backend) backends.SessionOpti
 		Receiving: receiving,
 		Tap:       func(ctx context.Context, msg *jsonrpc.Request) { s.tap(ctx, b.Name(), msg) },
 		Init:      s.initBackendSession,
+		Legacy:    true, // a Legacy revision, so the backend can ask (backends/revision.go)
 	}
 }
 
