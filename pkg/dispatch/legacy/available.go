@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // listMethods are the list requests answered from the catalogue.
@@ -34,7 +35,7 @@ func (d *Dispatcher) availability(next mcp.MethodHandler) mcp.MethodHandler {
 		if method == "tools/call" {
 			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
 				if _, _, known := d.agg.Current().Tool(p.Name); !known {
-					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q%s", p.Name, d.mgr.Unavailable())}
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %s%s", wire.Quote(p.Name), d.mgr.Unavailable())}
 				}
 			}
 		}

@@ -1,0 +1,83 @@
+package legacy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/vmcp/vmcp/pkg/wire"
+)
+
+// Refuse answers, before anything is served, forwarded or leased, the
+// Legacy requests whose status the go-sdk handler would get wrong, with
+// the spec's status and a JSON-RPC error body: a POST body that is not
+// JSON (400, -32700); a message that is neither a request, a notification
+// nor a response (400, -32600); a message other than initialize without
+// Mcp-Session-Id (400, -32600), and a GET or DELETE without one. It
+// returns false, with r.Body intact, for everything else. A batch is left
+// to the go-sdk handler (2025-03-26 allows them).
+func (d *Dispatcher) Refuse(w http.ResponseWriter, r *http.Request) bool {
+	sid := r.Header.Get("Mcp-Session-Id")
+	switch r.Method {
+	case http.MethodGet, http.MethodDelete:
+		if sid == "" {
+			wire.WriteError(w, http.StatusBadRequest, nil, invalidRequest(r.Method+" requires an Mcp-Session-Id header (initialize starts a session)"))
+			return true
+		}
+		return false
+	case http.MethodPost:
+	default:
+		return false
+	}
+	if !wire.IsMediaType(r.Header.Get("Content-Type"), "application/json") {
+		return false // the go-sdk handler's 415
+	}
+	body, ok := d.readBody(r)
+	if !ok {
+		return false // the go-sdk handler's 413
+	}
+	id, jerr := checkMessage(body, sid != "")
+	if jerr == nil {
+		return false
+	}
+	wire.WriteError(w, http.StatusBadRequest, id, jerr)
+	return true
+}
+
+// checkMessage checks one POST body; id is the message's, if it has a
+// readable one.
+func checkMessage(body []byte, inSession bool) (json.RawMessage, *jsonrpc.Error) {
+	if !json.Valid(body) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: the request body is not valid JSON"}
+	}
+	t := bytes.TrimLeft(body, " \t\r\n")
+	if t[0] == '[' {
+		return nil, nil
+	}
+	if t[0] != '{' {
+		return nil, invalidRequest("a JSON-RPC message is an object")
+	}
+	var m message
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, invalidRequest(fmt.Sprintf("invalid JSON-RPC message: %v", err))
+	}
+	switch {
+	case m.JSONRPC != "2.0":
+		return m.ID, invalidRequest(`invalid JSON-RPC message: "jsonrpc" must be "2.0"`)
+	case m.Method == "" && m.Result == nil && m.Error == nil:
+		return m.ID, invalidRequest(`invalid JSON-RPC message: no "method" (a request or notification) and no "result" or "error" (a response)`)
+	case !inSession && m.Method != "initialize":
+		what := "a response"
+		if m.Method != "" {
+			what = wire.Quote(m.Method)
+		}
+		return m.ID, invalidRequest(fmt.Sprintf("Mcp-Session-Id header required: %s sent without a session (only initialize starts one)", what))
+	}
+	return nil, nil
+}
+
+func invalidRequest(msg string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: msg}
+}
