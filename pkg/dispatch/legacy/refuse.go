@@ -38,17 +38,45 @@ func (d *Dispatcher) Refuse(w http.ResponseWriter, r *http.Request) bool {
 	if !ok {
 		return false // the go-sdk handler's 413
 	}
-	id, jerr := checkMessage(body, sid != "")
+	m, jerr := checkMessage(body, sid != "")
 	if jerr == nil {
 		return false
+	}
+	var id json.RawMessage
+	if m != nil {
+		id = m.ID
+		if m.Method == "" && sid != "" {
+			d.endAnswered(r, sid, m)
+		}
 	}
 	wire.WriteError(w, http.StatusBadRequest, id, jerr)
 	return true
 }
 
-// checkMessage checks one POST body; id is the message's, if it has a
-// readable one.
-func checkMessage(body []byte, inSession bool) (json.RawMessage, *jsonrpc.Error) {
+// endAnswered ends the request of session sid that m, an answer with
+// neither result nor error, answers: a relayed one gets m (the relay
+// tells the backend), one of the go-sdk server gets an error response.
+func (d *Dispatcher) endAnswered(r *http.Request, sid string, m *message) {
+	s := d.lookup(sid)
+	key, ok := wire.IDKey(m.ID)
+	if s == nil || !ok || s.relayState.deliver(key, m) {
+		return
+	}
+	body := wire.ErrorResponse(m.ID, invalidRequest("the client answered with neither result nor error"))
+	r = r.Clone(r.Context())
+	r.Body, r.ContentLength = wire.NewBufferedBody(body), int64(len(body))
+	d.handler.ServeHTTP(discarded{}, r)
+}
+
+// discarded is a response nobody reads.
+type discarded struct{}
+
+func (discarded) Header() http.Header         { return http.Header{} }
+func (discarded) Write(p []byte) (int, error) { return len(p), nil }
+func (discarded) WriteHeader(int)             {}
+
+// checkMessage checks one POST body; m is the message, if it is one.
+func checkMessage(body []byte, inSession bool) (m *message, jerr *jsonrpc.Error) {
 	if !json.Valid(body) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: the request body is not valid JSON"}
 	}
@@ -59,21 +87,21 @@ func checkMessage(body []byte, inSession bool) (json.RawMessage, *jsonrpc.Error)
 	if t[0] != '{' {
 		return nil, invalidRequest("a JSON-RPC message is an object")
 	}
-	var m message
-	if err := json.Unmarshal(body, &m); err != nil {
+	m = new(message)
+	if err := json.Unmarshal(body, m); err != nil {
 		return nil, invalidRequest(fmt.Sprintf("invalid JSON-RPC message: %v", err))
 	}
 	switch {
 	case m.JSONRPC != "2.0":
-		return m.ID, invalidRequest(`invalid JSON-RPC message: "jsonrpc" must be "2.0"`)
+		return m, invalidRequest(`invalid JSON-RPC message: "jsonrpc" must be "2.0"`)
 	case m.Method == "" && m.Result == nil && m.Error == nil:
-		return m.ID, invalidRequest(`invalid JSON-RPC message: no "method" (a request or notification) and no "result" or "error" (a response)`)
+		return m, invalidRequest(`invalid JSON-RPC message: no "method" (a request or notification) and no "result" or "error" (a response)`)
 	case !inSession && m.Method != "initialize":
 		what := "a response"
 		if m.Method != "" {
 			what = wire.Quote(m.Method)
 		}
-		return m.ID, invalidRequest(fmt.Sprintf("Mcp-Session-Id header required: %s sent without a session (only initialize starts one)", what))
+		return m, invalidRequest(fmt.Sprintf("Mcp-Session-Id header required: %s sent without a session (only initialize starts one)", what))
 	}
 	return nil, nil
 }
