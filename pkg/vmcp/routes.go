@@ -76,9 +76,12 @@ func (s *Server) bodies(h http.Handler) http.Handler {
 // endpoint answers what neither dispatcher may decide first (a malformed
 // or unknown MCP-Protocol-Version: 400 naming it; on Legacy the refusals
 // of legacy.Refuse), then routes the request to its revision. Every SSE
-// answer carries Cache-Control: no-cache and X-Accel-Buffering: no.
+// answer carries Cache-Control: no-cache and X-Accel-Buffering: no; every
+// error is a JSON-RPC body, the go-sdk handler's plain-text ones too.
 func (s *Server) endpoint(w http.ResponseWriter, r *http.Request) {
-	w = wire.SSEWriter(w) // every SSE response, the go-sdk handler's too: X-Accel-Buffering: no
+	w = wire.SSEWriter(w)         // every SSE response, the go-sdk handler's too: X-Accel-Buffering: no
+	w, done := wire.JSONErrors(w) // plain-text refusals (the go-sdk handler's) as JSON-RPC bodies
+	defer done()
 	if jerr := wire.CheckVersion(r.Header.Get("Mcp-Protocol-Version"), protocolVersions); jerr != nil {
 		wire.WriteError(w, http.StatusBadRequest, requestID(r), jerr)
 		return
