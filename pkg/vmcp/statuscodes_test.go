@@ -189,3 +189,41 @@ func TestSDKSSEResponsesLackedXAccelBuffering(t *testing.T) {
 		assert.Contains(t, s.resp.Header.Get("Cache-Control"), "no-cache", name)
 	}
 }
+
+// The go-sdk handler's own refusals (an unknown session, a bad Accept, a
+// batch at 2025-11-25, a wrong Content-Type) and the edge's (a foreign
+// Host) were text/plain: they keep their status and are JSON-RPC bodies.
+func TestSDKAndEdgeRefusalsWereTextPlain(t *testing.T) {
+	v := echoVMCP(t)
+	sid := legacySession(t, v.URL)
+	session := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"}
+	cases := []struct {
+		name   string
+		status int
+		body   string
+		hdr    map[string]string
+		method string
+	}{
+		{"unknown session", http.StatusNotFound, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, map[string]string{"Mcp-Session-Id": "nope"}, http.MethodPost},
+		{"Accept", http.StatusBadRequest, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, map[string]string{"Mcp-Session-Id": sid, "Accept": "application/json"}, http.MethodPost},
+		{"batch", http.StatusBadRequest, `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, session, http.MethodPost},
+		{"Content-Type", http.StatusUnsupportedMediaType, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, map[string]string{"Mcp-Session-Id": sid, "Content-Type": "text/plain"}, http.MethodPost},
+		{"unknown session GET", http.StatusNotFound, ``, map[string]string{"Mcp-Session-Id": "nope", "Accept": "text/event-stream"}, http.MethodGet},
+	}
+	for _, c := range cases {
+		a := send(t, c.method, v.URL, c.body, c.hdr)
+		require.Equal(t, c.status, a.status, "%s: %s", c.name, a.body)
+		require.Equal(t, "application/json", a.contentType, "%s: %s", c.name, a.body)
+		require.Equal(t, int64(-32600), a.code, "%s: %s", c.name, a.body)
+		require.JSONEq(t, "null", string(a.id), c.name)
+		require.NotEmpty(t, a.message, c.name)
+	}
+	resp, err := (&http.Client{Transport: hostTransport{publicHost}}).Do(post(t, v.URL, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, session))
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusForbidden, resp.StatusCode)
+	require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+	require.Contains(t, string(body), `"code":-32600`)
+	require.Contains(t, string(body), publicHost, "the message names the Host")
+}
