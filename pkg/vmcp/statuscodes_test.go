@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vmcp/vmcp/pkg/vmcp"
+	"github.com/vmcp/vmcp/pkg/wire"
 	"github.com/vmcp/vmcp/test/integration/harness"
 )
 
@@ -166,6 +167,15 @@ func TestHugeMcpNameWasEchoedInFull(t *testing.T) {
 		require.Contains(t, a.body, "unknown tool", a.body[:min(len(a.body), 512)]) // Legacy: in an SSE event
 		assert.Contains(t, a.body, `\"x`+strings.Repeat("n", 255)+`\"`)
 		assert.Less(t, len(a.body), 2048, "the name is not echoed in full")
+	}
+	for meta, hdr := range map[string]map[string]string{ // an unknown method: the go-sdk's refusal (Legacy), vmcp's (Modern)
+		`"x":1`: {"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"},
+		meta:    {"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "x" + huge},
+	} {
+		a := send(t, http.MethodPost, v.URL, `{"jsonrpc":"2.0","id":3,"method":"x`+huge+`","params":{`+meta+`}}`, hdr)
+		require.GreaterOrEqual(t, a.status, 400, a.body[:min(len(a.body), 512)])
+		require.Contains(t, a.message, "xnnnn", a.body[:min(len(a.body), 512)])
+		assert.Less(t, len(a.message), wire.MaxQuoted+64, "the method is not echoed in full: %s", a.message)
 	}
 }
 

@@ -9,14 +9,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// maxErrorText bounds how much of a plain-text error JSONErrors keeps.
-const maxErrorText = 1024
+// maxErrorText bounds how much of a plain-text error JSONErrors keeps (it
+// quotes MaxQuoted bytes of it).
+const maxErrorText = 2 * MaxQuoted
 
 // JSONErrors wraps w so that a plain-text error response another handler
 // writes (http.Error, status >= 400: the go-sdk handler's own refusals)
 // reaches the client with the same status as a JSON-RPC error body
 // (application/json, id null; -32603 for a 5xx, else -32600) carrying its
-// text. done writes that body; call it once the handler has returned. Any
+// text, cut to MaxQuoted bytes. done writes that body; call it once the handler has returned. Any
 // other response passes through; the wrapper flushes and unwraps
 // (http.ResponseController) like w.
 func JSONErrors(w http.ResponseWriter) (rw http.ResponseWriter, done func()) {
@@ -86,5 +87,8 @@ func (j *jsonErrors) done() {
 		code = jsonrpc.CodeInternalError
 	}
 	j.Header().Del("X-Content-Type-Options")
+	if c := Clip(text); len(c) < len(text) { // a name quoted in it is not echoed in full
+		text = c + "…"
+	}
 	WriteError(j.ResponseWriter, status, nil, &jsonrpc.Error{Code: code, Message: text})
 }
