@@ -5,6 +5,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // Completion routes completion/complete by its reference: "ref/prompt" by
@@ -31,10 +32,10 @@ func (c *Catalogue) Completion(p *mcp.CompleteParams) (*mcp.CompleteParams, stri
 		}
 		ref.URI = route.Name
 	default:
-		return nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("completion/complete: unknown ref type %q", ref.Type)}
+		return nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("completion/complete: unknown ref type %s", wire.Quote(ref.Type))}
 	}
 	if !ok {
-		return nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("completion/complete: unknown %s %q", ref.Type, asked)}
+		return nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("completion/complete: unknown %s %s", wire.Quote(ref.Type), wire.Quote(asked))}
 	}
 	return &out, route.Backend, nil
 }

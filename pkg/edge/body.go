@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
 
@@ -87,7 +88,7 @@ func readAll(rd io.Reader, size, limit int64) ([]byte, error) {
 // waiting on a stalled client).
 func refuse(w http.ResponseWriter, status int, msg string) {
 	dontRead(w)
-	http.Error(w, msg, status)
+	wire.WriteError(w, status, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: msg})
 }
 
 // dontRead closes the connection after this response, and expires its read

@@ -67,7 +67,7 @@ func (g *HostGuard) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ok, listed := g.Check(r)
 		if !ok {
-			refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: invalid Host header %q (a loopback listener serves loopback names and http.allowed_hosts)", truncate(r.Host)))
+			refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: invalid Host header %s (a loopback listener serves loopback names and http.allowed_hosts)", wire.Quote(r.Host)))
 			return
 		}
 		if listed {
@@ -75,15 +75,4 @@ func (g *HostGuard) Handler(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// maxQuoted bounds how much of a client-supplied value an error message
-// quotes.
-const maxQuoted = 256
-
-func truncate(s string) string {
-	if len(s) > maxQuoted {
-		return s[:maxQuoted] + "…"
-	}
-	return s
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rs/cors"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // CORS policy for browser clients of the MCP endpoint.
@@ -88,9 +89,9 @@ func (o *Origins) Guard(next http.Handler) http.Handler {
 }
 
 func (o *Origins) refuse(w http.ResponseWriter, r *http.Request) {
-	msg := fmt.Sprintf("Forbidden: Origin %q is not allowed (http.allowed_origins)", truncate(r.Header.Get("Origin")))
+	msg := fmt.Sprintf("Forbidden: Origin %s is not allowed (http.allowed_origins)", wire.Quote(r.Header.Get("Origin")))
 	if r.Header.Get("Origin") == "" {
-		msg = fmt.Sprintf("Forbidden: cross-site %s without Origin (Sec-Fetch-Site %q)", r.Method, truncate(r.Header.Get("Sec-Fetch-Site")))
+		msg = fmt.Sprintf("Forbidden: cross-site %s without Origin (Sec-Fetch-Site %s)", r.Method, wire.Quote(r.Header.Get("Sec-Fetch-Site")))
 	}
 	refuse(w, http.StatusForbidden, msg)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/policy"
 	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/pkg/tracing"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // Revision labels of the client's protocol revision in metrics.
@@ -160,7 +161,7 @@ func (c *Core) unknown(req *Request) error {
 	case "tools/call":
 		return ErrUnknownTool(req.Name, c.mgr.Unavailable())
 	case "prompts/get":
-		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Name)}
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %s", wire.Quote(req.Name))}
 	}
 	return mcp.ResourceNotFoundError(req.Name)
 }
@@ -180,7 +181,7 @@ func (c *Core) Pin(req *Request, backend, name string, tool *mcp.Tool) (Target, 
 // ErrUnknownTool is the error for a tools/call of a name the catalogue does
 // not have (-32602); down names the backends that are down, if any.
 func ErrUnknownTool(name, down string) error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q%s", name, down)}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %s%s", wire.Quote(name), down)}
 }
 
 // Call runs send, the request's one exchange with t's backend: send's

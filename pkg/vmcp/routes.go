@@ -1,15 +1,22 @@
 package vmcp
 
 import (
+	"encoding/json"
 	"net/http"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/dispatch/modern"
 	"github.com/vmcp/vmcp/pkg/edge"
 	"github.com/vmcp/vmcp/pkg/status"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // modernVersion is the first protocol revision served statelessly.
 const modernVersion = modern.FirstVersion
+
+// protocolVersions are the MCP-Protocol-Version values the endpoint
+// serves, both revisions (the go-sdk's).
+var protocolVersions = mcp.SupportedProtocolVersions()
 
 // routes builds the main listener's HTTP surface behind the edge
 // (pkg/edge): the Host guard; on the MCP endpoint the Origin check and
@@ -66,7 +73,19 @@ func (s *Server) bodies(h http.Handler) http.Handler {
 	return edge.ReadBody(h, s.cfg.HTTP.ReadBodyTimeout.D(), s.cfg.HTTP.MaxBodyBytes)
 }
 
+// endpoint answers what neither dispatcher may decide first (a malformed
+// or unknown MCP-Protocol-Version: 400 naming it; on Legacy the refusals
+// of legacy.Refuse), then routes the request to its revision. Every SSE
+// answer carries Cache-Control: no-cache and X-Accel-Buffering: no; every
+// error is a JSON-RPC body, the go-sdk handler's plain-text ones too.
 func (s *Server) endpoint(w http.ResponseWriter, r *http.Request) {
+	w = wire.SSEWriter(w)         // every SSE response, the go-sdk handler's too: X-Accel-Buffering: no
+	w, done := wire.JSONErrors(w) // plain-text refusals (the go-sdk handler's) as JSON-RPC bodies
+	defer done()
+	if jerr := wire.CheckVersion(r.Header.Get("Mcp-Protocol-Version"), protocolVersions); jerr != nil {
+		wire.WriteError(w, http.StatusBadRequest, requestID(r), jerr)
+		return
+	}
 	if r.Method == http.MethodPost {
 		if r.Header.Get("Mcp-Protocol-Version") >= modernVersion {
 			s.modern.ServeHTTP(w, r)
@@ -76,5 +95,24 @@ func (s *Server) endpoint(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if s.legacy.Refuse(w, r) { // 400 + -32700/-32600 as JSON-RPC bodies
+		return
+	}
 	s.serveLegacy(w, r) // here, or forwarded to the session's owner node (cluster.go)
+}
+
+// requestID is the id of the JSON-RPC request in r's body (read whole by
+// the edge), nil if there is none.
+func requestID(r *http.Request) json.RawMessage {
+	bb, ok := r.Body.(*wire.BufferedBody)
+	if !ok {
+		return nil
+	}
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(bb.Bytes(), &m) != nil {
+		return nil
+	}
+	return m.ID
 }

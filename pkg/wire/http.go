@@ -2,13 +2,19 @@ package wire
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // FirstModern is the first protocol revision served statelessly
@@ -75,4 +81,38 @@ func ReadBody(r *http.Request, limit int64) ([]byte, error) {
 type readCloser struct {
 	io.Reader
 	io.Closer
+}
+
+// nullID is the id of an error response to a message whose id could not
+// be read (JSON-RPC 2.0: null).
+var nullID = json.RawMessage("null")
+
+// WriteError answers with HTTP status and a JSON-RPC error body
+// (application/json) for the raw request id (nil: null).
+func WriteError(w http.ResponseWriter, status int, id json.RawMessage, err error) {
+	if _, ok := IDKey(id); !ok {
+		id = nullID
+	}
+	body := ErrorResponse(id, err)
+	h := w.Header()
+	h["Content-Type"] = []string{"application/json"}
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// CheckVersion returns nil when the MCP-Protocol-Version header value v is
+// absent or one of supported; else the error for HTTP 400 (-32022 naming
+// v, with the supported versions and the one requested as data): a
+// malformed or unknown version is refused as such on both revisions.
+func CheckVersion(v string, supported []string) *jsonrpc.Error {
+	if v == "" || slices.Contains(supported, v) {
+		return nil
+	}
+	data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: supported, Requested: Clip(v)})
+	return &jsonrpc.Error{
+		Code:    mcp.CodeUnsupportedProtocolVersion,
+		Message: fmt.Sprintf("unsupported MCP-Protocol-Version header %s: vmcp serves %s", Quote(v), strings.Join(supported, ", ")),
+		Data:    data,
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -95,3 +96,55 @@ func (e *EventWriter) Close() {
 	e.closed = true
 	e.mu.Unlock()
 }
+
+// SSEWriter wraps w so that a response another handler (the go-sdk's
+// StreamableHTTPHandler) writes as text/event-stream carries the caching
+// headers of SSEHeaders too: X-Accel-Buffering: no, and Cache-Control:
+// no-cache unless it already says so. It flushes and unwraps
+// (http.ResponseController) like w.
+func SSEWriter(w http.ResponseWriter) http.ResponseWriter {
+	if _, ok := w.(*sseWriter); ok {
+		return w
+	}
+	return &sseWriter{ResponseWriter: w}
+}
+
+type sseWriter struct {
+	http.ResponseWriter
+	once sync.Once
+}
+
+// headers completes the SSE headers once, before the status is written.
+func (s *sseWriter) headers() {
+	s.once.Do(func() {
+		h := s.ResponseWriter.Header()
+		if !IsMediaType(h.Get("Content-Type"), "text/event-stream") {
+			return
+		}
+		h["X-Accel-Buffering"] = []string{"no"}
+		if !strings.Contains(strings.ToLower(strings.Join(h["Cache-Control"], ",")), "no-cache") {
+			h["Cache-Control"] = []string{"no-cache"}
+		}
+	})
+}
+
+func (s *sseWriter) WriteHeader(code int) {
+	if code >= 200 {
+		s.headers()
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *sseWriter) Write(p []byte) (int, error) {
+	s.headers()
+	return s.ResponseWriter.Write(p)
+}
+
+// Flush flushes the underlying writer if it can.
+func (s *sseWriter) Flush() {
+	s.headers()
+	_ = http.NewResponseController(s.ResponseWriter).Flush()
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (s *sseWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // listMethods are the list requests answered from the catalogue.
@@ -51,7 +52,7 @@ func (d *Dispatcher) unregistered(ctx context.Context, r *mcp.CallToolRequest, n
 		owner = s.principal().Key()
 	}
 	if _, _, known := d.agg.For(owner).Tool(r.Params.Name); !known {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q%s", r.Params.Name, d.mgr.Unavailable())}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %s%s", wire.Quote(r.Params.Name), d.mgr.Unavailable())}
 	}
 	if _, _, shared := d.agg.Current().Tool(r.Params.Name); !shared {
 		res, err := d.callTool(ctx, r)

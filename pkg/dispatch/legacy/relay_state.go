@@ -102,6 +102,16 @@ func (rs *relayState) forget(id []byte) {
 // answer takes the client's response to a relayed server-to-client
 // request (202); false if it answers none.
 func (rs *relayState) answer(w http.ResponseWriter, key string, m *message) bool {
+	if !rs.deliver(key, m) {
+		return false
+	}
+	w.WriteHeader(http.StatusAccepted)
+	return true
+}
+
+// deliver hands the client's answer m to the relayed request key waits
+// on; false if none does.
+func (rs *relayState) deliver(key string, m *message) bool {
 	rs.mu.Lock()
 	ch := rs.asks[key]
 	rs.mu.Unlock()
@@ -112,6 +122,5 @@ func (rs *relayState) answer(w http.ResponseWriter, key string, m *message) bool
 	case ch <- m:
 	default: // answered twice: the first answer counts
 	}
-	w.WriteHeader(http.StatusAccepted)
 	return true
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // paramBinding is one x-mcp-header annotation of a tool's input schema: the
@@ -59,7 +60,7 @@ func checkBinding(h string, args map[string]json.RawMessage, b paramBinding) str
 		return fmt.Sprintf("header mismatch: %s header contains invalid Base64 encoding", name)
 	}
 	if !primitiveEqual(v, arg) {
-		return fmt.Sprintf("header mismatch: %s header value %q does not match parameter %q", name, h, where)
+		return fmt.Sprintf("header mismatch: %s header value %s does not match parameter %q", name, wire.Quote(h), where)
 	}
 	return ""
 }

@@ -120,7 +120,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool
 // a client cancels a request by closing its stream.
 func (d *Dispatcher) notify(rq *request) {
 	if !clientNotifications[rq.method] {
-		rq.fail(&jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("notification %q is not supported in protocol %s", rq.method, FirstVersion)})
+		rq.fail(&jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("notification %s is not supported in protocol %s", wire.Quote(rq.method), FirstVersion)})
 		return
 	}
 	if jerr := checkMethodHeader(rq); jerr != nil {

@@ -42,7 +42,7 @@ func (d *Dispatcher) InterceptModernBody(w http.ResponseWriter, r *http.Request)
 	h := r.Header.Get(headerVersion)
 	msg := fmt.Sprintf("%s header is required for requests carrying %q", headerVersion, mcp.MetaKeyProtocolVersion)
 	if h != "" {
-		msg = fmt.Sprintf("%s header %q does not match request _meta %s %q", headerVersion, h, mcp.MetaKeyProtocolVersion, v)
+		msg = fmt.Sprintf("%s header %s does not match request _meta %s %s", headerVersion, wire.Quote(h), mcp.MetaKeyProtocolVersion, wire.Quote(v))
 	}
 	writeError(w, http.StatusBadRequest, env.ID, mismatch(msg))
 	return true

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/identity"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // removed are the methods 2026-07-28 removed; a Modern request for one gets
@@ -28,9 +29,9 @@ func lookup(name string) (*method, *jsonrpc.Error) {
 		return m, nil
 	}
 	if removed[name] {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("%q is not supported in protocol %s", name, FirstVersion)}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("%s is not supported in protocol %s", wire.Quote(name), FirstVersion)}
 	}
-	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q not found", name)}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %s not found", wire.Quote(name))}
 }
 
 // validate checks Mcp-Method, decodes the params of a known method once,
@@ -71,11 +72,11 @@ func (d *Dispatcher) checkMeta(rq *request, meta map[string]any) *jsonrpc.Error 
 		return missingMeta(mcp.MetaKeyProtocolVersion)
 	}
 	if v != rq.version {
-		return &jsonrpc.Error{Code: mcp.CodeHeaderMismatch, Message: fmt.Sprintf("%s header %q does not match request _meta %s %q", headerVersion, rq.version, mcp.MetaKeyProtocolVersion, v)}
+		return &jsonrpc.Error{Code: mcp.CodeHeaderMismatch, Message: fmt.Sprintf("%s header %s does not match request _meta %s %s", headerVersion, wire.Quote(rq.version), mcp.MetaKeyProtocolVersion, wire.Quote(v))}
 	}
 	if !slices.Contains(d.modern, v) {
 		data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: d.versions, Requested: v})
-		return &jsonrpc.Error{Code: mcp.CodeUnsupportedProtocolVersion, Message: fmt.Sprintf("unsupported protocol version %q", v), Data: data}
+		return &jsonrpc.Error{Code: mcp.CodeUnsupportedProtocolVersion, Message: fmt.Sprintf("unsupported protocol version %s", wire.Quote(v)), Data: data}
 	}
 	caps, ok := meta[mcp.MetaKeyClientCapabilities].(map[string]any)
 	if !ok {
@@ -101,7 +102,7 @@ func checkMethodHeader(rq *request) *jsonrpc.Error {
 	case h == "":
 		return mismatch("missing required Mcp-Method header")
 	case h != rq.method:
-		return mismatch(fmt.Sprintf("header mismatch: Mcp-Method header value %q does not match body method %q", h, rq.method))
+		return mismatch(fmt.Sprintf("header mismatch: Mcp-Method header value %s does not match body method %s", wire.Quote(h), wire.Quote(rq.method)))
 	}
 	return nil
 }
@@ -111,7 +112,7 @@ func checkMethodHeader(rq *request) *jsonrpc.Error {
 func checkNameHeader(rq *request, body string) *jsonrpc.Error {
 	h := rq.r.Header.Get(headerName)
 	if h == "" {
-		return mismatch(fmt.Sprintf("missing required Mcp-Name header for method %q", rq.method))
+		return mismatch(fmt.Sprintf("missing required Mcp-Name header for method %s", wire.Quote(rq.method)))
 	}
 	if h == body {
 		return nil
@@ -119,7 +120,7 @@ func checkNameHeader(rq *request, body string) *jsonrpc.Error {
 	if v, ok := decodeHeaderValue(h); ok && v == body {
 		return nil
 	}
-	return mismatch(fmt.Sprintf("header mismatch: Mcp-Name header value %q does not match body value %q", h, body))
+	return mismatch(fmt.Sprintf("header mismatch: Mcp-Name header value %s does not match body value %s", wire.Quote(h), wire.Quote(body)))
 }
 
 func mismatch(msg string) *jsonrpc.Error {

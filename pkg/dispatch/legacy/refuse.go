@@ -1,0 +1,111 @@
+package legacy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/vmcp/vmcp/pkg/wire"
+)
+
+// Refuse answers, before anything is served, forwarded or leased, the
+// Legacy requests whose status the go-sdk handler would get wrong, with
+// the spec's status and a JSON-RPC error body: a POST body that is not
+// JSON (400, -32700); a message that is neither a request, a notification
+// nor a response (400, -32600); a message other than initialize without
+// Mcp-Session-Id (400, -32600), and a GET or DELETE without one. It
+// returns false, with r.Body intact, for everything else. A batch is left
+// to the go-sdk handler (2025-03-26 allows them).
+func (d *Dispatcher) Refuse(w http.ResponseWriter, r *http.Request) bool {
+	sid := r.Header.Get("Mcp-Session-Id")
+	switch r.Method {
+	case http.MethodGet, http.MethodDelete:
+		if sid == "" {
+			wire.WriteError(w, http.StatusBadRequest, nil, invalidRequest(r.Method+" requires an Mcp-Session-Id header (initialize starts a session)"))
+			return true
+		}
+		return false
+	case http.MethodPost:
+	default:
+		return false
+	}
+	if !wire.IsMediaType(r.Header.Get("Content-Type"), "application/json") {
+		return false // the go-sdk handler's 415
+	}
+	body, ok := d.readBody(r)
+	if !ok {
+		return false // the go-sdk handler's 413
+	}
+	m, jerr := checkMessage(body, sid != "")
+	if jerr == nil {
+		return false
+	}
+	var id json.RawMessage
+	if m != nil {
+		id = m.ID
+		if m.Method == "" && sid != "" {
+			d.endAnswered(r, sid, m)
+		}
+	}
+	wire.WriteError(w, http.StatusBadRequest, id, jerr)
+	return true
+}
+
+// endAnswered ends the request of session sid that m, an answer with
+// neither result nor error, answers: a relayed one gets m (the relay
+// tells the backend), one of the go-sdk server gets an error response.
+func (d *Dispatcher) endAnswered(r *http.Request, sid string, m *message) {
+	s := d.lookup(sid)
+	key, ok := wire.IDKey(m.ID)
+	if s == nil || !ok || s.relayState.deliver(key, m) {
+		return
+	}
+	body := wire.ErrorResponse(m.ID, invalidRequest("the client answered with neither result nor error"))
+	r = r.Clone(r.Context())
+	r.Body, r.ContentLength = wire.NewBufferedBody(body), int64(len(body))
+	d.handler.ServeHTTP(discarded{}, r)
+}
+
+// discarded is a response nobody reads.
+type discarded struct{}
+
+func (discarded) Header() http.Header         { return http.Header{} }
+func (discarded) Write(p []byte) (int, error) { return len(p), nil }
+func (discarded) WriteHeader(int)             {}
+
+// checkMessage checks one POST body; m is the message, if it is one.
+func checkMessage(body []byte, inSession bool) (m *message, jerr *jsonrpc.Error) {
+	if !json.Valid(body) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: the request body is not valid JSON"}
+	}
+	t := bytes.TrimLeft(body, " \t\r\n")
+	if t[0] == '[' {
+		return nil, nil
+	}
+	if t[0] != '{' {
+		return nil, invalidRequest("a JSON-RPC message is an object")
+	}
+	m = new(message)
+	if err := json.Unmarshal(body, m); err != nil {
+		return nil, invalidRequest(fmt.Sprintf("invalid JSON-RPC message: %v", err))
+	}
+	switch {
+	case m.JSONRPC != "2.0":
+		return m, invalidRequest(`invalid JSON-RPC message: "jsonrpc" must be "2.0"`)
+	case m.Method == "" && m.Result == nil && m.Error == nil:
+		return m, invalidRequest(`invalid JSON-RPC message: no "method" (a request or notification) and no "result" or "error" (a response)`)
+	case !inSession && m.Method != "initialize":
+		what := "a response"
+		if m.Method != "" {
+			what = wire.Quote(m.Method)
+		}
+		return m, invalidRequest(fmt.Sprintf("Mcp-Session-Id header required: %s sent without a session (only initialize starts one)", what))
+	}
+	return nil, nil
+}
+
+func invalidRequest(msg string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: msg}
+}
