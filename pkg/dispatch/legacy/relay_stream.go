@@ -69,7 +69,7 @@ func (s *clientSession) relayCall(r *http.Request, raw *backends.RawSession, key
 
 	rs := &relayStream{s: s, raw: raw, out: out, id: newRelayID(), backend: backend, ctx: ctx,
 		asks: map[string]context.CancelCauseFunc{}, settled: make(chan struct{})}
-	res, err := rs.exchange(ctx, r.Header, m.Method, params)
+	res, err := rs.rounds(ctx, r.Header, m.Method, params)
 	if err != nil && ctx.Err() != nil && rs.raw != nil {
 		s.noteCancelled()
 		rs.cancelBackend(context.Cause(ctx))

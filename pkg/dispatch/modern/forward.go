@@ -180,6 +180,11 @@ func (d *Dispatcher) seal(c *mrtrCall, inner string) string {
 // backend's requestState sealed into vmcp's, and for resources/read the
 // backend's cache hint (never cacheable for a retry or an input_required).
 func (d *Dispatcher) finish(c *mrtrCall, res any, retry bool) ([]byte, error) {
+	if reqs, _ := inputsOf(res); len(reqs) > 0 && !needsInput(res) {
+		// A Legacy backend's leftover round (mrtr.MoreInput) on a call that
+		// cannot ask the client: never a complete result with inputRequests.
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: backend %q asks for input this call cannot ask the client for (declare elicitation, sampling or roots)", c.method, c.backend)}
+	}
 	switch r := res.(type) {
 	case *mcp.CallToolResult:
 		out := *r
@@ -209,6 +214,12 @@ func (d *Dispatcher) finish(c *mrtrCall, res any, retry bool) ([]byte, error) {
 		return marshalMRTR(&out, r.NeedsInput())
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: unexpected result %T", c.method, res)}
+}
+
+// needsInput reports whether res is an input_required result.
+func needsInput(res any) bool {
+	r, ok := res.(interface{ NeedsInput() bool })
+	return ok && r.NeedsInput()
 }
 
 // sealRaw seals the backend requestState of a raw input_required result

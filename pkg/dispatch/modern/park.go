@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -62,7 +63,7 @@ func (d *Dispatcher) park(rq *request, req *upstream.Request, t upstream.Target,
 	d.pool.track(call.ID, ps)
 	var broken bool // written by the call, read by its cleanup (same goroutine)
 	call.Start(func(ctx context.Context) (any, error) {
-		res, err := c.send(ctx, ps.cs, meta, nil, "")
+		res, err := parkedRounds(ctx, call, ps.cs, c, meta)
 		var we *jsonrpc.Error
 		broken = err != nil && ctx.Err() == nil && !errors.As(err, &we)
 		return res, err
@@ -74,6 +75,42 @@ func (d *Dispatcher) park(rq *request, req *upstream.Request, t upstream.Target,
 		done()
 	})
 	return d.drive(rq, req, t, c, call)
+}
+
+// parkedRounds sends c on cs for call, then, while the Legacy backend's
+// result still carries inputRequests (mrtr.MoreInput), asks the client
+// for them as one more parked round and calls again with the answers and
+// the backend's requestState.
+func parkedRounds(ctx context.Context, call *mrtr.Call, cs *mcp.ClientSession, c *mrtrCall, meta mcp.Meta) (any, error) {
+	res, err := c.send(ctx, cs, meta, nil, "")
+	for n := 0; err == nil; n++ {
+		reqs, state := inputsOf(res)
+		if !mrtr.MoreInput(false, reqs) {
+			break
+		}
+		if n >= mrtr.MaxRounds {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: backend %q: more than %d input rounds", c.method, call.Backend, mrtr.MaxRounds)}
+		}
+		in, aerr := call.AskAll(ctx, reqs)
+		if aerr != nil {
+			return nil, aerr
+		}
+		res, err = c.send(ctx, cs, meta, in, state)
+	}
+	return res, err
+}
+
+// inputsOf is the inputRequests and requestState of a backend's result.
+func inputsOf(res any) (mcp.InputRequestMap, string) {
+	switch r := res.(type) {
+	case *mcp.CallToolResult:
+		return r.InputRequests, r.RequestState
+	case *mcp.GetPromptResult:
+		return r.InputRequests, r.RequestState
+	case *mcp.ReadResourceResult:
+		return r.InputRequests, r.RequestState
+	}
+	return nil, ""
 }
 
 // resume serves a retry whose requestState names a parked call.
