@@ -60,8 +60,12 @@ func (ps *parkSession) notify(_ context.Context, msg *jsonrpc.Request) {
 	}
 	if msg.Method == backends.MethodProgress {
 		tok, err := backends.TokenOf(msg.Params)
-		if want := ps.token.Load(); err != nil || want == nil || *want == "" || tok != *want {
-			ps.miss(msg.Method, ps.backend, fmt.Errorf("progress token %s not sent by the parked call", tok))
+		if err != nil {
+			ps.miss(msg.Method, ps.backend, err)
+			return
+		}
+		if want := ps.token.Load(); want == nil || *want == "" || tok != *want {
+			ps.miss(msg.Method, ps.backend, fmt.Errorf("not sent by the parked call: %w", backends.UnmatchedProgress(tok)))
 			return
 		}
 	}
