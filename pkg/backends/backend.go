@@ -224,7 +224,7 @@ func (b *Backend) connectWith(ctx context.Context, opts SessionOptions, version 
 	defer cancel()
 	client := mcp.NewClient(b.info, opts.Client)
 	client.AddReceivingMiddleware(opts.Receiving...)
-	client.AddSendingMiddleware(opts.Sending...)
+	client.AddSendingMiddleware(append([]mcp.Middleware{negotiate()}, opts.Sending...)...)
 	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		return nil, nil, fmt.Errorf("backend %q: connect: %w", b.cfg.Name, err)
