@@ -78,6 +78,7 @@ type Backend struct {
 	state   State
 	lastErr error
 	control *mcp.ClientSession
+	renew   renewal // forgotten control connections (renew.go)
 	init    *mcp.InitializeResult
 	tools   int
 	hints   map[string]CacheHint // list method -> cache hint of the last walk (cacheguard.go)
@@ -236,6 +237,9 @@ func (b *Backend) setState(s State, err error) {
 	b.mu.Lock()
 	changed := b.state != s
 	b.state, b.lastErr = s, err
+	if changed && s == StateDown {
+		b.controlSet() // a call waiting in Renewed gives up
+	}
 	b.mu.Unlock()
 	if changed {
 		if b.onState != nil {

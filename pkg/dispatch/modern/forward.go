@@ -136,7 +136,16 @@ func (d *Dispatcher) serveMRTR(rq *request, c *mrtrCall) ([]byte, error) {
 		c.responses, inner = nil, "" // a Legacy backend knows no multi round-trip
 	}
 	res, err := upstream.Call(d.core, rq.r.Context(), req, t, func(ctx context.Context) (any, error) {
-		return d.callShared(ctx, rq, t.Backend, cs, c, st, modern, inner)
+		res, err := d.callShared(ctx, rq, t.Backend, cs, c, st, modern, inner)
+		if err != nil && ctx.Err() == nil && backends.SessionForgotten(err) {
+			// The backend restarted and forgot the control connection's
+			// session (the request was not processed): once more on the next.
+			if cs, err = t.Backend.Renewed(ctx, cs); err != nil {
+				return nil, err
+			}
+			return d.callShared(ctx, rq, t.Backend, cs, c, st, modern, inner)
+		}
+		return res, err
 	})
 	if err != nil {
 		return nil, err

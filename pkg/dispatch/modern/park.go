@@ -42,7 +42,8 @@ func (d *Dispatcher) park(rq *request, req *upstream.Request, t upstream.Target,
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: errShutdown.Error()}
 	}
 	hctx := backends.WithClientHeader(rq.r.Context(), rq.r.Header)
-	ps, err := d.pool.get(hctx, b, caps, capsKey+"\x00"+b.Principal(rq.r.Header))
+	key := capsKey + "\x00" + b.Principal(rq.r.Header)
+	ps, err := d.pool.get(hctx, b, caps, key)
 	if err != nil {
 		done()
 		return nil, backends.WireError(b.Name(), err)
@@ -63,7 +64,19 @@ func (d *Dispatcher) park(rq *request, req *upstream.Request, t upstream.Target,
 	d.pool.track(call.ID, ps)
 	var broken bool // written by the call, read by its cleanup (same goroutine)
 	call.Start(func(ctx context.Context) (any, error) {
-		res, err := parkedRounds(ctx, call, ps.cs, c, meta)
+		res, err := parkedRounds(ctx, call, ps.cs, c, meta, func() (*mcp.ClientSession, error) {
+			next, err := d.pool.renew(ctx, b, caps, key)
+			if err != nil {
+				return nil, err
+			}
+			next.bind(call, token)
+			next.out.Store(ps.out.Load())
+			d.pool.track(call.ID, next)
+			ps.bind(nil, "")
+			d.pool.put(ps, false)
+			ps = next // the cleanup puts this one
+			return next.cs, nil
+		})
 		var we *jsonrpc.Error
 		broken = err != nil && ctx.Err() == nil && !errors.As(err, &we)
 		return res, err
@@ -80,9 +93,16 @@ func (d *Dispatcher) park(rq *request, req *upstream.Request, t upstream.Target,
 // parkedRounds sends c on cs for call, then, while the Legacy backend's
 // result still carries inputRequests (mrtr.MoreInput), asks the client
 // for them as one more parked round and calls again with the answers and
-// the backend's requestState.
-func parkedRounds(ctx context.Context, call *mrtr.Call, cs *mcp.ClientSession, c *mrtrCall, meta mcp.Meta) (any, error) {
+// the backend's requestState. A first request the backend's session no
+// longer knows (it restarted: not processed) is sent once more on the
+// session renew opens.
+func parkedRounds(ctx context.Context, call *mrtr.Call, cs *mcp.ClientSession, c *mrtrCall, meta mcp.Meta, renew func() (*mcp.ClientSession, error)) (any, error) {
 	res, err := c.send(ctx, cs, meta, nil, "")
+	if err != nil && ctx.Err() == nil && backends.SessionForgotten(err) {
+		if cs, err = renew(); err == nil {
+			res, err = c.send(ctx, cs, meta, nil, "")
+		}
+	}
 	for n := 0; err == nil; n++ {
 		reqs, state := inputsOf(res)
 		if !mrtr.MoreInput(false, reqs) {

@@ -233,6 +233,20 @@ func (p *sessionPool) get(ctx context.Context, b *backends.Backend, caps *mcp.Cl
 	return ps, nil
 }
 
+// renew opens a new session for key after its backend forgot one (it
+// restarted): the idle sessions of key, opened before, are closed, not
+// reused.
+func (p *sessionPool) renew(ctx context.Context, b *backends.Backend, caps *mcp.ClientCapabilities, key string) (*parkSession, error) {
+	p.mu.Lock()
+	stale := p.idle[b.Name()+"\x00"+key]
+	delete(p.idle, b.Name()+"\x00"+key)
+	p.mu.Unlock()
+	for _, ps := range stale {
+		go ps.cs.Close()
+	}
+	return p.get(ctx, b, caps, key)
+}
+
 // put returns ps to the pool, or closes it when it must not be reused, the
 // pool is full for its key or closed.
 func (p *sessionPool) put(ps *parkSession, reuse bool) {
