@@ -127,6 +127,13 @@ func (d *Dispatcher) serveMRTR(rq *request, c *mrtrCall) ([]byte, error) {
 			return d.sealRaw(c, out)
 		}
 	}
+	return d.serveShared(rq, req, t, c, st, inner, retry)
+}
+
+// serveShared serves c on t's backend's control connection. A request the
+// backend no longer knows the session of (it restarted: not processed) is
+// sent once more on the next control connection.
+func (d *Dispatcher) serveShared(rq *request, req *upstream.Request, t upstream.Target, c *mrtrCall, st *callStream, inner string, retry bool) ([]byte, error) {
 	cs, err := t.Backend.Shared()
 	if err != nil {
 		return nil, d.core.Start(req, t)(err)
@@ -138,8 +145,6 @@ func (d *Dispatcher) serveMRTR(rq *request, c *mrtrCall) ([]byte, error) {
 	res, err := upstream.Call(d.core, rq.r.Context(), req, t, func(ctx context.Context) (any, error) {
 		res, err := d.callShared(ctx, rq, t.Backend, cs, c, st, modern, inner)
 		if err != nil && ctx.Err() == nil && backends.SessionForgotten(err) {
-			// The backend restarted and forgot the control connection's
-			// session (the request was not processed): once more on the next.
 			if cs, err = t.Backend.Renewed(ctx, cs); err != nil {
 				return nil, err
 			}
