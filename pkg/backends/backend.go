@@ -88,6 +88,7 @@ type Backend struct {
 	state   State
 	lastErr error
 	control *mcp.ClientSession
+	renew   renewal // forgotten control connections (renew.go)
 	init    *mcp.InitializeResult
 	tools   int
 	hints   map[string]CacheHint // list method -> cache hint of the last walk (cacheguard.go)
@@ -253,7 +254,7 @@ func (b *Backend) connectWith(ctx context.Context, opts SessionOptions, version 
 	defer cancel()
 	client := mcp.NewClient(b.info, opts.Client)
 	client.AddReceivingMiddleware(opts.Receiving...)
-	client.AddSendingMiddleware(opts.Sending...)
+	client.AddSendingMiddleware(append([]mcp.Middleware{negotiate()}, opts.Sending...)...)
 	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		return nil, nil, fmt.Errorf("backend %q: connect: %w", b.cfg.Name, err)
@@ -265,6 +266,9 @@ func (b *Backend) setState(s State, err error) {
 	b.mu.Lock()
 	changed := b.state != s
 	b.state, b.lastErr = s, err
+	if changed && s == StateDown {
+		b.controlSet() // a call waiting in Renewed gives up
+	}
 	b.mu.Unlock()
 	if changed {
 		if b.onState != nil {

@@ -64,7 +64,7 @@ var progressSeq atomic.Int64
 // backend sees instead of the client's, so calls of many clients sharing a
 // connection never collide.
 func ProgressToken() string {
-	return "vmcp-progress-" + strconv.FormatInt(progressSeq.Add(1), 10)
+	return mintedPrefix + strconv.FormatInt(progressSeq.Add(1), 10)
 }
 
 // calls routes what one backend's control connection receives: progress
@@ -137,7 +137,7 @@ func (b *Backend) controlTap(ctx context.Context, msg *jsonrpc.Request) {
 		}
 		s := b.byToken(tok)
 		if s == nil {
-			b.undeliverable(msg.Method, fmt.Errorf("no call in flight has progress token %s", tok))
+			b.undeliverable(msg.Method, fmt.Errorf("no call in flight has it: %w", UnmatchedProgress(tok)))
 			return
 		}
 		s.Notify(msg.Method, msg.Params)

@@ -68,6 +68,11 @@ func (t Timing) withDefaults() Timing {
 // backoff doubles up to MaxBackoff after every failure, and resets only
 // after a connection that lasted ConnStable. It returns when ctx ends,
 // closing the control connection.
+//
+// A control connection the backend forgot (it restarted: 404 on its
+// session, renew.go) is reconnected at once, its tools still listed and
+// its state unchanged (at most once per MinBackoff); only when that
+// reconnect fails is the backend marked down.
 func (b *Backend) supervise(ctx context.Context, firstDone func()) {
 	if b.perPrincipal { // no connection of vmcp's own (perprincipal.go)
 		b.setState(StatePerPrincipal, nil)
@@ -76,6 +81,8 @@ func (b *Backend) supervise(ctx context.Context, firstDone func()) {
 		return
 	}
 	backoff := b.timing.MinBackoff
+	listed := false     // the catalogue still lists the backend's last inventory
+	var quick time.Time // the last immediate reconnect (at most one per MinBackoff)
 	for ctx.Err() == nil {
 		cs, err := b.connectControl(ctx)
 		if firstDone != nil {
@@ -84,20 +91,30 @@ func (b *Backend) supervise(ctx context.Context, firstDone func()) {
 		}
 		if err == nil {
 			up := time.Now()
-			b.watch(ctx, cs)
+			forgotten := b.watch(ctx, cs)
 			b.stopEpoch()
 			b.mu.Lock()
 			b.control = nil
 			b.mu.Unlock()
 			_ = cs.Close()
-			b.sink(aggregator.Inventory{Backend: b.cfg.Name}, false)
 			if ctx.Err() != nil {
+				b.sink(aggregator.Inventory{Backend: b.cfg.Name}, false)
 				return
 			}
+			if forgotten && time.Since(quick) >= b.timing.MinBackoff {
+				b.log.Info("backend forgot the control connection's session (restarted?): reconnecting at once")
+				quick, listed = time.Now(), true
+				continue
+			}
+			listed = true
 			err = b.Status().errOr("control connection closed")
 			if time.Since(up) >= b.timing.ConnStable {
 				backoff = b.timing.MinBackoff
 			}
+		}
+		if listed {
+			b.sink(aggregator.Inventory{Backend: b.cfg.Name}, false)
+			listed = false
 		}
 		b.setState(StateDown, err)
 		if !sleep(ctx, backoff) {
@@ -128,6 +145,7 @@ func (b *Backend) connectControl(ctx context.Context) (*mcp.ClientSession, error
 	}
 	b.mu.Lock()
 	b.control, b.init, b.tools = cs, cs.InitializeResult(), len(inv.Tools)
+	b.controlSet()
 	b.mu.Unlock()
 	b.noLegacy.Store(false) // perhaps another server now (revision.go)
 	b.sink(inv, true)
@@ -136,10 +154,21 @@ func (b *Backend) connectControl(ctx context.Context) (*mcp.ClientSession, error
 }
 
 // watch serves refreshes and health checks until the connection fails or
-// ctx ends.
-func (b *Backend) watch(ctx context.Context, cs *mcp.ClientSession) {
+// ctx ends; forgotten reports a connection whose session the backend
+// forgot (renew.go).
+func (b *Backend) watch(ctx context.Context, cs *mcp.ClientSession) (forgotten bool) {
 	closed := make(chan struct{})
-	go func() { _ = cs.Wait(); close(closed) }()
+	var waitErr error
+	go func() { waitErr = cs.Wait(); close(closed) }()
+	defer func() {
+		if !forgotten {
+			select {
+			case <-closed:
+				forgotten = b.wasForgotten(cs, waitErr)
+			default:
+			}
+		}
+	}()
 	tick := time.NewTicker(b.timing.HealthInterval)
 	defer tick.Stop()
 	for {
@@ -152,9 +181,12 @@ func (b *Backend) watch(ctx context.Context, cs *mcp.ClientSession) {
 			announced := b.takeAnnounced()
 			inv, err := b.list(ctx, cs)
 			if err != nil {
+				if b.wasForgotten(cs, err) {
+					return true
+				}
 				b.log.Warn("refresh failed", "error", err)
 				b.setState(StateDown, err)
-				return
+				return false
 			}
 			b.mu.Lock()
 			b.tools = len(inv.Tools)
@@ -163,8 +195,11 @@ func (b *Backend) watch(ctx context.Context, cs *mcp.ClientSession) {
 			b.sink(inv, true)
 		case <-tick.C:
 			if err := b.probe(ctx, cs); err != nil {
+				if b.wasForgotten(cs, err) {
+					return true
+				}
 				b.setState(StateDown, err)
-				return
+				return false
 			}
 		}
 	}

@@ -62,7 +62,7 @@ type Call struct {
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	asks   chan *ask     // from the backend session, buffered
+	asks   chan []*ask   // from the backend session (one round's requests together), buffered
 	done   chan struct{} // the backend call returned; res and err are set
 	res    any
 	err    error
@@ -93,7 +93,7 @@ func NewID() string {
 // the backend's answer, Cancel, the park timeout or an idle backend.
 func NewCall(parent context.Context, id, backend string) *Call {
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
-	return &Call{ID: id, Backend: backend, ctx: ctx, cancel: cancel, asks: make(chan *ask, 16),
+	return &Call{ID: id, Backend: backend, ctx: ctx, cancel: cancel, asks: make(chan []*ask, 16),
 		done: make(chan struct{}), over: make(chan struct{}), pending: map[string]*ask{}}
 }
 
@@ -117,13 +117,26 @@ func (c *Call) Start(call func(context.Context) (any, error), cleanup func(aband
 // call ends first. Called by the backend session's receiving middleware.
 func (c *Call) Ask(ctx context.Context, p mcp.InputRequest) (mcp.InputResponse, error) {
 	a := &ask{method: methodOf(p), params: p, reply: make(chan answer, 1)}
-	select {
-	case c.asks <- a:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-c.ctx.Done():
-		return nil, context.Cause(c.ctx)
+	if err := c.send(ctx, []*ask{a}); err != nil {
+		return nil, err
 	}
+	return c.await(ctx, a)
+}
+
+// send hands one round's requests to the client request waiting (Next).
+func (c *Call) send(ctx context.Context, as []*ask) error {
+	select {
+	case c.asks <- as:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.ctx.Done():
+		return context.Cause(c.ctx)
+	}
+}
+
+// await waits for the client's answer to a.
+func (c *Call) await(ctx context.Context, a *ask) (mcp.InputResponse, error) {
 	select {
 	case r := <-a.reply:
 		return r.resp, r.err
@@ -155,14 +168,14 @@ func (c *Call) Next(ctx context.Context, idle time.Duration) (Outcome, error) {
 	select {
 	case <-c.done:
 		return c.finish(), nil
-	case a := <-c.asks:
+	case as := <-c.asks:
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		c.add(a)
+		c.add(as...)
 		for more := true; more; {
 			select {
-			case a := <-c.asks:
-				c.add(a)
+			case as := <-c.asks:
+				c.add(as...)
 			default:
 				more = false
 			}
@@ -182,10 +195,13 @@ func (c *Call) finish() Outcome {
 	return Outcome{Result: c.res, Err: c.err}
 }
 
-// add records a as sent to the client under a fresh input request ID. c.mu is held.
-func (c *Call) add(a *ask) {
-	c.seq++
-	c.pending[fmt.Sprintf("%s-%d", shortName(a.method), c.seq)] = a
+// add records as as sent to the client, each under a fresh input request
+// ID. c.mu is held.
+func (c *Call) add(as ...*ask) {
+	for _, a := range as {
+		c.seq++
+		c.pending[fmt.Sprintf("%s-%d", shortName(a.method), c.seq)] = a
+	}
 }
 
 func (c *Call) snapshot() mcp.InputRequestMap {

@@ -33,6 +33,10 @@ type Metrics struct {
 	// Undeliverable counts server-to-client messages that could not be
 	// delivered, by JSON-RPC method (for example notifications/progress).
 	Undeliverable *prometheus.CounterVec
+	// ProgressDropped counts backend progress notifications dropped
+	// because no call sent their token or their call had ended, by backend
+	// and reason (unknown_token|after_end); they are also Undeliverable.
+	ProgressDropped *prometheus.CounterVec
 	// BackendRequests counts requests sent to backends on a client's
 	// behalf, by backend, method, client revision (legacy|modern) and
 	// outcome (ok|error).
@@ -89,6 +93,10 @@ func New() *Metrics {
 			Name: "vmcp_undeliverable_messages_total",
 			Help: "Server-to-client messages vmcp could not deliver, by method.",
 		}, []string{"method"}),
+		ProgressDropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vmcp_progress_dropped_total",
+			Help: "Backend progress notifications dropped (a token no call sent, or after its call ended), by backend and reason.",
+		}, []string{"backend", "reason"}),
 		BackendRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vmcp_backend_requests_total",
 			Help: "Requests sent to backends on a client's behalf, by backend, method, client revision and outcome.",
@@ -131,7 +139,7 @@ func New() *Metrics {
 	for _, outcome := range []string{"ok", "error"} {
 		m.ConfigReloads.WithLabelValues(outcome) // both series exist from the start (rate() needs them)
 	}
-	m.Registry.MustRegister(m.Requests, m.RequestLatency, m.ConfigReloads, m.Undeliverable, m.BackendRequests, m.BackendErrors, m.BackendLatency,
+	m.Registry.MustRegister(m.Requests, m.RequestLatency, m.ConfigReloads, m.Undeliverable, m.ProgressDropped, m.BackendRequests, m.BackendErrors, m.BackendLatency,
 		m.Relayed, m.EventsNotStored, m.AuthRejected, m.SessionForbidden,
 		m.GetStreamReconnects, m.GetStreamAbandoned, m.StdioSkippedLines, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -54,7 +54,7 @@ type Options struct {
 	// ClusterTiming overrides the cluster's heartbeat periods and TTLs
 	// (zero fields: cluster.DefaultTiming); tests shorten them.
 	ClusterTiming cluster.Timing
-	// ProgressGrace overrides how long a relayed Legacy call's progress
+	// ProgressGrace overrides how long a Legacy call's progress
 	// token stays known after its response (0: the default, 2s); tests
 	// shorten it.
 	ProgressGrace time.Duration

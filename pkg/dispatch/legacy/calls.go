@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
 
@@ -21,6 +23,7 @@ type call struct {
 	backend string
 	token   any          // nil when the request has no progress token
 	stream  *eventWriter // a relayed call's response stream; nil on the go-sdk path
+	ended   atomic.Bool  // the call is over: its progress token is known only to drop late progress
 }
 
 type callKey struct{}
@@ -71,21 +74,20 @@ func (cs *calls) start(ctx context.Context, backend string, meta mcp.Meta) (*cal
 	return c, cs.add(c)
 }
 
-// DefaultProgressGrace is how long a relayed call's progress token stays
-// known after the call (Options.ProgressGrace): a backend that answers
-// POSTs with JSON sends progress on its GET stream, which may reach vmcp
-// after the response.
+// DefaultProgressGrace is how long a call's progress token stays known
+// after the call (Options.ProgressGrace), so progress arriving late (a
+// backend that answers POSTs with JSON sends progress on its GET stream,
+// which may reach vmcp after the response) is told apart from a token no
+// call sent: both are dropped and counted, never forwarded.
 const DefaultProgressGrace = 2 * time.Second
 
 // startRelayed registers a relayed call with a progress token (none: a
-// no-op), so progress the tap sees for it is written to its stream (or,
-// once the response is out, to the client's GET stream).
+// no-op), so progress the tap sees for it is written to its stream.
 func (cs *calls) startRelayed(ctx context.Context, backend string, token any, stream *eventWriter) func() {
 	if token == nil {
 		return func() {}
 	}
-	end := cs.add(&call{ctx: ctx, backend: backend, token: token, stream: stream})
-	return func() { time.AfterFunc(cs.grace, end) }
+	return cs.add(&call{ctx: ctx, backend: backend, token: token, stream: stream})
 }
 
 func (cs *calls) add(c *call) func() {
@@ -96,11 +98,18 @@ func (cs *calls) add(c *call) func() {
 		cs.mu.Unlock()
 	}
 	return func() {
+		c.ended.Store(true)
+		if k != "" {
+			time.AfterFunc(cs.grace, func() {
+				cs.mu.Lock()
+				defer cs.mu.Unlock()
+				if cs.byToken[k] == c {
+					delete(cs.byToken, k)
+				}
+			})
+		}
 		cs.mu.Lock()
 		defer cs.mu.Unlock()
-		if k != "" && cs.byToken[k] == c {
-			delete(cs.byToken, k)
-		}
 		for key, q := range cs.pending {
 			cs.pending[key] = without(q, c)
 			if len(cs.pending[key]) == 0 {
@@ -168,8 +177,12 @@ func (s *clientSession) tap(ctx context.Context, backend string, msg *jsonrpc.Re
 		return
 	}
 	c := s.calls.byProgressToken(p.ProgressToken)
-	if c == nil {
-		s.d.undeliverable("notifications/progress", s.id, backend, fmt.Errorf("no in-flight request has progress token %v", p.ProgressToken))
+	switch {
+	case c == nil:
+		s.d.undeliverable("notifications/progress", s.id, backend, fmt.Errorf("%w: no in-flight request has token %v", backends.ErrProgressUnknownToken, p.ProgressToken))
+		return
+	case c.ended.Load():
+		s.d.undeliverable("notifications/progress", s.id, backend, fmt.Errorf("%w: token %v", backends.ErrProgressAfterEnd, p.ProgressToken))
 		return
 	}
 	p.ProgressToken = c.token
@@ -179,7 +192,7 @@ func (s *clientSession) tap(ctx context.Context, backend string, msg *jsonrpc.Re
 		if b, err = json.Marshal(&p); err == nil {
 			b = wire.Notification("notifications/progress", b)
 			if err = c.stream.send(b); errors.Is(err, errStreamClosed) {
-				err = s.front.NotifyProgress(context.Background(), &p)
+				err = fmt.Errorf("%w: its response was sent (token %v)", backends.ErrProgressAfterEnd, p.ProgressToken)
 			}
 		}
 	} else {

@@ -50,8 +50,9 @@ type Options struct {
 	// its message) and when it ends (start false, a background context; the
 	// error is ignored).
 	OnSession func(ctx context.Context, id string, start bool) error
-	// ProgressGrace is how long a relayed call's progress token stays known
-	// after its response (<= 0: DefaultProgressGrace).
+	// ProgressGrace is how long a call's progress token stays known
+	// after its response, so late progress is dropped as such (<= 0:
+	// DefaultProgressGrace).
 	ProgressGrace time.Duration
 	// Core routes and sends every request to a backend (nil: a core of
 	// its own over agg and mgr).

@@ -96,7 +96,7 @@ func forward[R interface{ NeedsInput() bool }](ctx context.Context, d *Dispatche
 		}()
 		tracing.RewriteMeta(cctx, out) // a client's _meta.traceparent names vmcp's backend span instead
 		res, err := send(cctx, cs, t, out, nil, "")
-		if err == nil && res.NeedsInput() {
+		if err == nil && moreInput(res, inputs) {
 			res, err = rounds(ctx, s, t.Backend.Name(), res, inputs, func(in mcp.InputResponseMap, state string) (R, error) {
 				return send(cctx, cs, t, out, in, state)
 			})

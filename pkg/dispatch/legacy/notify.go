@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/backends"
 )
 
 // targetMetaKey marks a resources/updated notification with the one client
@@ -92,5 +93,8 @@ func (d *Dispatcher) setLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandle
 // be delivered.
 func (d *Dispatcher) undeliverable(method, session, backend string, err error) {
 	d.metrics.Undeliverable.WithLabelValues(method).Inc()
+	if reason := backends.DropReason(err); reason != "" {
+		d.metrics.ProgressDropped.WithLabelValues(backend, reason).Inc()
+	}
 	d.log.Warn("message not delivered", "method", method, "session", session, "backend", backend, "error", err)
 }

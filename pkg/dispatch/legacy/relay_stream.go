@@ -29,6 +29,7 @@ type relayStream struct {
 	out     *eventWriter
 	id      []byte // vmcp's id of the request on the backend session
 	backend string
+	token   string // tokenKey of the client's progressToken ("" for none)
 
 	ctx     context.Context // the call's; each relayed ask has a child
 	settled chan struct{}   // closed once the call's outcome is known (and any cancellation sent)
@@ -65,11 +66,12 @@ func (s *clientSession) relayCall(r *http.Request, raw *backends.RawSession, key
 	}
 	// Progress the backend sends elsewhere than on this stream (its GET
 	// stream, when it answers POSTs with JSON) reaches the tap by token.
-	defer s.calls.startRelayed(ctx, backend, progressToken(params["_meta"]), out)()
+	token := progressToken(params["_meta"])
+	defer s.calls.startRelayed(ctx, backend, token, out)()
 
-	rs := &relayStream{s: s, raw: raw, out: out, id: newRelayID(), backend: backend, ctx: ctx,
+	rs := &relayStream{s: s, raw: raw, out: out, id: newRelayID(), backend: backend, token: tokenKey(token), ctx: ctx,
 		asks: map[string]context.CancelCauseFunc{}, settled: make(chan struct{})}
-	res, err := rs.exchange(ctx, r.Header, m.Method, params)
+	res, err := rs.rounds(ctx, r.Header, m.Method, params)
 	if err != nil && ctx.Err() != nil && rs.raw != nil {
 		s.noteCancelled()
 		rs.cancelBackend(context.Cause(ctx))
@@ -207,7 +209,13 @@ func (rs *relayStream) onMessage(ctx context.Context, data []byte) (res json.Raw
 func (rs *relayStream) notification(data []byte, m *message) {
 	var err error
 	switch m.Method {
-	case "notifications/progress", "notifications/elicitation/complete":
+	case "notifications/progress":
+		if tok := progressToken(m.Params); rs.token == "" || tokenKey(tok) != rs.token {
+			err = fmt.Errorf("%w: token %v on the stream of a call that sent %s", backends.ErrProgressUnknownToken, tok, orNone(rs.token))
+			break
+		}
+		err = rs.out.send(data)
+	case "notifications/elicitation/complete":
 		err = rs.out.send(data)
 	case "notifications/message":
 		var p mcp.LoggingMessageParams
@@ -234,6 +242,13 @@ func (rs *relayStream) notification(data []byte, m *message) {
 	if err != nil {
 		rs.s.d.undeliverable(m.Method, rs.s.id, rs.backend, err)
 	}
+}
+
+func orNone(tokenKey string) string {
+	if tokenKey == "" {
+		return "none"
+	}
+	return "another"
 }
 
 // cancelBackend tells the backend the call was cancelled (the client

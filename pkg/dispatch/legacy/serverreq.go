@@ -6,12 +6,13 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/mrtr"
 	"golang.org/x/sync/errgroup"
 )
 
 // maxInputRounds bounds the multi round-trip rounds vmcp drives for one
-// Legacy client call to a Modern backend (2026-07-28 MRTR).
-const maxInputRounds = 32
+// Legacy client call (mrtr.MaxRounds).
+const maxInputRounds = mrtr.MaxRounds
 
 // serverRequests is receiving middleware on a backend session: the
 // backend's elicitation/create, sampling/createMessage and roots/list go to
@@ -149,12 +150,20 @@ func (s *clientSession) ask(ctx context.Context, ir mcp.InputRequest) (mcp.Input
 	return nil, fmt.Errorf("unsupported input request %T", ir)
 }
 
+// moreInput reports whether res asks for another round (mrtr.MoreInput):
+// input_required, or a Legacy result still carrying inputRequests.
+func moreInput[R interface{ NeedsInput() bool }](res R, inputs func(R) (mcp.InputRequestMap, string)) bool {
+	reqs, _ := inputs(res)
+	return mrtr.MoreInput(res.NeedsInput(), reqs)
+}
+
 // rounds drives multi round-trip for one call: while the backend answers
-// input_required, ask this client and retry with inputResponses and the
+// input_required (or, a Legacy backend, a result still carrying
+// inputRequests), ask this client and retry with inputResponses and the
 // backend's requestState unchanged.
 func rounds[R interface{ NeedsInput() bool }](ctx context.Context, s *clientSession, backend string, res R,
 	inputs func(R) (mcp.InputRequestMap, string), retry func(mcp.InputResponseMap, string) (R, error)) (R, error) {
-	for n := 0; res.NeedsInput(); n++ {
+	for n := 0; moreInput(res, inputs); n++ {
 		if n >= maxInputRounds {
 			var zero R
 			return zero, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("backend %q: more than %d input rounds", backend, maxInputRounds)}

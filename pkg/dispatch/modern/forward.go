@@ -130,6 +130,13 @@ func (d *Dispatcher) serveMRTR(rq *request, c *mrtrCall) ([]byte, error) {
 			return d.sealRaw(c, out)
 		}
 	}
+	return d.serveShared(rq, req, t, c, st, inner, retry)
+}
+
+// serveShared serves c on t's backend's control connection. A request the
+// backend no longer knows the session of (it restarted: not processed) is
+// sent once more on the next control connection.
+func (d *Dispatcher) serveShared(rq *request, req *upstream.Request, t upstream.Target, c *mrtrCall, st *callStream, inner string, retry bool) ([]byte, error) {
 	cs, err := t.Backend.Shared()
 	if err != nil {
 		return nil, d.core.Start(req, t)(err)
@@ -139,7 +146,14 @@ func (d *Dispatcher) serveMRTR(rq *request, c *mrtrCall) ([]byte, error) {
 		c.responses, inner = nil, "" // a Legacy backend knows no multi round-trip
 	}
 	res, err := upstream.Call(d.core, rq.r.Context(), req, t, func(ctx context.Context) (any, error) {
-		return d.callShared(ctx, rq, t.Backend, cs, c, st, modern, inner)
+		res, err := d.callShared(ctx, rq, t.Backend, cs, c, st, modern, inner)
+		if err != nil && ctx.Err() == nil && backends.SessionForgotten(err) {
+			if cs, err = t.Backend.Renewed(ctx, cs); err != nil {
+				return nil, err
+			}
+			return d.callShared(ctx, rq, t.Backend, cs, c, st, modern, inner)
+		}
+		return res, err
 	})
 	if err != nil {
 		return nil, err
@@ -183,6 +197,11 @@ func (d *Dispatcher) seal(c *mrtrCall, inner string) string {
 // backend's requestState sealed into vmcp's, and for resources/read the
 // backend's cache hint (never cacheable for a retry or an input_required).
 func (d *Dispatcher) finish(c *mrtrCall, res any, retry bool) ([]byte, error) {
+	if reqs, _ := inputsOf(res); len(reqs) > 0 && !needsInput(res) {
+		// A Legacy backend's leftover round (mrtr.MoreInput) on a call that
+		// cannot ask the client: never a complete result with inputRequests.
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: backend %q asks for input this call cannot ask the client for (declare elicitation, sampling or roots)", c.method, c.backend)}
+	}
 	switch r := res.(type) {
 	case *mcp.CallToolResult:
 		out := *r
@@ -212,6 +231,12 @@ func (d *Dispatcher) finish(c *mrtrCall, res any, retry bool) ([]byte, error) {
 		return marshalMRTR(&out, r.NeedsInput())
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: unexpected result %T", c.method, res)}
+}
+
+// needsInput reports whether res is an input_required result.
+func needsInput(res any) bool {
+	r, ok := res.(interface{ NeedsInput() bool })
+	return ok && r.NeedsInput()
 }
 
 // sealRaw seals the backend requestState of a raw input_required result

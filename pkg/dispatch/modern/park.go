@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -41,7 +42,8 @@ func (d *Dispatcher) park(rq *request, req *upstream.Request, t upstream.Target,
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: errShutdown.Error()}
 	}
 	hctx := backends.WithClientHeader(rq.r.Context(), rq.r.Header)
-	ps, err := d.pool.get(hctx, b, caps, capsKey+"\x00"+b.Principal(rq.r.Header))
+	key := capsKey + "\x00" + b.Principal(rq.r.Header)
+	ps, err := d.pool.get(hctx, b, caps, key)
 	if err != nil {
 		done()
 		return nil, backends.WireError(b.Name(), err)
@@ -62,7 +64,19 @@ func (d *Dispatcher) park(rq *request, req *upstream.Request, t upstream.Target,
 	d.pool.track(call.ID, ps)
 	var broken bool // written by the call, read by its cleanup (same goroutine)
 	call.Start(func(ctx context.Context) (any, error) {
-		res, err := c.send(ctx, ps.cs, meta, nil, "")
+		res, err := parkedRounds(ctx, call, ps.cs, c, meta, func() (*mcp.ClientSession, error) {
+			next, err := d.pool.renew(ctx, b, caps, key)
+			if err != nil {
+				return nil, err
+			}
+			next.bind(call, token)
+			next.out.Store(ps.out.Load())
+			d.pool.track(call.ID, next)
+			ps.bind(nil, "")
+			d.pool.put(ps, false)
+			ps = next // the cleanup puts this one
+			return next.cs, nil
+		})
 		var we *jsonrpc.Error
 		broken = err != nil && ctx.Err() == nil && !errors.As(err, &we)
 		return res, err
@@ -74,6 +88,49 @@ func (d *Dispatcher) park(rq *request, req *upstream.Request, t upstream.Target,
 		done()
 	})
 	return d.drive(rq, req, t, c, call)
+}
+
+// parkedRounds sends c on cs for call, then, while the Legacy backend's
+// result still carries inputRequests (mrtr.MoreInput), asks the client
+// for them as one more parked round and calls again with the answers and
+// the backend's requestState. A first request the backend's session no
+// longer knows (it restarted: not processed) is sent once more on the
+// session renew opens.
+func parkedRounds(ctx context.Context, call *mrtr.Call, cs *mcp.ClientSession, c *mrtrCall, meta mcp.Meta, renew func() (*mcp.ClientSession, error)) (any, error) {
+	res, err := c.send(ctx, cs, meta, nil, "")
+	if err != nil && ctx.Err() == nil && backends.SessionForgotten(err) {
+		if cs, err = renew(); err == nil {
+			res, err = c.send(ctx, cs, meta, nil, "")
+		}
+	}
+	for n := 0; err == nil; n++ {
+		reqs, state := inputsOf(res)
+		if !mrtr.MoreInput(false, reqs) {
+			break
+		}
+		if n >= mrtr.MaxRounds {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: backend %q: more than %d input rounds", c.method, call.Backend, mrtr.MaxRounds)}
+		}
+		in, aerr := call.AskAll(ctx, reqs)
+		if aerr != nil {
+			return nil, aerr
+		}
+		res, err = c.send(ctx, cs, meta, in, state)
+	}
+	return res, err
+}
+
+// inputsOf is the inputRequests and requestState of a backend's result.
+func inputsOf(res any) (mcp.InputRequestMap, string) {
+	switch r := res.(type) {
+	case *mcp.CallToolResult:
+		return r.InputRequests, r.RequestState
+	case *mcp.GetPromptResult:
+		return r.InputRequests, r.RequestState
+	case *mcp.ReadResourceResult:
+		return r.InputRequests, r.RequestState
+	}
+	return nil, ""
 }
 
 // resume serves a retry whose requestState names a parked call.

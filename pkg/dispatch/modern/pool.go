@@ -60,8 +60,12 @@ func (ps *parkSession) notify(_ context.Context, msg *jsonrpc.Request) {
 	}
 	if msg.Method == backends.MethodProgress {
 		tok, err := backends.TokenOf(msg.Params)
-		if want := ps.token.Load(); err != nil || want == nil || *want == "" || tok != *want {
-			ps.miss(msg.Method, ps.backend, fmt.Errorf("progress token %s not sent by the parked call", tok))
+		if err != nil {
+			ps.miss(msg.Method, ps.backend, err)
+			return
+		}
+		if want := ps.token.Load(); want == nil || *want == "" || tok != *want {
+			ps.miss(msg.Method, ps.backend, fmt.Errorf("not sent by the parked call: %w", backends.UnmatchedProgress(tok)))
 			return
 		}
 	}
@@ -227,6 +231,20 @@ func (p *sessionPool) get(ctx context.Context, b *backends.Backend, caps *mcp.Cl
 		ps.dead.Store(true)
 	}()
 	return ps, nil
+}
+
+// renew opens a new session for key after its backend forgot one (it
+// restarted): the idle sessions of key, opened before, are closed, not
+// reused.
+func (p *sessionPool) renew(ctx context.Context, b *backends.Backend, caps *mcp.ClientCapabilities, key string) (*parkSession, error) {
+	p.mu.Lock()
+	stale := p.idle[b.Name()+"\x00"+key]
+	delete(p.idle, b.Name()+"\x00"+key)
+	p.mu.Unlock()
+	for _, ps := range stale {
+		go ps.cs.Close()
+	}
+	return p.get(ctx, b, caps, key)
 }
 
 // put returns ps to the pool, or closes it when it must not be reused, the

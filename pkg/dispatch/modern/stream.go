@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -98,8 +99,12 @@ func (s *callStream) backendMeta(m mcp.Meta, modern bool) mcp.Meta {
 func (s *callStream) Notify(method string, params json.RawMessage) {
 	if method == backends.MethodProgress {
 		tok, err := backends.TokenOf(params)
-		if err != nil || s.minted == "" || tok != s.minted {
-			s.undeliverable(method, errors.New("progress token not sent by vmcp for this call"))
+		if err != nil {
+			s.undeliverable(method, err)
+			return
+		}
+		if s.minted == "" || tok != s.minted {
+			s.undeliverable(method, fmt.Errorf("not sent by vmcp for this call: %w", backends.UnmatchedProgress(tok)))
 			return
 		}
 	}
@@ -161,5 +166,8 @@ func (s *callStream) undeliverable(method string, err error) {
 // backends.Manager.OnUndeliverable.
 func (d *Dispatcher) undeliverable(method, backend string, err error) {
 	d.opts.Metrics.Undeliverable.WithLabelValues(method).Inc()
+	if reason := backends.DropReason(err); reason != "" {
+		d.opts.Metrics.ProgressDropped.WithLabelValues(backend, reason).Inc()
+	}
 	d.log.Warn("message not delivered", "method", method, "backend", backend, "error", err)
 }

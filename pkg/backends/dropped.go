@@ -1,0 +1,53 @@
+package backends
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Progress that reaches no call is dropped, never forwarded elsewhere, and
+// counted by reason (vmcp_progress_dropped_total{backend,reason}): every
+// path that drops it wraps one of these errors, and the dispatchers'
+// undeliverable handlers count by DropReason.
+var (
+	// ErrProgressUnknownToken: no call of this client or connection sent
+	// the progress token.
+	ErrProgressUnknownToken = errors.New("progress token sent by no call")
+	// ErrProgressAfterEnd: the token's call has already ended.
+	ErrProgressAfterEnd = errors.New("progress after its call ended")
+)
+
+// Drop reasons, the reason label of vmcp_progress_dropped_total.
+const (
+	DropUnknownToken = "unknown_token"
+	DropAfterEnd     = "after_end"
+)
+
+// DropReason is the reason label for a dropped progress notification's
+// error, "" when err is neither ErrProgressUnknownToken nor
+// ErrProgressAfterEnd.
+func DropReason(err error) string {
+	switch {
+	case errors.Is(err, ErrProgressAfterEnd):
+		return DropAfterEnd
+	case errors.Is(err, ErrProgressUnknownToken):
+		return DropUnknownToken
+	}
+	return ""
+}
+
+// mintedPrefix starts every token ProgressToken mints.
+const mintedPrefix = "vmcp-progress-"
+
+// UnmatchedProgress is the error for progress carrying tok (TokenOf) that
+// matches no call in flight: ErrProgressAfterEnd for a token vmcp minted
+// before (its call ended), else ErrProgressUnknownToken.
+func UnmatchedProgress(tok string) error {
+	if n, err := strconv.ParseInt(strings.TrimPrefix(tok, mintedPrefix), 10, 64); err == nil &&
+		strings.HasPrefix(tok, mintedPrefix) && n > 0 && n <= progressSeq.Load() {
+		return fmt.Errorf("%w: token %s", ErrProgressAfterEnd, tok)
+	}
+	return fmt.Errorf("%w: token %s", ErrProgressUnknownToken, tok)
+}

@@ -1,0 +1,30 @@
+package backends
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+)
+
+// A minted token vmcp handed out before is late (after_end); any other
+// token is unknown, including one that merely looks minted.
+func TestUnmatchedProgressTellsLateFromUnknown(t *testing.T) {
+	old := ProgressToken()
+	assert.Equal(t, DropAfterEnd, DropReason(UnmatchedProgress(old)))
+	assert.Equal(t, DropUnknownToken, DropReason(UnmatchedProgress("nobody-sent-this")))
+	assert.Equal(t, DropUnknownToken, DropReason(UnmatchedProgress(mintedPrefix+"999999999999")))
+	assert.Empty(t, DropReason(errors.New("other")))
+}
+
+// The versions a discover answer lists pick the newest Legacy revision
+// both sides speak.
+func TestSupportedListPicksNewestLegacyRevision(t *testing.T) {
+	we := &jsonrpc.Error{Code: mcp.CodeUnsupportedProtocolVersion, Message: "unsupported", Data: []byte(`{"supported":["2024-11-05","2025-06-18","1999-01-01"]}`)}
+	assert.Equal(t, "2025-06-18", newestLegacy(supportedOf(nil, we)))
+	assert.Equal(t, "2025-03-26", newestLegacy(supportedOf(&mcp.DiscoverResult{SupportedVersions: []string{"2025-03-26"}}, nil)))
+	assert.Empty(t, newestLegacy(supportedOf(nil, errors.New("no data"))))
+	assert.Empty(t, newestLegacy([]string{"2026-07-28"}), "a Modern revision is the SDK's own retry")
+}

@@ -1,0 +1,89 @@
+package legacy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/vmcp/vmcp/pkg/backends"
+	"golang.org/x/sync/errgroup"
+)
+
+// rawInputs is what the relay reads of a backend's result to tell whether
+// it asks for another round (mrtr.MoreInput): a Legacy go-sdk server asks
+// one round of its handler's inputRequests itself and returns the next
+// round's in a plain result.
+type rawInputs struct {
+	InputRequests map[string]rawInputRequest `json:"inputRequests"`
+	RequestState  string                     `json:"requestState"`
+}
+
+type rawInputRequest struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// rounds posts the request and, while the backend's result still carries
+// inputRequests, asks the client for them on the call's stream (as
+// server-to-client requests under vmcp ids) and posts the request again,
+// under a new id, with inputResponses and the backend's requestState.
+func (rs *relayStream) rounds(ctx context.Context, h http.Header, method string, params map[string]json.RawMessage) (json.RawMessage, error) {
+	res, err := rs.exchange(ctx, h, method, params)
+	for n := 0; err == nil; n++ {
+		var in rawInputs
+		if !bytes.Contains(res, []byte(`"inputRequests"`)) || json.Unmarshal(res, &in) != nil || len(in.InputRequests) == 0 {
+			return res, nil
+		}
+		if n >= maxInputRounds {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("backend %q: more than %d input rounds", rs.backend, maxInputRounds)}
+		}
+		answers, ferr := rs.fulfil(ctx, in.InputRequests)
+		if ferr != nil {
+			return nil, ferr
+		}
+		params["inputResponses"], _ = json.Marshal(answers)
+		delete(params, "requestState")
+		if in.RequestState != "" {
+			params["requestState"], _ = json.Marshal(in.RequestState)
+		}
+		if rs.rest != nil { // the previous round's stream: drained before the next round
+			backends.DrainNow(rs.rest)
+			rs.rest = nil
+		}
+		rs.id = newRelayID()
+		res, err = rs.exchange(ctx, h, method, params)
+	}
+	return res, err
+}
+
+// fulfil asks the client every input request of one round, concurrently,
+// and returns the answers keyed as the backend's requests.
+func (rs *relayStream) fulfil(ctx context.Context, reqs map[string]rawInputRequest) (map[string]json.RawMessage, error) {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(maxRelayAsks)
+	var mu sync.Mutex
+	out := make(map[string]json.RawMessage, len(reqs))
+	for id, r := range reqs {
+		g.Go(func() error {
+			if err := rs.s.undeclaredMethod(r.Method); err != nil {
+				return fmt.Errorf("input request %q: %w", id, err)
+			}
+			res, err := rs.relayToClient(gctx, &message{Method: r.Method, Params: r.Params})
+			if err != nil {
+				return fmt.Errorf("input request %q: %w", id, err)
+			}
+			mu.Lock()
+			out[id] = res
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("backend %q: %v", rs.backend, err)}
+	}
+	return out, nil
+}
