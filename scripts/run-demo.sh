@@ -12,7 +12,8 @@ log=/tmp/vmcp-demo-backend-$port.log
 backend=$!
 cfg=$(mktemp --suffix=.yaml)
 trap 'kill $backend 2>/dev/null || true; rm -f "$cfg"' EXIT INT TERM
-sed "s|127.0.0.1:9101|127.0.0.1:$port|" examples/demo.yaml >"$cfg"
+# the copy lives elsewhere: its relative stdio command becomes absolute
+sed -e "s|127.0.0.1:9101|127.0.0.1:$port|" -e "s|command: \.\./bin/|command: $PWD/bin/|" examples/demo.yaml >"$cfg"
 for _ in $(seq 50); do
   curl -s -o /dev/null "http://127.0.0.1:$port/mcp" && break
   kill -0 $backend 2>/dev/null || { echo "demo backend failed to start (port $port busy? set DEMO_BACKEND_PORT):" >&2; cat "$log" >&2; exit 1; }

@@ -101,4 +101,21 @@ func TestRelativeCommandResolvedAgainstWorkingDirectoryNotConfigDir(t *testing.T
 	assert.Empty(t, f.Warnings)
 	assert.Equal(t, filepath.Join(dir, "bin", "srv"), f.Config.Backends[0].Command)
 	assert.Equal(t, "sh", f.Config.Backends[1].Command, "a bare name stays a PATH lookup")
+
+	t.Chdir(dir) // --config vmcp.yaml: the directory is "."; ./bin/srv must not become a bare name
+	f, err = Read("vmcp.yaml")
+	require.NoError(t, err)
+	assert.Empty(t, f.Warnings)
+	assert.Equal(t, filepath.Join(dir, "bin", "srv"), f.Config.Backends[0].Command)
+}
+
+// Regression: examples/demo.yaml named ./bin/everything-server, which,
+// relative to the file, is examples/bin/...: make run's stdio backend was
+// always down.
+func TestDemoConfigStdioCommandWasOutsideTheRepository(t *testing.T) {
+	f, err := Read(filepath.Join("..", "..", "examples", "demo.yaml"))
+	require.NoError(t, err)
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(root, "bin", "everything-server"), f.Config.Backends[0].Command)
 }

@@ -31,7 +31,11 @@ func Read(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	return parseFile(data, path, filepath.Dir(path))
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return parseFile(data, path, dir)
 }
 
 // Parse is ParseFile's Config: the file decoded, defaults applied and
