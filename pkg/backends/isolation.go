@@ -3,6 +3,7 @@ package backends
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,7 +42,11 @@ func (b *Backend) refuseUnattributable(next mcp.MethodHandler) mcp.MethodHandler
 			if b.sharedProcess() {
 				why = "it runs one process shared by all clients (isolation: shared), so the request cannot be attributed to one"
 			}
-			b.log.Warn("server-to-client request refused on the control connection", "method", method)
+			lv := slog.LevelWarn
+			if method == "roots/list" { // servers ask for roots when a client connects: routine, not a problem
+				lv = slog.LevelDebug
+			}
+			b.log.Log(ctx, lv, "server-to-client request refused on the control connection", "method", method)
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 				Message: fmt.Sprintf("vmcp: %s refused: backend %q: %s", method, b.cfg.Name, why)}
 		}

@@ -69,7 +69,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("backend %q: start %s: %w", t.cfg.name, t.cfg.command, err)
+		return nil, fmt.Errorf("start %s: %w", t.cfg.command, err)
 	}
 	out := newJunkFilter(stdout, t.log, t.count)
 	w := &process{cmd: cmd, stdin: stdin, exited: t.exited}
