@@ -123,16 +123,22 @@ func (b *Backend) Timeout() time.Duration {
 	return config.DefaultBackendTimeout
 }
 
-// Status reports the backend's current state.
+// Status reports the backend's current state. A backend that is not ready
+// lists no tools and no protocol version: its tools are out of the
+// catalogue, and the version is of a connection that is gone.
 func (b *Backend) Status() Status {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := Status{Name: b.cfg.Name, State: b.state, Tools: b.tools}
-	if b.init != nil {
-		s.ProtocolVersion = b.init.ProtocolVersion
-	}
+	s := Status{Name: b.cfg.Name, State: b.state}
 	if b.lastErr != nil {
 		s.Error = b.lastErr.Error()
+	}
+	if b.state != StateReady {
+		return s
+	}
+	s.Tools = b.tools
+	if b.init != nil {
+		s.ProtocolVersion = b.init.ProtocolVersion
 	}
 	return s
 }
