@@ -74,6 +74,11 @@ type Backend struct {
 
 	procs atomic.Int64 // live stdio processes of client sessions (max_processes)
 
+	stop     context.CancelFunc // stops the supervisor (Manager.startBackend)
+	gate     gate               // publishing during a reload (reload.go; Manager.pubMu)
+	flight   flight             // requests in flight (Enter)
+	sessions sessions           // backend sessions opened by open, closed when retired
+
 	mu      sync.Mutex
 	state   State
 	lastErr error
@@ -102,6 +107,10 @@ func newBackend(cfg config.Backend, log *slog.Logger, version string, sink func(
 
 // Name is the backend's configured name.
 func (b *Backend) Name() string { return b.cfg.Name }
+
+// Transport is the backend's configured transport (streamable-http, sse,
+// stdio).
+func (b *Backend) Transport() string { return b.cfg.Transport }
 
 // Timeout is the per-request bound for calls to this backend.
 func (b *Backend) Timeout() time.Duration {
@@ -173,6 +182,15 @@ func (b *Backend) open(ctx context.Context, opts SessionOptions) (*mcp.ClientSes
 			return nil, nil, err
 		}
 	}
+	cs, client, err := b.openLimited(ctx, opts)
+	if err == nil && !b.track(cs) {
+		return nil, nil, fmt.Errorf("backend %q: %w (removed by a reload)", b.cfg.Name, ErrBackendDown)
+	}
+	return cs, client, err
+}
+
+// openLimited is open without the tracking: on stdio within max_processes.
+func (b *Backend) openLimited(ctx context.Context, opts SessionOptions) (*mcp.ClientSession, *mcp.Client, error) {
 	limit := int64(b.cfg.MaxProcesses)
 	if b.cfg.Transport != config.TransportStdio || limit <= 0 {
 		return b.connect(ctx, opts, b.protocolVersion(), 2)
