@@ -194,3 +194,31 @@ func TestReloadDrainsCallsInFlightOnRemovedBackend(t *testing.T) {
 	require.Equal(t, "done", harness.Text(t, o.res))
 	gone.awaitAllDeleted(t)
 }
+
+// A backend whose config changed is replaced: the client's next call goes
+// to the new server (its session on the old one is closed), and a Modern
+// listen stream is told about the change too (both revisions).
+func TestReloadReplacesChangedBackend(t *testing.T) {
+	old := startSessionBackend(t, "be", func(s *mcp.Server) { harness.AddEcho(s, "echo") })
+	repl := startSessionBackend(t, "be", func(s *mcp.Server) { harness.AddEcho(s, "echo"); harness.AddEcho(s, "more") })
+	v := harness.StartVMCP(t, nil, old.config())
+	ls := openListenStream(t, v, `"R1"`, map[string]any{"toolsListChanged": true})
+	cs, changed := connectNotified(t, v)
+	require.Equal(t, "echo:a", callText(t, cs, "be_echo", "a"))
+
+	rec := v.Server.Reload(withBackends(v.Config, repl.config()), vmcp.ReloadAPI)
+	require.Equal(t, []string{"be"}, rec.Changed)
+	m := ls.next(t)
+	require.Equal(t, "notifications/tools/list_changed", m["method"], "the Modern listener is told")
+	select {
+	case <-changed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no tools list_changed after the reload")
+	}
+	require.Equal(t, "more:b", callText(t, cs, "be_more", "b"), "the new server's tool")
+	require.Equal(t, "echo:c", callText(t, cs, "be_echo", "c"))
+	require.Equal(t, 2, old.awaitAllDeleted(t), "the old server's sessions (vmcp's and the client's) are closed")
+	created, open := repl.open()
+	require.Equal(t, 2, created, "the client's backend session moved to the new server")
+	require.Equal(t, 2, open)
+}
