@@ -101,6 +101,8 @@ func NewManager(cfgs []config.Backend, agg *aggregator.Aggregator, log *slog.Log
 func (m *Manager) newBackend(c config.Backend) *Backend {
 	b := newBackend(c, m.log, m.version, nil, m.opts)
 	b.sink = func(inv aggregator.Inventory, present bool) { m.publish(b, inv, present) }
+	m.mu.RLock()
+	defer m.mu.RUnlock()
 	if m.onUpdated != nil {
 		b.onUpdated.Store(m.onUpdated)
 	}
