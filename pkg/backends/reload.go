@@ -16,8 +16,9 @@ import (
 // added backends connect first, with their inventories held back; then, in
 // one step, the removed and replaced backends stop publishing, the new set
 // becomes current and the aggregator rebuilds once (one list_changed per
-// kind). The retired backends are drained in the background: their calls
-// in flight finish or reach the backend's timeout, then every backend
+// kind). The retired backends are drained in the background: after a grace
+// for calls routed to them just before the swap (Timing.RetireGrace), their
+// calls in flight finish or reach the backend's timeout, then every backend
 // session opened on them closes (an upstream DELETE on HTTP) and their
 // supervisors stop.
 
@@ -132,12 +133,19 @@ func (m *Manager) swap(cfgs []config.Backend, p aggregator.Policy, fresh map[str
 	return down
 }
 
-// retire drains b in the background (its calls in flight finish or reach
-// its timeout), then closes its backend sessions and stops its supervisor.
+// retire drains b in the background (after Timing.RetireGrace, its calls
+// in flight finish or reach its timeout), then closes its backend sessions
+// and stops its supervisor.
 func (m *Manager) retire(b *Backend) {
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
+		grace := time.NewTimer(b.timing.RetireGrace)
+		select {
+		case <-grace.C:
+		case <-m.ctx.Done():
+			grace.Stop()
+		}
 		if !b.drain(m.ctx, b.Timeout()) {
 			b.log.Warn("reload: backend retired with calls still in flight", "timeout", b.Timeout())
 		}

@@ -3,6 +3,7 @@ package vmcp
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,7 +71,8 @@ func problems(err error) []string {
 // once, so clients get one list_changed per kind that changed (both
 // revisions). Backends and aggregation change live; every other key that
 // differs from the running config is logged and left as it was (outcome
-// partial). Options.Overrides is applied to cfg first.
+// partial). Defaults and Options.Overrides are applied to a copy of cfg
+// first.
 func (s *Server) Reload(cfg *config.Config, source string) status.Reload {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
@@ -79,6 +81,10 @@ func (s *Server) Reload(cfg *config.Config, source string) status.Reload {
 		rec.Outcome, rec.Errors = ReloadInvalid, []string{"the server is closed"}
 		return s.record(rec)
 	}
+	next := *cfg // defaults applied (idempotent), so unchanged backends compare equal
+	next.Backends = slices.Clone(cfg.Backends)
+	next.ApplyDefaults()
+	cfg = &next
 	if s.overrides != nil {
 		s.overrides(cfg)
 	}

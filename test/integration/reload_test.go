@@ -139,6 +139,7 @@ func TestReloadAddsAndRemovesBackendsWithoutDroppingCalls(t *testing.T) {
 	require.Equal(t, vmcp.ReloadOK, rec.Outcome, "%+v", rec)
 	require.Equal(t, []string{"fresh"}, rec.Added)
 	require.Equal(t, []string{"gone"}, rec.Removed)
+	require.Empty(t, rec.Changed, "keep's config is the same")
 	select {
 	case <-changed:
 	case <-time.After(20 * time.Second):
