@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
+	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/vmcp"
 	"github.com/vmcp/vmcp/test/integration/harness"
@@ -165,6 +166,7 @@ func TestReloadAddsAndRemovesBackendsWithoutDroppingCalls(t *testing.T) {
 // drained before its sessions close.
 func TestReloadDrainsCallsInFlightOnRemovedBackend(t *testing.T) {
 	entered, release := make(chan struct{}), make(chan struct{})
+	released := sync.OnceFunc(func() { close(release) })
 	keep := startSessionBackend(t, "keep", func(s *mcp.Server) { harness.AddEcho(s, "echo") })
 	gone := startSessionBackend(t, "gone", func(s *mcp.Server) {
 		s.AddTool(&mcp.Tool{Name: "slow", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -173,7 +175,8 @@ func TestReloadDrainsCallsInFlightOnRemovedBackend(t *testing.T) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
 		})
 	})
-	v := harness.StartVMCP(t, nil, keep.config(), gone.config())
+	v := harness.StartVMCPWithOptions(t, vmcp.Options{BackendTiming: backends.Timing{RetireGrace: time.Millisecond}}, nil, keep.config(), gone.config())
+	t.Cleanup(released) // runs first: a failed test must not leave the handler blocked (Close waits for it)
 	cs := v.Connect(t, "2025-11-25", nil)
 	type outcome struct {
 		res *mcp.CallToolResult
@@ -187,9 +190,14 @@ func TestReloadDrainsCallsInFlightOnRemovedBackend(t *testing.T) {
 	<-entered
 	rec := v.Server.Reload(withBackends(v.Config, keep.config()), vmcp.ReloadAPI)
 	require.Equal(t, []string{"gone"}, rec.Removed)
+	select { // long past the retire grace: a backend not drained would be closing its sessions now
+	case <-gone.change:
+		t.Fatal("a session of gone was deleted while its call was in flight")
+	case <-time.After(300 * time.Millisecond):
+	}
 	_, open := gone.open()
 	require.Equal(t, 2, open, "gone's sessions stay open while its call is in flight")
-	close(release)
+	released()
 	o := <-got
 	require.NoError(t, o.err)
 	require.Equal(t, "done", harness.Text(t, o.res))
