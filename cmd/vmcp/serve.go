@@ -31,7 +31,12 @@ func serveCommand() *command {
 Reads FILE (vmcp's YAML, or a Claude Desktop / Cursor / VS Code MCP server
 list, recognised by content), connects the backends, and serves one MCP
 Streamable HTTP endpoint (both protocol revisions) plus /healthz, /readyz,
-/status and /metrics (or /metrics on http.metrics_listen) until SIGINT or SIGTERM, then shuts down gracefully. Servers renamed
+/status and /metrics (or /metrics on http.metrics_listen) until SIGINT or SIGTERM, then shuts down gracefully.
+On SIGHUP, and when FILE changes, it reloads FILE without dropping sessions:
+backends added, removed (drained) or replaced and the aggregation applied; an
+invalid FILE is rejected (file:line logged) and the running config kept; other
+changed keys (listen, cluster, auth, ...) are logged and left as they were
+(README, "Live reload"). Servers renamed
 to valid backend names, ${VAR}s not set in the environment (they expand to
 "") and stdio commands not found are logged as warnings at start; any other
 problem in FILE is printed with file:line and vmcp exits 1. Traces go over
@@ -62,7 +67,7 @@ OTLP when telemetry.tracing.enabled is true or OTEL_TRACES_EXPORTER=otlp
 					}
 				}()
 			}
-			return serve(f, stderr)
+			return serve(f, listen, stderr)
 		},
 	}
 }
@@ -117,7 +122,7 @@ func logFile(log *slog.Logger, f *config.File) {
 	}
 }
 
-func serve(f *config.File, stderr io.Writer) int {
+func serve(f *config.File, listen string, stderr io.Writer) int {
 	cfg := f.Config
 	h := slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo})
 	logFile(slog.New(h), f)
@@ -138,7 +143,12 @@ func serve(f *config.File, stderr io.Writer) int {
 			return 1
 		}
 	}
-	srv, err := vmcp.New(cfg, vmcp.Options{Logger: log, MetricsListener: metrics})
+	overrides := func(c *config.Config) { // --listen holds for reloads too
+		if listen != "" {
+			c.Listen = listen
+		}
+	}
+	srv, err := vmcp.New(cfg, vmcp.Options{Logger: log, MetricsListener: metrics, Overrides: overrides})
 	if err != nil {
 		lis.Close()
 		if metrics != nil {
@@ -146,6 +156,12 @@ func serve(f *config.File, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stderr, "vmcp:", err)
 		return 1
+	}
+	hup := make(chan os.Signal, 1) // SIGHUP reloads the config
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	if err := srv.Watch(ctx, f.Name, hup); err != nil {
+		fmt.Fprintln(stderr, "vmcp: live reload off:", err)
 	}
 	if err := srv.Serve(ctx, lis, cfg.HTTP.ShutdownTimeout.D()); err != nil {
 		fmt.Fprintln(stderr, "vmcp:", err)

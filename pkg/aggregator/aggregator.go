@@ -98,6 +98,38 @@ func (a *Aggregator) Update(inv Inventory) {
 	a.rebuild(announced)
 }
 
+// Replace applies a reload in one rebuild (listeners are called at most
+// once): the aggregation policy p, the inventories of added or replaced
+// backends, and the removal of the backends named in removes.
+func (a *Aggregator) Replace(p Policy, updates []Inventory, removes []string) {
+	checked := make([]Inventory, 0, len(updates))
+	refused := make([][]Withheld, 0, len(updates))
+	for _, inv := range updates {
+		inv, r := refuseInvalid(inv)
+		for _, w := range r {
+			a.log.Warn("aggregator: tool withheld; the MCP server registry refuses it",
+				"backend", w.Backend, "tool", w.Name, "reason", w.Reason)
+		}
+		checked, refused = append(checked, inv), append(refused, r)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.policy = p
+	for _, name := range removes {
+		delete(a.inv, name)
+		delete(a.withheld, name)
+	}
+	a.forgetPrivate(removes)
+	var announced []Kind
+	for i, inv := range checked {
+		announced = append(announced, inv.Announced...)
+		inv.Announced = nil
+		a.inv[inv.Backend] = inv
+		a.withheld[inv.Backend] = refused[i]
+	}
+	a.rebuild(announced)
+}
+
 // Withheld lists the items of the current inventories kept out of the
 // catalogue because the MCP server registry refuses them.
 func (a *Aggregator) Withheld() []Withheld {

@@ -66,6 +66,21 @@ func (a *Aggregator) RemoveFor(owner, backend string) {
 	}
 }
 
+// forgetPrivate drops every owner's own inventories of backends (removed
+// by a reload). Requires a.mu (the lock order: a.mu, then a.pmu).
+func (a *Aggregator) forgetPrivate(backends []string) {
+	a.pmu.Lock()
+	defer a.pmu.Unlock()
+	for _, p := range a.priv {
+		for _, b := range backends {
+			if _, ok := p.inv[b]; ok {
+				delete(p.inv, b)
+				p.cat = nil
+			}
+		}
+	}
+}
+
 // For returns the catalogue owner sees: Current merged with owner's own
 // inventories (Current itself when owner has none). It is never nil. Do
 // not call it from an OnChange listener.

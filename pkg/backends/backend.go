@@ -84,6 +84,11 @@ type Backend struct {
 
 	perPrincipal bool // discovered and used per principal only (perprincipal.go)
 
+	stop     context.CancelFunc // stops the supervisor (Manager.startBackend)
+	gate     gate               // publishing during a reload (reload.go; Manager.pubMu)
+	flight   flight             // requests in flight (Enter)
+	sessions sessions           // backend sessions opened by open, closed when retired
+
 	mu      sync.Mutex
 	state   State
 	lastErr error
@@ -114,6 +119,10 @@ func newBackend(cfg config.Backend, log *slog.Logger, version string, sink func(
 
 // Name is the backend's configured name.
 func (b *Backend) Name() string { return b.cfg.Name }
+
+// Transport is the backend's configured transport (streamable-http, sse,
+// stdio).
+func (b *Backend) Transport() string { return b.cfg.Transport }
 
 // Timeout is the per-request bound for calls to this backend.
 func (b *Backend) Timeout() time.Duration {
@@ -188,8 +197,18 @@ func (b *Backend) Open(ctx context.Context, opts SessionOptions) (*mcp.ClientSes
 
 // open is Open, also returning the session's own go-sdk client, at the
 // revision revision.go picks for opts. A stdio backend's process count is
-// bounded by max_processes (ErrProcessLimit).
+// bounded by max_processes (ErrProcessLimit). The session is tracked, so
+// a reload that removes the backend closes it (reload.go).
 func (b *Backend) open(ctx context.Context, opts SessionOptions) (*mcp.ClientSession, *mcp.Client, error) {
+	cs, client, err := b.openUntracked(ctx, opts)
+	if err == nil && !b.track(cs) {
+		return nil, nil, fmt.Errorf("backend %q: %w (removed by a reload)", b.cfg.Name, ErrBackendDown)
+	}
+	return cs, client, err
+}
+
+// openUntracked is open without the tracking.
+func (b *Backend) openUntracked(ctx context.Context, opts SessionOptions) (*mcp.ClientSession, *mcp.Client, error) {
 	if b.perPrincipal {
 		return b.openPerPrincipal(ctx, opts)
 	}

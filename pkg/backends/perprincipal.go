@@ -130,7 +130,7 @@ type discovery struct {
 // requests wait for one run (or their ctx). Nothing without per-principal
 // backends or for an anonymous principal.
 func (m *Manager) Discovered(ctx context.Context, pr identity.Principal, header http.Header) {
-	if !m.perPrincipal || pr.Anonymous() {
+	if !m.perPrincipal.Load() || pr.Anonymous() {
 		return
 	}
 	key := pr.Key()
@@ -189,11 +189,12 @@ func (t *heldTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // of the forwarded names leaves the last ones in place. The headers are
 // this client session's alone.
 func (s *SessionSet) Forward(h http.Header) {
-	if len(s.m.forward) == 0 || h == nil {
+	names := *s.m.forward.Load()
+	if len(names) == 0 || h == nil {
 		return
 	}
 	out := http.Header{}
-	for _, name := range s.m.forward {
+	for _, name := range names {
 		if v := h.Values(name); len(v) > 0 {
 			out[name] = slices.Clone(v)
 		}
@@ -209,6 +210,15 @@ func (s *SessionSet) held() http.Header {
 		return *p
 	}
 	return nil
+}
+
+// setForwarding records what cfgs (built as bs) forward: the header names
+// client sessions capture, and whether a backend is per-principal. At
+// NewManager and at every reload's swap.
+func (m *Manager) setForwarding(cfgs []config.Backend, bs []*Backend) {
+	names := forwardNames(cfgs)
+	m.forward.Store(&names)
+	m.perPrincipal.Store(slices.ContainsFunc(bs, func(b *Backend) bool { return b.perPrincipal }))
 }
 
 // forwardNames is the union of the backends' forward_headers, canonical.

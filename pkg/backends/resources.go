@@ -213,6 +213,9 @@ func (m *Manager) UnsubscribeResource(ctx context.Context, backend, uri string) 
 // received on control connections (for URIs subscribed with
 // SubscribeResource). f must not block.
 func (m *Manager) OnResourceUpdated(f func(backend, uri string)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.onUpdated = &f
 	for _, b := range m.list {
 		b.onUpdated.Store(&f)
 	}

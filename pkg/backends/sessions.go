@@ -27,6 +27,7 @@ type SessionSet struct {
 }
 
 type sessionEntry struct {
+	b     *Backend      // the backend it was opened on (a reload may replace it)
 	ready chan struct{} // closed when cs/err are set
 	cs    *mcp.ClientSession
 	err   error
@@ -92,13 +93,17 @@ func (s *SessionSet) get(ctx context.Context, b *Backend) (*sessionEntry, error)
 		return nil, ErrSessionClosed
 	}
 	e, ok := s.open[name]
+	if ok && e.b != b { // opened on a backend a reload replaced: that one closes it once drained
+		delete(s.open, name)
+		ok = false
+	}
 	if ok && e.cs != nil && e.broken.Load() {
 		delete(s.open, name)
 		go e.cs.Close()
 		ok = false
 	}
 	if !ok {
-		e = &sessionEntry{ready: make(chan struct{})}
+		e = &sessionEntry{b: b, ready: make(chan struct{})}
 		s.open[name] = e
 		s.mu.Unlock()
 		s.connect(b, e)

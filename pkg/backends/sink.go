@@ -178,6 +178,9 @@ func TokenOf(params json.RawMessage) (string, error) {
 // single call, a notification on a direct call's stream with no Sink);
 // unset, they are logged.
 func (m *Manager) OnUndeliverable(f func(method, backend string, err error)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.onUndeliverable = &f
 	for _, b := range m.list {
 		b.onUndeliverable.Store(&f)
 	}

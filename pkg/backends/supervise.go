@@ -27,6 +27,11 @@ type Timing struct {
 	// reconnect backoff (default 1s), so a stdio process that keeps dying
 	// is restarted ever more slowly.
 	ConnStable time.Duration
+	// RetireGrace is how long a backend a reload removed or replaced keeps
+	// serving calls routed to it just before the swap (a call resolves its
+	// backend, then opens its session, then enters; default 1s), before it
+	// drains (reload.go).
+	RetireGrace time.Duration
 }
 
 // DefaultTiming is the supervision timing used for zero Timing fields.
@@ -37,6 +42,7 @@ var DefaultTiming = Timing{
 	StreamAttempts: 8,
 	StreamStable:   time.Second,
 	ConnStable:     time.Second,
+	RetireGrace:    time.Second,
 }
 
 // withDefaults fills t's zero fields from DefaultTiming.
@@ -59,6 +65,9 @@ func (t Timing) withDefaults() Timing {
 	}
 	if t.ConnStable > 0 {
 		d.ConnStable = t.ConnStable
+	}
+	if t.RetireGrace > 0 {
+		d.RetireGrace = t.RetireGrace
 	}
 	return d
 }

@@ -65,6 +65,15 @@ th { background: #f3f3f3; }
 <tbody>{{range .Catalogue.Conflicts}}<tr><td>{{.Kind}}</td><td>{{.Key}}</td><td>{{.Winner}}</td><td>{{.Loser}}</td></tr>{{end}}</tbody>
 </table>
 {{- end}}
+{{- if .Reloads}}
+<h2>Recent reloads</h2>
+<table id="reloads">
+<thead><tr><th>Time</th><th>Source</th><th>Outcome</th><th>Added</th><th>Removed</th><th>Changed</th><th>Problems</th></tr></thead>
+<tbody>{{range .Reloads}}<tr class="reload" data-outcome="{{.Outcome}}"><td>{{.Time.Format "2006-01-02 15:04:05 MST"}}</td><td>{{.Source}}</td><td class="outcome">{{.Outcome}}</td>
+<td>{{range .Added}}{{.}} {{end}}</td><td>{{range .Removed}}{{.}} {{end}}</td><td>{{range .Changed}}{{.}} {{end}}</td>
+<td class="error">{{range .Errors}}{{.}}<br>{{end}}{{range .Ignored}}not applied: {{.}}<br>{{end}}</td></tr>{{end}}</tbody>
+</table>
+{{- end}}
 <p><small>JSON: this URL with <code>Accept: application/json</code>; terminal: <code>vmcp status --url URL</code>.</small></p>
 </body>
 </html>

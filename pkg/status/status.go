@@ -23,6 +23,23 @@ type Report struct {
 	Backends  []Backend `json:"backends"`
 	Sessions  Sessions  `json:"sessions"`
 	Catalogue Catalogue `json:"catalogue"`
+	// Reloads are the most recent configuration reloads, newest first.
+	Reloads []Reload `json:"reloads,omitempty"`
+}
+
+// Reload is one configuration reload (SIGHUP, a change of the config
+// file, or Server.Reload).
+type Reload struct {
+	Time    time.Time `json:"time"`
+	Source  string    `json:"source"`  // SIGHUP | file | api
+	Outcome string    `json:"outcome"` // ok | invalid (rejected, the running config kept) | partial (keys left as they were)
+	Added   []string  `json:"added,omitempty"`
+	Removed []string  `json:"removed,omitempty"`
+	Changed []string  `json:"changed,omitempty"`
+	// Errors are the file:line problems of a rejected config; Ignored the
+	// keys that cannot change while vmcp runs (left as they were).
+	Errors  []string `json:"errors,omitempty"`
+	Ignored []string `json:"ignored,omitempty"`
 }
 
 // Backend is one configured backend's row.

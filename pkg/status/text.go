@@ -71,6 +71,13 @@ func Write(w io.Writer, r Report) error {
 	for _, x := range c.Conflicts {
 		fmt.Fprintf(tw, "conflict: %s %q kept from %s, not advertised from %s\n", x.Kind, x.Key, dash(x.Winner), x.Loser)
 	}
+	for _, x := range r.Reloads {
+		fmt.Fprintf(tw, "reload %s (%s): %s; added %s, removed %s, changed %s\n", x.Time.Format("2006-01-02 15:04:05 MST"), x.Source,
+			x.Outcome, dash(strings.Join(x.Added, " ")), dash(strings.Join(x.Removed, " ")), dash(strings.Join(x.Changed, " ")))
+		for _, e := range append(x.Errors, x.Ignored...) {
+			fmt.Fprintf(tw, "  %s\n", e)
+		}
+	}
 	return tw.Flush()
 }
 

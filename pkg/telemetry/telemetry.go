@@ -27,7 +27,9 @@ type Metrics struct {
 	// endpoint in seconds (for streams: until the stream ends), by method
 	// and revision.
 	RequestLatency *prometheus.HistogramVec
-	// ConfigReloads counts configuration reloads, by outcome (ok|error).
+	// ConfigReloads counts configuration reloads, by outcome (ok; invalid:
+	// rejected, the running config kept; partial: keys that cannot change
+	// live were left as they were).
 	ConfigReloads *prometheus.CounterVec
 
 	// Undeliverable counts server-to-client messages that could not be
@@ -136,7 +138,7 @@ func New() *Metrics {
 			Help: "Legacy session requests refused because another principal created the session, by method.",
 		}, []string{"method"}),
 	}
-	for _, outcome := range []string{"ok", "error"} {
+	for _, outcome := range []string{"ok", "invalid", "partial"} {
 		m.ConfigReloads.WithLabelValues(outcome) // both series exist from the start (rate() needs them)
 	}
 	m.Registry.MustRegister(m.Requests, m.RequestLatency, m.ConfigReloads, m.Undeliverable, m.ProgressDropped, m.BackendRequests, m.BackendErrors, m.BackendLatency,

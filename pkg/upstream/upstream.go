@@ -218,11 +218,13 @@ func (c *Core) Start(req *Request, t Target) func(err error) error {
 func (c *Core) Begin(ctx context.Context, req *Request, t Target) (context.Context, func(err error) error) {
 	start := time.Now()
 	backend := t.Backend.Name()
+	leave := t.Backend.Enter() // a backend a reload retires drains first
 	x := tracing.Lookup(req.Header)
 	x.Observe(req.Method, req.Name, nil)
 	x.Backend(backend)
 	ctx, end := tracing.StartBackend(ctx, x, tracing.Call{Method: req.Method, Name: t.Name, Backend: backend, Revision: req.Revision, Via: string(t.Via)})
 	return ctx, func(err error) error {
+		leave()
 		c.metrics.BackendLatency.WithLabelValues(backend, req.Method).Observe(time.Since(start).Seconds())
 		outcome := "ok"
 		if err != nil && !errors.Is(err, ErrNoResponse) {

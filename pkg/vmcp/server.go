@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/mrtr"
 	"github.com/vmcp/vmcp/pkg/pagination"
 	authz "github.com/vmcp/vmcp/pkg/policy"
+	"github.com/vmcp/vmcp/pkg/status"
 	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/pkg/upstream"
 	"go.opentelemetry.io/otel/trace"
@@ -62,6 +64,12 @@ type Options struct {
 	// http.metrics_listen is set (bind it before New, like the main one);
 	// nil: Serve binds http.metrics_listen itself. Serve closes it.
 	MetricsListener net.Listener
+	// Overrides, if set, adjusts every config a reload applies before it is
+	// compared with the running one (the command line's --listen).
+	Overrides func(*config.Config)
+	// ReloadWait bounds how long a reload waits for added backends' first
+	// connection attempts before the catalogue changes (0: 10s).
+	ReloadWait time.Duration
 	// TracerProvider, if set, receives vmcp's spans instead of the provider
 	// telemetry.tracing configures (tests pass an in-memory recorder); its
 	// owner shuts it down.
@@ -89,6 +97,15 @@ type Server struct {
 	tracer          trace.Tracer                // spans of client and backend requests (telemetry.go)
 	tracingShutdown func(context.Context) error // flushes the provider vmcp created
 	getStreams      atomic.Int64                // open GET streams at the endpoint
+
+	reloadMu   sync.Mutex // one reload at a time (reload.go); guards closed
+	closed     bool
+	overrides  func(*config.Config)
+	reloadWait time.Duration
+	reloadsMu  sync.Mutex
+	reloads    []status.Reload // newest first
+	closing    chan struct{}   // closed by Close: Watch loops end
+	watchers   sync.WaitGroup
 }
 
 // New builds the endpoint and starts connecting the configured backends; it
@@ -103,7 +120,11 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, stateKey: key, metrics: telemetry.New(), metricsLis: opts.MetricsListener}
+	s := &Server{cfg: cfg, log: log, stateKey: key, metrics: telemetry.New(), metricsLis: opts.MetricsListener,
+		overrides: opts.Overrides, reloadWait: opts.ReloadWait, closing: make(chan struct{})}
+	if s.reloadWait <= 0 {
+		s.reloadWait = defaultReloadWait
+	}
 	if err := s.newAuthenticator(cfg.Auth); err != nil {
 		return nil, err
 	}
@@ -206,6 +227,13 @@ func (s *Server) SessionCount() int { return s.legacy.SessionCount() }
 // Close ends every client session (closing their backend sessions) and
 // disconnects the backends.
 func (s *Server) Close() error {
+	s.reloadMu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.closing)
+	}
+	s.reloadMu.Unlock()
+	s.watchers.Wait()
 	s.modern.Close()
 	s.legacy.Close()
 	_ = s.cluster.Close() // after the sessions ended: leave the cluster

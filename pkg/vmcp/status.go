@@ -38,8 +38,8 @@ func (s *Server) Status() status.Report {
 		}
 	}
 	transport := map[string]string{}
-	for _, b := range s.cfg.Backends {
-		transport[b.Name] = b.Transport
+	for _, b := range s.mgr.Backends() { // the running set (a reload changes it)
+		transport[b.Name()] = b.Transport()
 	}
 	rep := status.Report{
 		Name: s.cfg.Name, Version: Version, Time: time.Now().UTC(),
@@ -47,6 +47,7 @@ func (s *Server) Status() status.Report {
 		Sessions: status.Sessions{Legacy: s.SessionCount(), ModernListens: s.ModernListens(), ParkedCalls: s.ParkedCalls()},
 		Catalogue: status.Catalogue{Tools: len(cat.Tools), Prompts: len(cat.Prompts),
 			Resources: len(cat.Resources), Templates: len(cat.Templates)},
+		Reloads: s.Reloads(),
 	}
 	for _, st := range s.mgr.Status() {
 		c := at(st.Name)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/tracing"
 	"github.com/vmcp/vmcp/pkg/upstream"
 )
 
@@ -30,6 +31,7 @@ func (d *Dispatcher) callToolDirect(ctx context.Context, rq *request, t upstream
 	}
 	meta[mcp.MetaKeyClientCapabilities] = rq.clientCaps
 	meta = rq.stream.backendMeta(meta, true)
+	tracing.RewriteMeta(ctx, meta) // a client's _meta.traceparent names vmcp's backend span instead
 	params := &mcp.CallToolParams{
 		Meta:           meta,
 		Name:           t.Name,

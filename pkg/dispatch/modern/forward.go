@@ -11,6 +11,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/mrtr"
+	"github.com/vmcp/vmcp/pkg/tracing"
 	"github.com/vmcp/vmcp/pkg/upstream"
 )
 
@@ -170,6 +171,7 @@ func (d *Dispatcher) callShared(ctx context.Context, rq *request, b *backends.Ba
 	release := b.Attach(st, st.minted)
 	defer release()
 	meta := st.backendMeta(d.forwardMeta(rq, cs, c.meta), modern)
+	tracing.RewriteMeta(ctx, meta) // a client's _meta.traceparent names vmcp's backend span instead
 	return c.send(backends.WithSink(ctx, st), cs, meta, c.responses, inner)
 }
 

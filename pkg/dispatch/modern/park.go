@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/mrtr"
+	"github.com/vmcp/vmcp/pkg/tracing"
 	"github.com/vmcp/vmcp/pkg/upstream"
 )
 
@@ -48,13 +49,19 @@ func (d *Dispatcher) park(rq *request, req *upstream.Request, t upstream.Target,
 		done()
 		return nil, backends.WireError(b.Name(), err)
 	}
-	call := mrtr.NewCall(hctx, mrtr.NewID(), b.Name())
+	// The first round's backend span is the backend request's: its
+	// context carries it to the backend (traceparent header, and _meta).
+	sctx, first := d.core.Begin(hctx, req, t)
+	call := mrtr.NewCall(sctx, mrtr.NewID(), b.Name())
 	if err := d.parked.Add(call); err != nil {
 		d.pool.put(ps, true)
 		done()
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "recording the call: " + err.Error()}
+		return nil, first(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "recording the call: " + err.Error()})
 	}
 	meta := backends.ForwardMeta(c.meta)
+	if meta != nil {
+		tracing.RewriteMeta(sctx, meta) // a client's _meta.traceparent names vmcp's backend span instead
+	}
 	token := rq.stream.minted // progress reaches whichever request waits (drive)
 	if token != "" {
 		meta["progressToken"] = token
@@ -87,7 +94,7 @@ func (d *Dispatcher) park(rq *request, req *upstream.Request, t upstream.Target,
 		d.parked.Remove(call.ID)
 		done()
 	})
-	return d.drive(rq, req, t, c, call)
+	return d.drive(rq, req, t, c, call, first)
 }
 
 // parkedRounds sends c on cs for call, then, while the Legacy backend's
@@ -160,15 +167,16 @@ func (d *Dispatcher) resume(rq *request, c *mrtrCall, st mrtr.State) ([]byte, er
 	}
 	c.backend = st.Backend
 	d.newCallStream(rq, st.Backend, c.meta)
-	return d.drive(rq, req, t, c, call)
+	return d.drive(rq, req, t, c, call, d.core.Start(req, t))
 }
 
 // drive waits for the call's next outcome on behalf of rq, counted by the
 // call core as one backend request: the result, or the backend's requests
 // as an input_required result (the call parks). While it waits, the call's
-// progress and logs go to rq's stream.
-func (d *Dispatcher) drive(rq *request, req *upstream.Request, t upstream.Target, c *mrtrCall, call *mrtr.Call) ([]byte, error) {
-	b, done := t.Backend, d.core.Start(req, t)
+// progress and logs go to rq's stream. done records this round's outcome
+// (upstream.Core.Start or Begin).
+func (d *Dispatcher) drive(rq *request, req *upstream.Request, t upstream.Target, c *mrtrCall, call *mrtr.Call, done func(error) error) ([]byte, error) {
+	b := t.Backend
 	if ps := d.pool.tracked(call.ID); ps != nil {
 		ps.out.Store(rq.stream)
 		defer ps.out.CompareAndSwap(rq.stream, nil)

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/identity"
+	"github.com/vmcp/vmcp/pkg/tracing"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
 
@@ -46,11 +47,18 @@ func (d *Dispatcher) validate(rq *request, m *method) (mcp.Params, *jsonrpc.Erro
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid params for %s: %v", rq.method, err)}
 	}
+	name := ""
+	if m.name != nil {
+		name = m.name(p)
+	}
+	// The endpoint's span takes the _meta's traceparent (and tracestate,
+	// baggage) as parent when the request had no traceparent header.
+	tracing.Lookup(rq.r.Header).Observe(rq.method, name, p.GetMeta())
 	if jerr := d.checkMeta(rq, p.GetMeta()); jerr != nil {
 		return nil, jerr
 	}
 	if m.name != nil {
-		if jerr := checkNameHeader(rq, m.name(p)); jerr != nil {
+		if jerr := checkNameHeader(rq, name); jerr != nil {
 			return nil, jerr
 		}
 	}
