@@ -153,6 +153,13 @@ type MRTR struct {
 	// protects requestState and cursors vmcp mints; generated at start if empty.
 	StateKey    string   `yaml:"state_key"`
 	ParkTimeout Duration `yaml:"park_timeout"` // parked backend call lifetime; default 5m
+	// MaxParked bounds the calls parked on this node at once (each holds a
+	// backend session); beyond it a call is refused naming the limit.
+	// Default 1000.
+	MaxParked int `yaml:"max_parked"`
+	// MaxParkedPerPrincipal bounds one authenticated principal's parked
+	// calls (default a tenth of max_parked). Without auth only MaxParked applies.
+	MaxParkedPerPrincipal int `yaml:"max_parked_per_principal"`
 }
 
 // Cluster configures multi-node operation on Redis.

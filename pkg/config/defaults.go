@@ -13,6 +13,7 @@ const (
 	DefaultBackendTimeout = 30 * time.Second // backends[].timeout
 	DefaultMaxBodyBytes   = 4 << 20          // http.max_body_bytes
 	DefaultParkTimeout    = 5 * time.Minute  // mrtr.park_timeout
+	DefaultMaxParked      = 1000             // mrtr.max_parked
 )
 
 // Defaults filled in by ApplyDefaults.
@@ -75,6 +76,8 @@ func (c *Config) ApplyDefaults() {
 	setDuration(&c.HTTP.ReadBodyTimeout, defaultReadBodyTimeout)
 	setDuration(&c.HTTP.IdleTimeout, defaultHTTPIdleTimeout)
 	setDuration(&c.MRTR.ParkTimeout, defaultParkTimeout)
+	setInt(&c.MRTR.MaxParked, DefaultMaxParked)
+	setInt(&c.MRTR.MaxParkedPerPrincipal, max(c.MRTR.MaxParked/10, 1))
 	setInt(&c.Cluster.MaxEventsPerSession, defaultMaxEventsPerSession)
 	setString(&c.Cluster.KeyPrefix, defaultKeyPrefix)
 	if a := c.Auth; a != nil {

@@ -59,6 +59,8 @@ func checkExplicit(ps *problems, c *Config) {
 	positive("http.read_body_timeout", c.HTTP.ReadBodyTimeout)
 	positive("http.idle_timeout", c.HTTP.IdleTimeout)
 	positive("mrtr.park_timeout", c.MRTR.ParkTimeout)
+	atLeast("mrtr.max_parked", int64(c.MRTR.MaxParked), 1)
+	atLeast("mrtr.max_parked_per_principal", int64(c.MRTR.MaxParkedPerPrincipal), 1)
 	atLeast("cluster.max_events_per_session", int64(c.Cluster.MaxEventsPerSession), 1)
 }
 

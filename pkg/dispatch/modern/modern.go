@@ -55,6 +55,10 @@ type Options struct {
 	// ParkTimeout bounds how long a Legacy backend's call waits for the
 	// client's retry between rounds before it is cancelled (default 5m).
 	ParkTimeout time.Duration
+	// MaxParked and MaxParkedPerPrincipal bound the calls parked at once,
+	// on this node and per authenticated principal (defaults 1000 and a
+	// tenth of it); beyond them a call is refused naming the limit.
+	MaxParked, MaxParkedPerPrincipal int
 	// NodeID is this node's cluster ID, sealed into the requestState of
 	// parked calls ("" for a single node).
 	NodeID string
@@ -90,6 +94,7 @@ type Dispatcher struct {
 	state    *mrtr.Codec
 	parked   mrtr.Directory
 	pool     *sessionPool   // backend sessions for calls that may park
+	limits   parkLimits     // parked calls in all and per principal (parklimit.go)
 	mu       sync.Mutex     // orders enter against Close
 	wg       sync.WaitGroup // listen streams and parked calls (see enter)
 	closing  atomic.Bool    // Close was called: no new parked calls
@@ -145,6 +150,12 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 	}
 	if opts.Parked == nil {
 		opts.Parked = mrtr.NewMemory()
+	}
+	if opts.MaxParked <= 0 {
+		opts.MaxParked = config.DefaultMaxParked
+	}
+	if opts.MaxParkedPerPrincipal <= 0 {
+		opts.MaxParkedPerPrincipal = max(opts.MaxParked/10, 1)
 	}
 	versions := mcp.SupportedProtocolVersions()
 	d := &Dispatcher{

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/mrtr"
 	"github.com/vmcp/vmcp/pkg/tracing"
 	"github.com/vmcp/vmcp/pkg/upstream"
@@ -42,6 +43,13 @@ func (d *Dispatcher) park(rq *request, req *upstream.Request, t upstream.Target,
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: errShutdown.Error()}
 	}
+	release, err := d.limits.admit(identity.From(rq.r.Context()), d.opts.MaxParked, d.opts.MaxParkedPerPrincipal)
+	if err != nil {
+		done()
+		return nil, err
+	}
+	exit := done
+	done = func() { release(); exit() }
 	hctx := backends.WithClientHeader(rq.r.Context(), rq.r.Header)
 	key := capsKey + "\x00" + b.Principal(rq.r.Header)
 	ps, err := d.pool.get(hctx, b, caps, key)
