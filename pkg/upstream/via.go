@@ -34,10 +34,13 @@ var relayed = map[string]bool{"tools/call": true, "prompts/get": true, "resource
 // revision, else through the go-sdk client. A Modern client's tools/call
 // to a Modern HTTP backend is one direct POST unless the tool mirrors
 // arguments in Mcp-Param-* headers (the go-sdk client builds those); a
-// call to a Legacy backend is parked when the client can be asked or the
+// call to a Legacy backend is parked when the client can be asked, the
 // backend is per-principal (which has no shared connection: the pooled
-// session is keyed by the principal's forwarded headers); everything else
-// uses the backend's shared control connection.
+// session is keyed by the principal's forwarded headers) or streamable
+// HTTP (a pooled session per call: a response the go-sdk client cannot
+// decode breaks that session, not the control connection every Modern
+// client's lists depend on); everything else uses the backend's shared
+// control connection.
 func choose(req *Request, t Target) Via {
 	modernBackend := t.Backend.Modern()
 	if req.Revision == RevisionLegacy {
@@ -49,7 +52,7 @@ func choose(req *Request, t Target) Via {
 	switch {
 	case modernBackend && req.Method == "tools/call" && t.Tool != nil && t.Backend.HTTP() && !backends.HeaderParams(t.Tool):
 		return ViaDirect
-	case !modernBackend && (req.Asks || t.Backend.PerPrincipal()) && relayed[req.Method]:
+	case !modernBackend && (req.Asks || t.Backend.PerPrincipal() || t.Backend.HTTP()) && relayed[req.Method]:
 		return ViaParked
 	}
 	return ViaShared

@@ -78,7 +78,7 @@ func startIdleTargets(tmp string) ([]idleTarget, func(), error) {
 	if err != nil {
 		return nil, stop, fmt.Errorf("echoserver: %w", err)
 	}
-	vm, vmURL, err := startVMCP(tmp, beURL)
+	vm, vmURL, err := startVMCP(tmp, beURL, "sessions:\n  max: 30000\n")
 	if err != nil {
 		return nil, stop, fmt.Errorf("vmcp: %w", err)
 	}

@@ -195,8 +195,9 @@ func startListening(bin string, args, env []string) (*proc, string, error) {
 }
 
 // startVMCP writes a config fronting backendURL (priority strategy: tool
-// names stay bare) and starts vmcp serve with --pprof, waiting for /readyz.
-func startVMCP(tmp, backendURL string) (*proc, string, error) {
+// names stay bare; extra is appended, top-level YAML) and starts vmcp
+// serve with --pprof, waiting for /readyz.
+func startVMCP(tmp, backendURL, extra string) (*proc, string, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, "", err
@@ -216,10 +217,7 @@ aggregation:
   priority: [echo]
 pagination:
   page_size: %d
-sessions:
-  max: 30000
-  max_per_principal: 30000
-`, addr, backendURL, *pageSize)
+%s`, addr, backendURL, *pageSize, extra)
 	path := filepath.Join(tmp, "vmcp-"+strconv.Itoa(os.Getpid())+"-"+strconv.FormatInt(time.Now().UnixNano(), 36)+".yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		return nil, "", err

@@ -22,7 +22,7 @@ func runRow(tmp string, r row) (direct, via result, q ratios, err error) {
 		return direct, via, q, fmt.Errorf("echoserver: %w", err)
 	}
 	defer be.stop()
-	vm, vmURL, err := startVMCP(tmp, beURL)
+	vm, vmURL, err := startVMCP(tmp, beURL, "")
 	if err != nil {
 		return direct, via, q, fmt.Errorf("vmcp: %w", err)
 	}

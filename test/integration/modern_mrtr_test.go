@@ -238,11 +238,12 @@ func TestModernMRTRParkTimeoutCancelsUpstream(t *testing.T) {
 }
 
 // A backend sees exactly the capabilities the Modern client declared: a
-// Modern backend in each request's _meta, a Legacy backend on a parked
-// call's session. A Modern client that cannot be asked calls a Legacy
-// backend on its control connection, which declares what vmcp bridges
-// (so capability-gated tools are listed) and refuses the backend's
-// requests (TestNpmEverythingClientWithoutCapabilityGetsBackendsAnswer).
+// Modern backend in each request's _meta, a Legacy HTTP backend on the
+// pooled session of its parked call (one opened with the client's own
+// capabilities, none included). Only a stdio Legacy backend's calls from a
+// client that cannot be asked use its control connection, which declares
+// what vmcp bridges and refuses the backend's requests
+// (TestNpmEverythingClientWithoutCapabilityGetsBackendsAnswer).
 func TestModernClientCapabilitiesReachBackends(t *testing.T) {
 	report := func(s *mcp.Server) {
 		s.AddTool(&mcp.Tool{Name: "caps", InputSchema: map[string]any{"type": "object"}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -261,7 +262,7 @@ func TestModernClientCapabilitiesReachBackends(t *testing.T) {
 		opts           *mcp.ClientOptions
 		modern, legacy string
 	}{
-		{"none", nil, "elicitation=false sampling=false roots=false", "elicitation=true sampling=true roots=true"},
+		{"none", nil, "elicitation=false sampling=false roots=false", "elicitation=false sampling=false roots=false"},
 		{"elicitation", &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{},
 			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, nil }},
 			"elicitation=true sampling=false roots=false", "elicitation=true sampling=false roots=false"},
