@@ -2,11 +2,12 @@ package auth_test
 
 import (
 	"encoding/json"
-	"github.com/vmcp/vmcp/pkg/telemetry"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/auth"
 	"github.com/vmcp/vmcp/pkg/auth/authtest"
 	"github.com/vmcp/vmcp/pkg/identity"
+	"github.com/vmcp/vmcp/pkg/telemetry"
 )
 
 const audience = "http://127.0.0.1:1/mcp"
@@ -259,4 +261,49 @@ func TestFirstTokenRejectedBeforeAnyKeyFetchIs401Not503(t *testing.T) {
 	w, _ := serve(a, idp.SignNone(t, idp.Claims("alice")), "")
 	require.Equal(t, http.StatusUnauthorized, w.Code, w.Body.String())
 	require.Zero(t, idp.JWKSFetches())
+}
+
+// Regression: a token signed with a rotated key while the issuer's JWKS
+// was unreachable got 401 invalid_token (the token may be fine: 503).
+func TestRotatedKeyWhileJWKSUnreachableWas401(t *testing.T) {
+	idp := authtest.Start(t, audience)
+	var down atomic.Bool
+	jwks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			http.Error(w, "issuer down", http.StatusBadGateway)
+			return
+		}
+		resp, err := http.Get(idp.JWKSURL())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.Copy(w, resp.Body)
+	}))
+	t.Cleanup(jwks.Close)
+	clk := &clock{t: time.Now()}
+	a := newAuth(t, idp, func(o *auth.Options) {
+		o.JWKSURL, o.JWKSRefreshInterval, o.Now = jwks.URL, time.Minute, clk.now
+	})
+	w, _ := serve(a, idp.Token(t, "alice"), "")
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+
+	down.Store(true)
+	idp.Rotate(t)
+	rotated := idp.Token(t, "alice")
+	clk.add(time.Minute) // the refetch interval has passed: the unknown kid is fetched, and that fails
+	for range 2 { // the failed fetch, then within the refetch interval
+		w, _ = serve(a, rotated, "")
+		require.Equal(t, http.StatusServiceUnavailable, w.Code, w.Body.String())
+		assert.NotEmpty(t, w.Header().Get("Retry-After"))
+	}
+	down.Store(false)
+	clk.add(time.Minute)
+	w, _ = serve(a, rotated, "")
+	require.Equal(t, http.StatusOK, w.Code, "the issuer is back: %s", w.Body.String())
+	c := idp.Claims("mallory")
+	w, _ = serve(a, authtest.Tamper(t, rotated, c), "")
+	require.Equal(t, http.StatusUnauthorized, w.Code, "with the JWKS reachable a bad signature is 401")
 }

@@ -84,15 +84,14 @@ func (k *keySet) current() []jose.JSONWebKey {
 	return k.keys
 }
 
-// unavailable is why no token can be checked: the JWKS was fetched and
-// that failed, and no fetch ever succeeded; nil otherwise (also when no
-// fetch was needed yet, as for a token rejected before its signature).
+// unavailable is why a token that failed verification may still be fine:
+// the last JWKS fetch failed (the issuer is unreachable), so the key it
+// names may be one vmcp cannot fetch (503, not 401); nil when the last
+// fetch succeeded or none was needed yet (as for a token rejected before
+// its signature). The state clears with the next successful fetch.
 func (k *keySet) unavailable() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.loaded {
-		return nil
-	}
 	return k.lastErr
 }
 
