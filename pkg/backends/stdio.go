@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,16 +24,19 @@ import (
 // A stdio backend process may print more than JSON-RPC on stdout (a
 // "Starting..." banner, debug lines); the go-sdk's CommandTransport fails
 // the connection on the first such line. vmcp runs the process itself and
-// hands the go-sdk an mcp.IOTransport over a filtered stdout: a line whose
-// first non-blank byte is not '{' or '[' is skipped, counted and logged with
-// the backend's name (the first junkBurst lines, then at most one a
-// second). Stderr lines are logged with the backend's name.
+// hands the go-sdk an mcp.IOTransport over a filtered stdout: a line that is
+// not one complete JSON value starting with '{' or '[' (junk, a banner, a
+// message cut short, or one over maxStdioLine) is skipped, counted and
+// logged with the backend's name (the first junkBurst lines, then at most
+// one a second), so it cannot swallow the messages after it. Stderr lines
+// are logged with the backend's name.
 
 // Bounds of stdio logging: junkBurst skipped lines are logged before the
 // rate limit applies, logLine bytes of a line at most.
 const (
 	junkBurst       = 10
 	logLine         = 512
+	maxStdioLine    = 16 << 20        // bytes of one stdout line (the go-sdk's own frame limit)
 	stdioTerminate  = 2 * time.Second // stdin closed → SIGTERM → SIGKILL
 	stdioWaitOutput = 2 * time.Second // exec.Cmd.WaitDelay: stderr held by grandchildren
 )
@@ -126,7 +130,9 @@ type junkFilter struct {
 	skipped atomic.Int64
 
 	inLine  bool   // the last chunk did not end its line
-	pass    bool   // the current line is passed through
+	pass    bool   // the current line may be JSON-RPC
+	line    []byte // the current such line while it spans chunks
+	tooLong bool   // the current line is over maxStdioLine
 	sample  []byte // the start of the current skipped line
 	pending []byte // passed bytes not yet read
 	err     error
@@ -161,11 +167,11 @@ func (f *junkFilter) take(chunk []byte, more bool) {
 	if !f.inLine {
 		t := bytes.TrimLeft(chunk, " \t\r\n")
 		f.pass = len(t) == 0 || t[0] == '{' || t[0] == '['
-		f.sample = f.sample[:0]
+		f.sample, f.line, f.tooLong = f.sample[:0], f.line[:0], false
 	}
 	f.inLine = more
 	if f.pass {
-		f.pending = chunk
+		f.takeJSON(chunk, more)
 		return
 	}
 	if room := logLine - len(f.sample); room > 0 {
@@ -174,6 +180,38 @@ func (f *junkFilter) take(chunk []byte, more bool) {
 	if !more {
 		f.skip()
 	}
+}
+
+// takeJSON gathers a line that may be JSON-RPC and passes it on once whole
+// if it is one complete JSON value (blank lines too); else it is skipped.
+func (f *junkFilter) takeJSON(chunk []byte, more bool) {
+	if !more && len(f.line) == 0 && !f.tooLong { // the whole line in one chunk
+		f.passLine(chunk)
+		return
+	}
+	if f.tooLong = f.tooLong || len(f.line)+len(chunk) > maxStdioLine; !f.tooLong {
+		f.line = append(f.line, chunk...)
+	} else if len(f.sample) == 0 {
+		f.sample = append(f.sample, f.line[:min(logLine, len(f.line))]...)
+	}
+	if more {
+		return
+	}
+	if f.tooLong {
+		f.skip()
+		return
+	}
+	f.passLine(f.line)
+}
+
+// passLine passes b (one whole line) on if it is blank or valid JSON.
+func (f *junkFilter) passLine(b []byte) {
+	if t := bytes.TrimSpace(b); len(t) == 0 || json.Valid(t) {
+		f.pending = b
+		return
+	}
+	f.sample = append(f.sample[:0], b[:min(logLine, len(b))]...)
+	f.skip()
 }
 
 // skip counts and (rate-limited) logs the skipped line in f.sample.

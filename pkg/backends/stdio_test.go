@@ -62,3 +62,26 @@ func TestLineLoggerLogsEachStderrLine(t *testing.T) {
 		t.Fatalf("logged %d lines, want 3", len(logs))
 	}
 }
+
+// Regression: a stdout line cut short (`{"jsonrpc":"2.0","id":`) reached
+// the go-sdk's decoder, which read on into the next lines: the next two
+// responses were lost and a third failed to decode.
+func TestTruncatedStdoutLineSwallowedTheResponsesAfterIt(t *testing.T) {
+	in := `{"jsonrpc":"2.0","id":` + "\n" +
+		`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n" +
+		`{"unterminated": "` + strings.Repeat("x", 100<<10) + "\n" +
+		`{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"
+	skipped := prometheus.NewCounter(prometheus.CounterOpts{Name: "skipped"})
+	f := newJunkFilter(strings.NewReader(in), slog.New(slog.DiscardHandler), skipped)
+	got, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n" + `{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"
+	if string(got) != want {
+		t.Fatalf("passed %q, want %q", got, want)
+	}
+	if n := testutil.ToFloat64(skipped); n != 2 {
+		t.Errorf("skipped %v lines, want 2", n)
+	}
+}
