@@ -294,7 +294,7 @@ func TestRotatedKeyWhileJWKSUnreachableWas401(t *testing.T) {
 	idp.Rotate(t)
 	rotated := idp.Token(t, "alice")
 	clk.add(time.Minute) // the refetch interval has passed: the unknown kid is fetched, and that fails
-	for range 2 { // the failed fetch, then within the refetch interval
+	for range 2 {        // the failed fetch, then within the refetch interval
 		w, _ = serve(a, rotated, "")
 		require.Equal(t, http.StatusServiceUnavailable, w.Code, w.Body.String())
 		assert.NotEmpty(t, w.Header().Get("Retry-After"))
