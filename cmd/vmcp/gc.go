@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
@@ -31,6 +32,14 @@ const (
 	gcTargetRate   = 1        // collections per second worth paying for
 	gcTuneInterval = 500 * time.Millisecond
 	gcMaxPercent   = 10000
+	// Memory goes back to the OS (debug.FreeOSMemory, at most every
+	// gcReturnEvery) when heap memory free but held exceeds gcReturnFree and
+	// the live heap, or when the goroutine count fell by gcReturnGoroutines
+	// and by half (thousands of sessions or streams ended: their memory is
+	// garbage that an idle process would not collect for two minutes).
+	gcReturnFree       = 64 << 20
+	gcReturnGoroutines = 1000
+	gcReturnEvery      = 20 * time.Second
 )
 
 // tuneGC adjusts the GC percentage to the allocation rate and live heap
@@ -46,14 +55,16 @@ func tuneGC(ctx context.Context) {
 		}
 		headroom = v << 20
 	}
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/allocs:bytes"}}
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/allocs:bytes"}, {Name: "/memory/classes/heap/free:bytes"}}
 	metrics.Read(sample)
 	if sample[0].Value.Kind() != metrics.KindUint64 || sample[1].Value.Kind() != metrics.KindUint64 {
 		return
 	}
 	current := 100
 	lastAllocs, last := sample[1].Value.Uint64(), time.Now()
-	var rate float64 // bytes allocated per second, smoothed
+	var returned time.Time          // last debug.FreeOSMemory
+	peakG := runtime.NumGoroutine() // since then
+	var rate float64                // bytes allocated per second, smoothed
 	t := time.NewTicker(gcTuneInterval)
 	defer t.Stop()
 	for {
@@ -70,6 +81,13 @@ func tuneGC(ctx context.Context) {
 			if p != current && (p > current*11/10 || p < current*9/10 || p == 100) {
 				debug.SetGCPercent(p)
 				current = p
+			}
+			g := runtime.NumGoroutine()
+			peakG = max(peakG, g)
+			free := sample[2].Value.Uint64()
+			if (free > gcReturnFree && free > sample[0].Value.Uint64() || peakG-g >= gcReturnGoroutines && g < peakG/2) && now.Sub(returned) >= gcReturnEvery {
+				debug.FreeOSMemory() // a full collection, then free pages go back to the OS
+				returned, peakG = now, g
 			}
 		}
 	}

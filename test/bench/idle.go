@@ -91,8 +91,8 @@ type idleResult struct {
 }
 
 // openIdle opens n Legacy sessions on url, 64 at a time, each with its own
-// GET stream, and returns them.
-func openIdle(url string, n int) ([]*mcp.ClientSession, error) {
+// GET stream, and returns them with their clients' transport.
+func openIdle(url string, n int) ([]*mcp.ClientSession, *http.Transport, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 64
 	hc := &http.Client{Transport: tr}
@@ -118,14 +118,16 @@ func openIdle(url string, n int) ([]*mcp.ClientSession, error) {
 	wg.Wait()
 	close(errs)
 	if err := <-errs; err != nil {
-		closeIdle(out)
-		return nil, fmt.Errorf("opening %d idle sessions: %w", n, err)
+		closeIdle(out, tr)
+		return nil, nil, fmt.Errorf("opening %d idle sessions: %w", n, err)
 	}
-	return out, nil
+	return out, tr, nil
 }
 
-// closeIdle ends every session (DELETE), 64 at a time.
-func closeIdle(ss []*mcp.ClientSession) {
+// closeIdle ends every session (DELETE), 64 at a time, then closes the
+// clients' connections (the clients are gone).
+func closeIdle(ss []*mcp.ClientSession, tr *http.Transport) {
+	defer tr.CloseIdleConnections()
 	sem := make(chan struct{}, 64)
 	var wg sync.WaitGroup
 	for _, cs := range ss {
@@ -144,14 +146,14 @@ func closeIdle(ss []*mcp.ClientSession) {
 func measureIdle(t idleTarget, n int, watchRSS bool, pre float64) (idleResult, error) {
 	var r idleResult
 	base := t.proc.settled()
-	ss, err := openIdle(t.url, n)
+	ss, tr, err := openIdle(t.url, n)
 	if err != nil {
 		return r, err
 	}
 	loaded := t.proc.settled()
 	r.per, r.loadedRSS = loaded.minus(base).per(n), loaded.rssKB
 	start := time.Now()
-	closeIdle(ss)
+	closeIdle(ss, tr)
 	if !watchRSS {
 		t.proc.settled()
 		return r, nil
