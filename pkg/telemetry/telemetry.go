@@ -95,23 +95,6 @@ func New() *Metrics {
 			Name: "vmcp_undeliverable_messages_total",
 			Help: "Server-to-client messages vmcp could not deliver, by method.",
 		}, []string{"method"}),
-		ProgressDropped: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "vmcp_progress_dropped_total",
-			Help: "Backend progress notifications dropped (a token no call sent, or after its call ended), by backend and reason.",
-		}, []string{"backend", "reason"}),
-		BackendRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "vmcp_backend_requests_total",
-			Help: "Requests sent to backends on a client's behalf, by backend, method, client revision and outcome.",
-		}, []string{"backend", "method", "revision", "outcome"}),
-		BackendErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "vmcp_backend_errors_total",
-			Help: "Failed backend requests, by backend, method and client revision.",
-		}, []string{"backend", "method", "revision"}),
-		BackendLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "vmcp_backend_request_duration_seconds",
-			Help:    "Duration of requests to backends in seconds, by backend and method.",
-			Buckets: latencyBuckets,
-		}, []string{"backend", "method"}),
 		Relayed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vmcp_relayed_requests_total",
 			Help: "Legacy client requests relayed as raw JSON-RPC to a backend session, by method.",
@@ -120,24 +103,13 @@ func New() *Metrics {
 			Name: "vmcp_session_events_not_stored_total",
 			Help: "Session events that could not be written to the cluster event store.",
 		}),
-		GetStreamReconnects: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "vmcp_backend_get_stream_reconnects_total",
-			Help: "Backend standalone GET streams reopened after they ended, by backend.",
-		}, []string{"backend"}),
-		GetStreamAbandoned: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "vmcp_backend_get_stream_abandoned_total",
-			Help: "Backend standalone GET streams no longer reopened (405, 404 or too many failed attempts), by backend.",
-		}, []string{"backend"}),
-		StdioSkippedLines: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "vmcp_stdio_skipped_lines_total",
-			Help: "Stdout lines of stdio backends that were not JSON-RPC and were skipped, by backend.",
-		}, []string{"backend"}),
 		AuthRejected: NewAuthRejected(),
 		SessionForbidden: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vmcp_session_principal_mismatch_total",
 			Help: "Legacy session requests refused because another principal created the session, by method.",
 		}, []string{"method"}),
 	}
+	m.newBackendMetrics()
 	for _, outcome := range []string{"ok", "invalid", "partial"} {
 		m.ConfigReloads.WithLabelValues(outcome) // both series exist from the start (rate() needs them)
 	}
@@ -145,6 +117,41 @@ func New() *Metrics {
 		m.Relayed, m.EventsNotStored, m.AuthRejected, m.SessionForbidden,
 		m.GetStreamReconnects, m.GetStreamAbandoned, m.StdioSkippedLines, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// newBackendMetrics builds the backend-side series of m (requests,
+// errors and latency per backend, GET stream and stdio counters, dropped
+// progress).
+func (m *Metrics) newBackendMetrics() {
+	m.ProgressDropped = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "vmcp_progress_dropped_total",
+		Help: "Backend progress notifications dropped (a token no call sent, or after its call ended), by backend and reason.",
+	}, []string{"backend", "reason"})
+	m.BackendRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "vmcp_backend_requests_total",
+		Help: "Requests sent to backends on a client's behalf, by backend, method, client revision and outcome.",
+	}, []string{"backend", "method", "revision", "outcome"})
+	m.BackendErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "vmcp_backend_errors_total",
+		Help: "Failed backend requests, by backend, method and client revision.",
+	}, []string{"backend", "method", "revision"})
+	m.BackendLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "vmcp_backend_request_duration_seconds",
+		Help:    "Duration of requests to backends in seconds, by backend and method.",
+		Buckets: latencyBuckets,
+	}, []string{"backend", "method"})
+	m.GetStreamReconnects = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "vmcp_backend_get_stream_reconnects_total",
+		Help: "Backend standalone GET streams reopened after they ended, by backend.",
+	}, []string{"backend"})
+	m.GetStreamAbandoned = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "vmcp_backend_get_stream_abandoned_total",
+		Help: "Backend standalone GET streams no longer reopened (405, 404 or too many failed attempts), by backend.",
+	}, []string{"backend"})
+	m.StdioSkippedLines = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "vmcp_stdio_skipped_lines_total",
+		Help: "Stdout lines of stdio backends that were not JSON-RPC and were skipped, by backend.",
+	}, []string{"backend"})
 }
 
 // latencyBuckets are the histogram buckets in seconds, client and backend

@@ -135,7 +135,20 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.mgr = backends.NewManager(cfg.Backends, s.agg, log, Version, s.backendOptions(opts)...)
 	s.mgr.Start(opts.StartWait)
 	s.core = upstream.New(s.agg, s.mgr, s.metrics)
-	access := authz.New(cfg.Authorization) // nil: every principal sees and uses everything
+	s.newDispatchers(cfg, opts, authz.New(cfg.Authorization)) // nil policy: every principal sees and uses everything
+	if err := s.startTelemetry(opts); err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.handler = s.routes()
+	return s, nil
+}
+
+// newDispatchers builds the Legacy and Modern dispatchers over s's
+// catalogue, backends and call core, with the access policy and one cursor
+// codec for both revisions.
+func (s *Server) newDispatchers(cfg *config.Config, opts Options, access *authz.Policy) {
+	log := s.log
 	s.core.SetPolicy(access)
 	codec := pagination.NewCodec(s.stateKey) // one cursor codec for both revisions
 	impl := &mcp.Implementation{Name: cfg.Name, Version: Version}
@@ -175,12 +188,6 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		Core:                  s.core,
 		Metrics:               s.metrics,
 	})
-	if err := s.startTelemetry(opts); err != nil {
-		s.Close()
-		return nil, err
-	}
-	s.handler = s.routes()
-	return s, nil
 }
 
 // legacyDeliverable is what vmcp delivers to Legacy client sessions.

@@ -140,23 +140,7 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 	if err != nil {
 		panic("modern: Implementation does not marshal: " + err.Error())
 	}
-	if opts.State == nil {
-		key := make([]byte, 32)
-		_, _ = rand.Read(key)
-		opts.State = mrtr.NewCodec(key)
-	}
-	if opts.ParkTimeout <= 0 {
-		opts.ParkTimeout = config.DefaultParkTimeout
-	}
-	if opts.Parked == nil {
-		opts.Parked = mrtr.NewMemory()
-	}
-	if opts.MaxParked <= 0 {
-		opts.MaxParked = config.DefaultMaxParked
-	}
-	if opts.MaxParkedPerPrincipal <= 0 {
-		opts.MaxParkedPerPrincipal = max(opts.MaxParked/10, 1)
-	}
+	opts.parkDefaults()
 	versions := mcp.SupportedProtocolVersions()
 	d := &Dispatcher{
 		opts:     opts,
@@ -176,6 +160,28 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 	mgr.OnUndeliverable(d.undeliverable) // progress and logs that reach no call (stream.go)
 	agg.OnChange(d.catalogueChanged)
 	return d
+}
+
+// parkDefaults fills the MRTR options left zero: a random state key, the
+// park timeout and the parked-call limits of pkg/config, a memory Directory.
+func (o *Options) parkDefaults() {
+	if o.State == nil {
+		key := make([]byte, 32)
+		_, _ = rand.Read(key)
+		o.State = mrtr.NewCodec(key)
+	}
+	if o.ParkTimeout <= 0 {
+		o.ParkTimeout = config.DefaultParkTimeout
+	}
+	if o.Parked == nil {
+		o.Parked = mrtr.NewMemory()
+	}
+	if o.MaxParked <= 0 {
+		o.MaxParked = config.DefaultMaxParked
+	}
+	if o.MaxParkedPerPrincipal <= 0 {
+		o.MaxParkedPerPrincipal = max(o.MaxParked/10, 1)
+	}
 }
 
 // Subscriptions returns the registry of open subscriptions/listen streams.

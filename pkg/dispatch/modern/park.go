@@ -11,7 +11,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
-	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/mrtr"
 	"github.com/vmcp/vmcp/pkg/tracing"
 	"github.com/vmcp/vmcp/pkg/upstream"
@@ -39,17 +38,10 @@ type inputRequired struct {
 // for a client that declared caps.
 func (d *Dispatcher) park(rq *request, req *upstream.Request, t upstream.Target, c *mrtrCall, caps *mcp.ClientCapabilities, capsKey string) ([]byte, error) {
 	b := t.Backend
-	done, ok := d.enter()
-	if !ok {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: errShutdown.Error()}
-	}
-	release, err := d.limits.admit(identity.From(rq.r.Context()), d.opts.MaxParked, d.opts.MaxParkedPerPrincipal)
+	done, err := d.enterParked(rq.r.Context())
 	if err != nil {
-		done()
 		return nil, err
 	}
-	exit := done
-	done = func() { release(); exit() }
 	hctx := backends.WithClientHeader(rq.r.Context(), rq.r.Header)
 	key := capsKey + "\x00" + b.Principal(rq.r.Header)
 	ps, err := d.pool.get(hctx, b, caps, key)

@@ -1,6 +1,7 @@
 package modern
 
 import (
+	"context"
 	"fmt"
 	"sync"
 
@@ -16,6 +17,22 @@ type parkLimits struct {
 	mu    sync.Mutex
 	total int
 	by    map[string]int // by principal key; anonymous callers are not counted here
+}
+
+// enterParked tracks one parked call (enter) within the parked-call
+// limits of the principal on ctx; done ends both. During shutdown, or
+// beyond a limit, it returns the JSON-RPC error to answer.
+func (d *Dispatcher) enterParked(ctx context.Context) (done func(), err error) {
+	exit, ok := d.enter()
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: errShutdown.Error()}
+	}
+	release, err := d.limits.admit(identity.From(ctx), d.opts.MaxParked, d.opts.MaxParkedPerPrincipal)
+	if err != nil {
+		exit()
+		return nil, err
+	}
+	return func() { release(); exit() }, nil
 }
 
 // admit reserves one parked call for p within max (the node's) and
