@@ -9,7 +9,11 @@
 #     rounds): c=1 p50 latency and
 #     req/s, c=32 req/s, a full tools/list walk, and vmcp's CPU time and
 #     allocations per proxied call, with ratios vmcp/direct and PASS/MISS
-#     against the targets. About 2 min. Extra arguments go to it
+#     against the targets; then the idle row (RSS, goroutines, fds per
+#     idle Legacy session at 200/2,000/10,000; RSS after they close) and the
+#     fan-out row (one backend tools/list_changed to 1,000 Legacy GET and
+#     1,000 Modern listen streams, p50/p99/last, direct vs via vmcp).
+#     About 5 min. Extra arguments go to it
 #     (e.g. -rounds 5, -rows modern, -profile DIR for vmcp pprof profiles).
 #  2. go test benchmarks, in process, with allocations per call; the
 #     ViaVMCP ones report vmcp's own share as vmcp-allocs/op and vmcp-B/op.

@@ -48,9 +48,9 @@ var (
 	durN       = flag.Duration("cN", 3*time.Second, "duration of one c=N run")
 	conc       = flag.Int("conc", 32, "concurrent client sessions of the c=N run")
 	walkTime   = flag.Duration("walk", 600*time.Millisecond, "time spent on tools/list walks per round")
-	nTools     = flag.Int("tools", 200, "extra backend tools (the list walk sees tools+1)")
+	nTools     = flag.Int("tools", 200, "extra backend tools (the list walk sees tools+2: echo and touch too)")
 	pageSize   = flag.Int("page-size", 50, "tools/list page size, backend and vmcp")
-	rowsFlag   = flag.String("rows", "legacy,modern,idle", "rows to run: legacy, modern, idle")
+	rowsFlag   = flag.String("rows", "legacy,modern,idle,fanout", "rows to run: legacy, modern, idle, fanout")
 	profileDir = flag.String("profile", "", "if set, write vmcp CPU and alloc profiles of one c=N run per row here")
 	vmcpEnv    = flag.String("vmcp-env", "", "extra environment for vmcp, e.g. GOGC=200 (comma separated)")
 	verbose    = flag.Bool("v", false, "print every round")
@@ -111,7 +111,7 @@ func run() error {
 		return fmt.Errorf("vmcp binary: %w (run make build)", err)
 	}
 	var rows []row
-	idle := false
+	idle, fanout := false, false
 	for _, r := range strings.Split(*rowsFlag, ",") {
 		switch strings.TrimSpace(r) {
 		case "legacy":
@@ -120,6 +120,8 @@ func run() error {
 			rows = append(rows, row{"Modern client → stateless backend", "", true})
 		case "idle":
 			idle = true
+		case "fanout":
+			fanout = true
 		}
 	}
 	startLoad := loadavg()
@@ -127,7 +129,7 @@ func run() error {
 		fmt.Printf("warning: load average %s before starting: other processes use the CPU, so figures will be noisy\n", startLoad)
 	}
 	fmt.Printf("vmcp bench: %d CPUs, %d rounds, c=1 %s, c=%d %s, tools/list walk over %d tools (page size %d)\n",
-		runtime.NumCPU(), *rounds, *dur1, *conc, *durN, *nTools+1, *pageSize)
+		runtime.NumCPU(), *rounds, *dur1, *conc, *durN, wantTools(), *pageSize)
 	var out []summary
 	for _, r := range rows {
 		d, v, q, err := runRow(tmp, r)
@@ -140,7 +142,12 @@ func run() error {
 		printCalls(out, startLoad)
 	}
 	if idle {
-		return runIdle(tmp)
+		if err := runIdle(tmp); err != nil {
+			return err
+		}
+	}
+	if fanout {
+		return runFanout(tmp)
 	}
 	return nil
 }

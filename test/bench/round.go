@@ -86,8 +86,8 @@ func (t *target) warm() error {
 	if tc, ok := res.Content[0].(*mcp.TextContent); !ok || tc.Text != "hello, vmcp" {
 		return fmt.Errorf("echo: unexpected result %+v", res.Content[0])
 	}
-	if n, err := walk(t.one); t.name != "proxy" && (err != nil || n != *nTools+1) { // the floor is measured on calls only
-		return fmt.Errorf("tools/list walk: %d tools, err %v (want %d)", n, err, *nTools+1)
+	if n, err := walk(t.one); t.name != "proxy" && (err != nil || n != wantTools()) { // the floor is measured on calls only
+		return fmt.Errorf("tools/list walk: %d tools, err %v (want %d)", n, err, wantTools())
 	}
 	_, _, err = t.concurrent(300 * time.Millisecond)
 	return err
@@ -189,7 +189,7 @@ func round(targets []*target, profile bool, r row) ([]result, error) {
 				continue
 			}
 			s := time.Now()
-			if n, err := walk(targets[j].one); err != nil || n != *nTools+1 {
+			if n, err := walk(targets[j].one); err != nil || n != wantTools() {
 				return nil, fmt.Errorf("%s: tools/list walk: %d tools, %v", targets[j].name, n, err)
 			}
 			accs[j].walks = append(accs[j].walks, time.Since(s))
@@ -244,3 +244,7 @@ func (t *target) concurrent(d time.Duration) (within, all int64, err error) {
 	}
 	return n.Load(), total.Load(), nil
 }
+
+// wantTools is the number of tools a full walk sees: echo, touch and the
+// -tools fillers.
+func wantTools() int { return *nTools + 2 }

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	_ "net/http/pprof"
 	"os"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -47,6 +48,13 @@ func main() {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name}}}, nil
 		})
 	}
+	var touched atomic.Int64 // touch adds a tool: every session gets tools/list_changed (the bench's fan-out row)
+	srv.AddTool(&mcp.Tool{Name: "touch", Description: "adds a tool, so that clients get tools/list_changed", InputSchema: textSchema("ignored")},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			name := fmt.Sprintf("dyn%06d", touched.Add(1))
+			srv.AddTool(&mcp.Tool{Name: name, InputSchema: textSchema("ignored")}, echo)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name}}}, nil
+		})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless: *stateless,
 		Logger:    slog.New(slog.DiscardHandler),
