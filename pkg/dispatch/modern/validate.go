@@ -95,7 +95,29 @@ func (d *Dispatcher) checkMeta(rq *request, meta map[string]any) *jsonrpc.Error 
 			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid _meta field %q: must be an object", mcp.MetaKeyClientInfo)}
 		}
 	}
+	if err := checkMetaValues(meta); err != nil {
+		return err
+	}
 	rq.clientCaps = caps
+	return nil
+}
+
+// checkMetaValues refuses (-32602) a logLevel that is not one of the
+// RFC 5424 levels and a progressToken that is neither a string nor a
+// number (2026-07-28 _meta).
+func checkMetaValues(meta map[string]any) *jsonrpc.Error {
+	if lv, present := meta[mcp.MetaKeyLogLevel]; present {
+		if s, ok := lv.(string); !ok || !slices.Contains(logLevels, mcp.LoggingLevel(s)) {
+			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid _meta field %q: want one of %v", mcp.MetaKeyLogLevel, logLevels)}
+		}
+	}
+	if tok, present := meta["progressToken"]; present {
+		switch tok.(type) {
+		case nil, string, float64, json.Number, int, int64: // null: no token, as absent
+		default:
+			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: `invalid _meta field "progressToken": want a string or a number`}
+		}
+	}
 	return nil
 }
 

@@ -142,6 +142,9 @@ func TestRejections(t *testing.T) {
 			return p
 		}(), nil, 400, jsonrpc.CodeInvalidParams, mcp.MetaKeyClientCapabilities},
 		{"no params at all", "tools/list", noParams, nil, 400, jsonrpc.CodeInvalidParams, mcp.MetaKeyProtocolVersion},
+		// Regression: a nonsense logLevel and an object progressToken were accepted silently.
+		{"_meta logLevel not a level", "tools/list", withMeta("", map[string]any{mcp.MetaKeyLogLevel: "nonsense"}), nil, 400, jsonrpc.CodeInvalidParams, mcp.MetaKeyLogLevel},
+		{"_meta progressToken an object", "tools/list", withMeta("", map[string]any{"progressToken": map[string]any{"obj": 1}}), nil, 400, jsonrpc.CodeInvalidParams, "progressToken"},
 		{"unknown method", "tools/frobnicate", nil, nil, 404, jsonrpc.CodeMethodNotFound, "tools/frobnicate"},
 		{"unknown tool", "tools/call", map[string]any{"name": "nope", "arguments": map[string]any{}}, nil, 400, jsonrpc.CodeInvalidParams, `"nope"`},
 		{"unknown prompt", "prompts/get", map[string]any{"name": "nope"}, nil, 400, jsonrpc.CodeInvalidParams, `"nope"`},
