@@ -80,10 +80,15 @@ func (s *Server) serveLegacy(w http.ResponseWriter, r *http.Request) {
 	principal := identity.From(r.Context())
 	switch {
 	case id == "":
-		s.legacy.ServeHTTP(w, r)
+		if !s.legacy.Refuse(w, r) { // 400 + -32700/-32600 as JSON-RPC bodies
+			s.legacy.ServeHTTP(w, r)
+		}
 	case s.legacy.HasSession(id):
 		if owner, _ := s.cluster.SessionPrincipal(id); owner != principal.Key() {
 			s.forbidden(w, r, id, principal)
+			return
+		}
+		if s.legacy.Refuse(w, r) { // only after the owner check: a refusal may end the session's pending request
 			return
 		}
 		if cluster.StandaloneGET(r) {

@@ -95,9 +95,6 @@ func (s *Server) endpoint(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if s.legacy.Refuse(w, r) { // 400 + -32700/-32600 as JSON-RPC bodies
-		return
-	}
 	s.serveLegacy(w, r) // here, or forwarded to the session's owner node (cluster.go)
 }
 

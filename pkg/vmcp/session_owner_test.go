@@ -101,6 +101,11 @@ func TestAnotherPrincipalCannotUseASessionItDidNotCreate(t *testing.T) {
 	require.Less(t, time.Since(start), 2*time.Second, "refused at once, not after waiting for the stream lease")
 	resp, _ = raw(t, http.MethodDelete, v.URL, bob, s1, "")
 	require.Equal(t, http.StatusForbidden, resp.StatusCode, "DELETE")
+	// Regression: an answer with neither result nor error was refused (and
+	// ended the session's pending request with that id) before the owner
+	// check.
+	resp, _ = raw(t, http.MethodPost, v.URL, bob, s1, `{"jsonrpc":"2.0","id":1}`)
+	require.Equal(t, http.StatusForbidden, resp.StatusCode, "an empty answer on another's session")
 
 	got, err := call(t, a1, "alpha_count")
 	require.NoError(t, err, "the owner's session survived")
@@ -128,7 +133,7 @@ func TestAnotherPrincipalCannotUseASessionItDidNotCreate(t *testing.T) {
 		t.Fatal("the first session's own GET stream got no tools/list_changed")
 	}
 
-	require.Equal(t, before+5, refused(), "each refusal is counted")
+	require.Equal(t, before+6, refused(), "each refusal is counted")
 
 	resp, _ = raw(t, http.MethodPost, v.URL, bob, "no-such-session", countCall)
 	require.Equal(t, http.StatusNotFound, resp.StatusCode, "an unknown session stays 404")
