@@ -231,3 +231,30 @@ func TestReloadReplacesChangedBackend(t *testing.T) {
 	require.Equal(t, 2, created, "the client's backend session moved to the new server")
 	require.Equal(t, 2, open)
 }
+
+// Regression: the parked-session pool was keyed by backend name, so after
+// a reload replaced a Legacy backend (here: a new URL) a Modern client's
+// call reused an idle session opened on the retired one and reached the
+// old server.
+func TestModernCallAfterReloadReachedTheReplacedBackend(t *testing.T) {
+	says := func(word string) func(*mcp.Server) {
+		return func(s *mcp.Server) {
+			s.AddTool(&mcp.Tool{Name: "who", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return textResultOf(word), nil
+			})
+		}
+	}
+	old := startSessionBackend(t, "be", says("old"))
+	repl := startSessionBackend(t, "be", says("new"))
+	v := harness.StartVMCP(t, nil, old.config())
+	cs := v.Connect(t, "", nil) // Modern: a Legacy HTTP backend's call runs on a pooled session
+	res, err := cs.CallTool(ctx(t), &mcp.CallToolParams{Name: "be_who"})
+	require.NoError(t, err)
+	require.Equal(t, "old", harness.Text(t, res))
+
+	rec := v.Server.Reload(withBackends(v.Config, repl.config()), vmcp.ReloadAPI)
+	require.Equal(t, []string{"be"}, rec.Changed)
+	res, err = cs.CallTool(ctx(t), &mcp.CallToolParams{Name: "be_who"})
+	require.NoError(t, err)
+	require.Equal(t, "new", harness.Text(t, res), "the call reaches the backend the config names now")
+}

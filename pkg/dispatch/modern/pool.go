@@ -186,10 +186,17 @@ func (p *sessionPool) janitor() {
 	}
 }
 
+// poolKey is key for backend b: its name and the instance, so that after
+// a reload replaces b (a new URL or credentials) the retired instance's
+// idle sessions are never handed to calls routed to the new one.
+func poolKey(b *backends.Backend, key string) string {
+	return fmt.Sprintf("%s\x00%p\x00%s", b.Name(), b, key)
+}
+
 // get returns an idle session for key, or opens one on b with caps. ctx
 // carries the client's headers (forwarded on the backend's initialize).
 func (p *sessionPool) get(ctx context.Context, b *backends.Backend, caps *mcp.ClientCapabilities, key string) (*parkSession, error) {
-	key = b.Name() + "\x00" + key
+	key = poolKey(b, key)
 	p.mu.Lock()
 	var stale []*parkSession
 	var got *parkSession
@@ -238,8 +245,8 @@ func (p *sessionPool) get(ctx context.Context, b *backends.Backend, caps *mcp.Cl
 // reused.
 func (p *sessionPool) renew(ctx context.Context, b *backends.Backend, caps *mcp.ClientCapabilities, key string) (*parkSession, error) {
 	p.mu.Lock()
-	stale := p.idle[b.Name()+"\x00"+key]
-	delete(p.idle, b.Name()+"\x00"+key)
+	stale := p.idle[poolKey(b, key)]
+	delete(p.idle, poolKey(b, key))
 	p.mu.Unlock()
 	for _, ps := range stale {
 		go ps.cs.Close()
