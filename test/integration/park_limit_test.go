@@ -19,6 +19,7 @@ import (
 // naming the limit, and a slot is free again once a parked call ends.
 func TestParkedCallsWereUnbounded(t *testing.T) {
 	legacyBE := harness.StartBackend(t, "lb", harness.Stateful, func(s *mcp.Server) {
+		harness.AddEcho(s, "echo")
 		s.AddTool(&mcp.Tool{Name: "ask", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			er, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "name?", RequestedSchema: nameSchema})
 			if err != nil {
@@ -43,6 +44,9 @@ func TestParkedCallsWereUnbounded(t *testing.T) {
 	require.Equal(t, http.StatusOK, st, "%v", msg)
 	require.Contains(t, msg["error"].(map[string]any)["message"], "mrtr.max_parked is 2")
 	require.Equal(t, 2, v.Server.ParkedCalls(), "the refused call parked nothing")
+	st, msg = modernRPC(t, v, `6`, "tools/call", "lb_echo", map[string]any{"name": "lb_echo", "arguments": map[string]any{"text": "hi"}})
+	require.Equal(t, http.StatusOK, st, "%v", msg)
+	require.Nil(t, msg["error"], "a call whose client cannot be asked never parks, so the limit does not apply: %v", msg)
 
 	answers := map[string]any{}
 	for id := range first["inputRequests"].(map[string]any) {

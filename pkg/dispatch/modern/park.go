@@ -38,7 +38,7 @@ type inputRequired struct {
 // for a client that declared caps.
 func (d *Dispatcher) park(rq *request, req *upstream.Request, t upstream.Target, c *mrtrCall, caps *mcp.ClientCapabilities, capsKey string) ([]byte, error) {
 	b := t.Backend
-	done, err := d.enterParked(rq.r.Context())
+	done, err := d.enterParked(rq.r.Context(), req.Asks)
 	if err != nil {
 		return nil, err
 	}

@@ -19,13 +19,18 @@ type parkLimits struct {
 	by    map[string]int // by principal key; anonymous callers are not counted here
 }
 
-// enterParked tracks one parked call (enter) within the parked-call
-// limits of the principal on ctx; done ends both. During shutdown, or
-// beyond a limit, it returns the JSON-RPC error to answer.
-func (d *Dispatcher) enterParked(ctx context.Context) (done func(), err error) {
+// enterParked tracks one call on the parked path (enter) and, when its
+// client can be asked (so it may park between rounds), holds it within the
+// parked-call limits of the principal on ctx; done ends both. A call whose
+// client cannot be asked is bounded by its backend timeout instead. During
+// shutdown, or beyond a limit, it returns the JSON-RPC error to answer.
+func (d *Dispatcher) enterParked(ctx context.Context, asks bool) (done func(), err error) {
 	exit, ok := d.enter()
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: errShutdown.Error()}
+	}
+	if !asks {
+		return exit, nil
 	}
 	release, err := d.limits.admit(identity.From(ctx), d.opts.MaxParked, d.opts.MaxParkedPerPrincipal)
 	if err != nil {
