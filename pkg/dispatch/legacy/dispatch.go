@@ -288,10 +288,15 @@ func (d *Dispatcher) admit(ctx context.Context, ss *mcp.ServerSession, header ht
 	if d.opts.OnSession != nil {
 		if err := d.opts.OnSession(ctx, s.id, true); err != nil { // outside d.mu: may do I/O
 			d.mu.Lock()
-			delete(d.sessions, s.id)
+			mine := d.sessions[s.id] == s // else its end was reported meanwhile (sessionEnds releases it)
+			if mine {
+				delete(d.sessions, s.id)
+			}
 			d.mu.Unlock()
-			s.close()
-			d.wg.Done()
+			if mine {
+				s.close()
+				d.wg.Done()
+			}
 			d.log.Warn("client session refused", "session", s.id, "error", err)
 			return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 		}

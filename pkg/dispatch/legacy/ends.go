@@ -24,6 +24,7 @@ func (e sessionEnds) SessionClosed(ctx context.Context, sessionID string) error 
 	err := e.EventStore.SessionClosed(ctx, sessionID)
 	e.d.mu.Lock()
 	s := e.d.sessions[sessionID]
+	delete(e.d.sessions, sessionID) // whoever removes it owns the admit's wg.Add
 	e.d.mu.Unlock()
 	if s != nil {
 		go func() {
