@@ -69,7 +69,9 @@ func (b *Backend) ListSession(ctx context.Context, cs *mcp.ClientSession) (aggre
 }
 
 // DiscoverFor lists every per-principal backend with pr's credential and
-// publishes each inventory as pr's own (a failed one is withdrawn). set is
+// publishes each inventory's tools as pr's own (a failed one is
+// withdrawn); its prompts and resources are not published, since only
+// tools/call reaches such a backend on every path. set is
 // pr's Legacy client session's SessionSet, whose backend sessions are used
 // (and stay open); with set nil (Modern) each backend is listed on a
 // session of its own carrying header, closed after. Anonymous principals
@@ -79,7 +81,7 @@ func (m *Manager) DiscoverFor(ctx context.Context, pr identity.Principal, header
 		return
 	}
 	var wg sync.WaitGroup
-	for _, b := range m.list {
+	for _, b := range m.backends() { // under lock: a reload may swap the list
 		if !b.perPrincipal {
 			continue
 		}
@@ -92,6 +94,7 @@ func (m *Manager) DiscoverFor(ctx context.Context, pr identity.Principal, header
 				m.agg.RemoveFor(pr.Key(), b.Name())
 				return
 			}
+			inv.Resources, inv.Templates, inv.Prompts = nil, nil, nil
 			m.agg.UpdateFor(pr.Key(), inv)
 		}()
 	}

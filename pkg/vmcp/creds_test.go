@@ -2,6 +2,7 @@ package vmcp_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -50,6 +51,9 @@ func startGatedMode(t *testing.T, name string, mode harness.Mode, accept ...stri
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: "test"}, nil)
 	harness.AddEcho(srv, "secret")
+	srv.AddPrompt(&mcp.Prompt{Name: name + "-prompt"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{}, nil
+	})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{Stateless: mode == harness.Stateless})
 	g := &gated{accept: map[string]bool{}, changed: make(chan struct{})}
@@ -185,6 +189,14 @@ func TestPerUserBackendIsDiscoveredAndUsedWithThatUsersTokenOnly(t *testing.T) {
 			out, err := call(t, a, "vault_secret")
 			require.NoError(t, err)
 			require.Equal(t, "secret:hi", out)
+			// Regression (review): a per-user backend's prompts were listed
+			// although no path could get them; only its tools are offered.
+			var prompts []string
+			for p, err := range a.Prompts(context.Background(), nil) {
+				require.NoError(t, err)
+				prompts = append(prompts, p.Name)
+			}
+			require.Equal(t, []string{"open_open-prompt"}, prompts, "the per-user backend's prompt is not listed")
 
 			b, _, err := connect(t, v.URL, tokB, version, nil)
 			require.NoError(t, err)
