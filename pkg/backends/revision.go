@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -18,7 +19,9 @@ import (
 // results vmcp fulfils from the client: a backend that refuses the Legacy
 // initialize, and a streamable HTTP backend that answers it without an
 // Mcp-Session-Id (stateless: it has no session to send requests on). Either
-// is remembered until the control connection reconnects.
+// is remembered until the control connection reconnects; a transport
+// failure (refused connection, timeout, 5xx) only falls back for that one
+// session.
 
 // legacyRevision is the revision of backend sessions opened for Legacy
 // clients on backends whose control connection is Modern.
@@ -47,7 +50,9 @@ func (b *Backend) dialSession(ctx context.Context, opts SessionOptions,
 	if err == nil && (!b.isHTTP() || cs.ID() != "") {
 		return cs, client, nil
 	}
-	b.noLegacy.Store(true)
+	if err == nil || answered(err) { // an answer, not a transport failure: remember it
+		b.noLegacy.Store(true)
+	}
 	if err == nil {
 		_ = cs.Close()
 		b.log.Info("backend keeps no Legacy sessions (initialize answered without Mcp-Session-Id); Legacy clients' sessions use the Modern revision",
@@ -57,4 +62,15 @@ func (b *Backend) dialSession(ctx context.Context, opts SessionOptions,
 			"revision", control, "error", err)
 	}
 	return dial(ctx, control)
+}
+
+// codeRejected is the go-sdk's code for a message its transport could not
+// deliver (jsonrpc2.ErrRejected: an HTTP error status, a dropped
+// connection), which is not the backend's answer.
+const codeRejected = -32005
+
+// answered reports whether err is the backend's own JSON-RPC error answer.
+func answered(err error) bool {
+	var we *jsonrpc.Error
+	return errors.As(err, &we) && we.Code != codeRejected
 }

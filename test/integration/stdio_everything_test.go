@@ -1,7 +1,9 @@
 package integration
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -207,4 +210,42 @@ func TestHTTPLegacyClientSessionIsLegacyWhereBackendKeepsSessions(t *testing.T) 
 	require.Equal(t, "ada likes ada; Paris; 1 root(s)", callOK(t, cs, "quiz", nil))
 	require.Equal(t, "ada likes ada", callOK(t, cs, "wizard", nil))
 	require.Equal(t, 4, a.count("elicitation/create"))
+}
+
+// Regression (review): one failed Legacy initialize (a 503, a refused
+// connection) pinned every later Legacy client of the backend to the
+// Modern revision until its control connection reconnected; only an
+// answer (a refusal, or no Mcp-Session-Id) is remembered now.
+func TestTransientLegacyInitializeFailurePinnedTheBackendToModern(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "dual", Version: "test"}, nil)
+	addQuiz(srv, nil)
+	harness.AddEcho(srv, "echo")
+	get := func(*http.Request) *mcp.Server { return srv }
+	modern := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true})
+	legacy := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{SessionTimeout: time.Minute})
+	var legacyInits, failed atomic.Int64
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Protocol-Version") >= modernRevision {
+			modern.ServeHTTP(w, r)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"method":"initialize"`)) {
+			legacyInits.Add(1)
+			if failed.CompareAndSwap(0, 1) {
+				http.Error(w, "try again", http.StatusServiceUnavailable)
+				return
+			}
+		}
+		legacy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	v := harness.StartVMCP(t, unprefixed, config.Backend{Name: "dual", URL: hs.URL, Transport: config.TransportStreamableHTTP})
+	require.Equal(t, modernRevision, controlRevision(t, v, "dual"))
+	first, _ := askedClient(t, v, "2025-11-25") // its Legacy initialize gets the 503: its session falls back to Modern
+	require.Equal(t, "echo:x", callOK(t, first, "echo", map[string]any{"text": "x"}))
+	second, _ := askedClient(t, v, "2025-11-25")
+	require.Equal(t, "ada likes ada; Paris; 1 root(s)", callOK(t, second, "quiz", nil), "the second client's session is Legacy again, so the backend can ask")
+	require.EqualValues(t, 2, legacyInits.Load())
 }
