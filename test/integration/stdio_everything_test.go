@@ -177,12 +177,21 @@ func TestStdioModernClientAnswersInputRequests(t *testing.T) {
 // (Modern POSTs to a stateless handler, the rest to a stateful one), as a
 // real Modern server that keeps Legacy sessions does; setup adds tools.
 func dualEraBackend(t *testing.T, setup func(*mcp.Server)) config.Backend {
+	return dualEraBackendVia(t, setup, nil)
+}
+
+// dualEraBackendVia is dualEraBackend whose Legacy requests pass through
+// legacyVia (nil: straight to the go-sdk handler) first.
+func dualEraBackendVia(t *testing.T, setup func(*mcp.Server), legacyVia func(http.Handler) http.Handler) config.Backend {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "dual", Version: "test"}, nil)
 	setup(srv)
 	get := func(*http.Request) *mcp.Server { return srv }
 	modern := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true})
-	legacy := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{SessionTimeout: time.Minute})
+	var legacy http.Handler = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{SessionTimeout: time.Minute})
+	if legacyVia != nil {
+		legacy = legacyVia(legacy)
+	}
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && r.Header.Get("Mcp-Protocol-Version") >= modernRevision {
 			modern.ServeHTTP(w, r)
@@ -217,31 +226,22 @@ func TestHTTPLegacyClientSessionIsLegacyWhereBackendKeepsSessions(t *testing.T) 
 // Modern revision until its control connection reconnected; only an
 // answer (a refusal, or no Mcp-Session-Id) is remembered now.
 func TestTransientLegacyInitializeFailurePinnedTheBackendToModern(t *testing.T) {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "dual", Version: "test"}, nil)
-	addQuiz(srv, nil)
-	harness.AddEcho(srv, "echo")
-	get := func(*http.Request) *mcp.Server { return srv }
-	modern := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true})
-	legacy := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{SessionTimeout: time.Minute})
 	var legacyInits, failed atomic.Int64
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.Header.Get("Mcp-Protocol-Version") >= modernRevision {
-			modern.ServeHTTP(w, r)
-			return
-		}
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		if bytes.Contains(body, []byte(`"method":"initialize"`)) {
-			legacyInits.Add(1)
-			if failed.CompareAndSwap(0, 1) {
-				http.Error(w, "try again", http.StatusServiceUnavailable)
-				return
+	dual := dualEraBackendVia(t, func(s *mcp.Server) { addQuiz(s, nil); harness.AddEcho(s, "echo") }, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte(`"method":"initialize"`)) {
+				legacyInits.Add(1)
+				if failed.CompareAndSwap(0, 1) {
+					http.Error(w, "try again", http.StatusServiceUnavailable)
+					return
+				}
 			}
-		}
-		legacy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(hs.Close)
-	v := harness.StartVMCP(t, unprefixed, config.Backend{Name: "dual", URL: hs.URL, Transport: config.TransportStreamableHTTP})
+			next.ServeHTTP(w, r)
+		})
+	})
+	v := harness.StartVMCP(t, unprefixed, dual)
 	require.Equal(t, modernRevision, controlRevision(t, v, "dual"))
 	first, _ := askedClient(t, v, "2025-11-25") // its Legacy initialize gets the 503: its session falls back to Modern
 	require.Equal(t, "echo:x", callOK(t, first, "echo", map[string]any{"text": "x"}))
