@@ -2,12 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
+	"log/slog"
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
 	"time"
+
+	"github.com/KimMachineGun/automemlimit/memlimit"
 )
 
 // GC tuning. vmcp's live heap is small (the catalogue and per-session
@@ -27,6 +32,10 @@ import (
 // never by more than the headroom over the live heap (default 64 MiB,
 // VMCP_GC_HEADROOM_MB; 0 turns the tuner off) and never below GOGC=100.
 // Setting GOGC in the environment turns it off; GOMEMLIMIT still applies.
+//
+// A memory limit caps the headroom at a quarter of it: GOMEMLIMIT, or, when
+// unset, 90% of the container's (cgroup) memory limit, which vmcp serve
+// sets as GOMEMLIMIT at start (setMemoryLimit).
 const (
 	gcHeadroom     = 64 << 20 // default cap on garbage between collections
 	gcTargetRate   = 1        // collections per second worth paying for
@@ -77,7 +86,7 @@ func tuneGC(ctx context.Context) {
 			r := float64(allocs-lastAllocs) / now.Sub(last).Seconds()
 			lastAllocs, last = allocs, now
 			rate = 0.5*rate + 0.5*r
-			p := gcPercent(sample[0].Value.Uint64(), uint64(rate), headroom)
+			p := gcPercent(sample[0].Value.Uint64(), uint64(rate), limitedHeadroom(headroom, debug.SetMemoryLimit(-1)))
 			if p != current && (p > current*11/10 || p < current*9/10 || p == 100) {
 				debug.SetGCPercent(p)
 				current = p
@@ -91,6 +100,31 @@ func tuneGC(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// setMemoryLimit sets GOMEMLIMIT to 90% of the memory limit the provider
+// reports (memlimit.FromCgroup: the container's) unless GOMEMLIMIT is set
+// in the environment; no limit leaves it unlimited. It returns the limit
+// in force (math.MaxInt64: none).
+func setMemoryLimit(log *slog.Logger, provider memlimit.Provider) int64 {
+	limit, err := memlimit.Set(memlimit.WithProvider(provider))
+	if err != nil && !errors.Is(err, memlimit.ErrNoLimit) {
+		log.Debug("no container memory limit read; GOMEMLIMIT not set", "error", err)
+	}
+	if limit > 0 && limit < math.MaxInt64 {
+		log.Info("memory limit in force", "GOMEMLIMIT_MiB", limit>>20)
+	}
+	return limit
+}
+
+// limitedHeadroom is headroom capped at a quarter of the memory limit
+// (bytes; <= 0 or math.MaxInt64: no limit), so garbage between collections
+// never crowds the live heap against the limit.
+func limitedHeadroom(headroom uint64, limit int64) uint64 {
+	if limit <= 0 || limit == math.MaxInt64 {
+		return headroom
+	}
+	return min(headroom, uint64(limit)/4)
 }
 
 // gcPercent is the GOGC at which a live heap collected at an allocation

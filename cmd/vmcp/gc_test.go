@@ -1,6 +1,14 @@
 package main
 
-import "testing"
+import (
+	"log/slog"
+	"math"
+	"os"
+	"runtime/debug"
+	"testing"
+
+	"github.com/KimMachineGun/automemlimit/memlimit"
+)
 
 func TestGCPercent(t *testing.T) {
 	const MiB = 1 << 20
@@ -27,5 +35,43 @@ func TestGCPercent(t *testing.T) {
 	}
 	if got := gcPercent(MiB, 1<<40, 256*MiB); got != gcMaxPercent {
 		t.Errorf("gcPercent with a 256 MiB headroom over 1 MiB = %d, want the cap %d", got, gcMaxPercent)
+	}
+}
+
+func TestHeadroomIsCappedAtAQuarterOfTheMemoryLimit(t *testing.T) {
+	const MiB = 1 << 20
+	for _, c := range []struct {
+		limit int64
+		want  uint64
+	}{
+		{math.MaxInt64, gcHeadroom}, // no limit
+		{0, gcHeadroom},
+		{1024 * MiB, gcHeadroom}, // a quarter is more than the headroom
+		{128 * MiB, 32 * MiB},
+		{40 * MiB, 10 * MiB},
+	} {
+		if got := limitedHeadroom(gcHeadroom, c.limit); got != c.want {
+			t.Errorf("limitedHeadroom(limit %d MiB) = %d MiB, want %d MiB", c.limit/MiB, got/MiB, c.want/MiB)
+		}
+	}
+}
+
+// TestContainerMemoryLimitBecomesGOMEMLIMIT: a container limit (here the
+// provider's 200 MiB) sets GOMEMLIMIT to 90% of it; without one, none is set.
+func TestContainerMemoryLimitBecomesGOMEMLIMIT(t *testing.T) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		t.Skip("GOMEMLIMIT is set in the environment, which memlimit leaves alone")
+	}
+	t.Setenv("AUTOMEMLIMIT", "0.9")
+	prev := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(prev) })
+	log := slog.New(slog.DiscardHandler)
+	const MiB = 1 << 20
+	if got := setMemoryLimit(log, memlimit.Limit(200*MiB)); got != 180*MiB || debug.SetMemoryLimit(-1) != 180*MiB {
+		t.Fatalf("limit = %d, GOMEMLIMIT = %d; want 180 MiB (90%% of the container's 200 MiB)", got, debug.SetMemoryLimit(-1))
+	}
+	noLimit := func() (uint64, error) { return 0, memlimit.ErrNoLimit }
+	if got := setMemoryLimit(log, noLimit); got != math.MaxInt64 {
+		t.Fatalf("without a container limit GOMEMLIMIT = %d, want none (math.MaxInt64)", got)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/go-logr/logr"
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/edge"
@@ -129,6 +130,7 @@ func serve(f *config.File, listen string, stderr io.Writer) int {
 	log := logr.FromSlogHandler(h)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	setMemoryLimit(slog.New(h), memlimit.FromCgroup)
 	go tuneGC(ctx)
 	lis, err := net.Listen("tcp", cfg.Listen) // before New: a busy port fails before backends start
 	if err != nil {
