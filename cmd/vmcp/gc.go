@@ -24,12 +24,13 @@ import (
 // collector ran 30+ times a second and took about a third of vmcp's CPU.
 // Measured with make bench (2026-11-30): at 4 collections a second GC
 // still took ~10% of the CPU per call on both revisions (Legacy relay 232
-// -> 199 µs, Modern 359 -> 328 µs at 1 a second), for a peak heap of a few
-// tens of MiB.
+// -> 199 µs, Modern 359 -> 328 µs at 1 a second). The headroom bounds the
+// peak: 64 MiB let a burst at start-up grow the heap to 34 MiB (peak RSS
+// 56 MiB under c=32 Legacy calls); 16 MiB keeps it near 41 (2026-12-01).
 //
 // So the tuner raises GOGC only as far as needed to bring collections
 // down to about gcTargetRate per second at the current allocation rate,
-// never by more than the headroom over the live heap (default 64 MiB,
+// never by more than the headroom over the live heap (default 16 MiB,
 // VMCP_GC_HEADROOM_MB; 0 turns the tuner off) and never below GOGC=100.
 // Setting GOGC in the environment turns it off; GOMEMLIMIT still applies.
 //
@@ -37,7 +38,7 @@ import (
 // unset, 90% of the container's (cgroup) memory limit, which vmcp serve
 // sets as GOMEMLIMIT at start (setMemoryLimit).
 const (
-	gcHeadroom     = 64 << 20 // default cap on garbage between collections
+	gcHeadroom     = 16 << 20 // default cap on garbage between collections
 	gcTargetRate   = 1        // collections per second worth paying for
 	gcTuneInterval = 500 * time.Millisecond
 	gcMaxPercent   = 10000

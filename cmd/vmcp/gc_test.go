@@ -18,16 +18,15 @@ func TestGCPercent(t *testing.T) {
 	}{
 		{8 * MiB, 0, 100},             // idle: the default
 		{8 * MiB, 4 * MiB, 100},       // little garbage: under a collection/s at the default
-		{8 * MiB, 20 * MiB, 250},      // 20 MiB between collections
-		{8 * MiB, 400 * MiB, 800},     // capped at 64 MiB over the live heap
-		{0, 400 * MiB, 6400},          // a tiny live heap counts as 1 MiB
+		{8 * MiB, 12 * MiB, 150},      // 12 MiB between collections
+		{8 * MiB, 400 * MiB, 200},     // capped at 16 MiB over the live heap
+		{0, 400 * MiB, 1600},          // a tiny live heap counts as 1 MiB
 		{128 * MiB, 400 * MiB, 100},   // big live heaps keep the default
-		{1 * MiB, 100000 * MiB, 6400}, // the cap is the headroom
+		{1 * MiB, 100000 * MiB, 1600}, // the cap is the headroom
 		{512 * 1024, 10 * MiB, 1000},  // 10 MiB between collections over 1 MiB
-		{16 * MiB, 64 * MiB, 400},     // exactly the headroom
+		{4 * MiB, 16 * MiB, 400},      // exactly the headroom
 		{16 * MiB, 8 * MiB, 100},      // half the live heap: never below 100
-		{64 * MiB, 128 * MiB, 100},    // headroom equals live: 100
-		{32 * MiB, 1024 * MiB, 200},   // capped: 64 MiB over 32 MiB live
+		{16 * MiB, 1024 * MiB, 100},   // headroom equals live: 100
 	} {
 		if got := gcPercent(c.live, c.rate, gcHeadroom); got != c.want {
 			t.Errorf("gcPercent(live %d, rate %d) = %d, want %d", c.live, c.rate, got, c.want)
@@ -47,8 +46,9 @@ func TestHeadroomIsCappedAtAQuarterOfTheMemoryLimit(t *testing.T) {
 		{math.MaxInt64, gcHeadroom}, // no limit
 		{0, gcHeadroom},
 		{1024 * MiB, gcHeadroom}, // a quarter is more than the headroom
-		{128 * MiB, 32 * MiB},
+		{128 * MiB, gcHeadroom}, // exactly the headroom
 		{40 * MiB, 10 * MiB},
+		{32 * MiB, 8 * MiB},
 	} {
 		if got := limitedHeadroom(gcHeadroom, c.limit); got != c.want {
 			t.Errorf("limitedHeadroom(limit %d MiB) = %d MiB, want %d MiB", c.limit/MiB, got/MiB, c.want/MiB)
