@@ -74,15 +74,16 @@ type row struct {
 
 // result is one measurement of one target (direct or vmcp) in one round.
 type result struct {
-	p50     time.Duration // c=1
-	rps1    float64       // c=1
-	rpsN    float64       // c=N
-	walk    time.Duration // per full tools/list walk
-	cpuUS   float64       // vmcp CPU µs per call in the c=N run (vmcp only)
-	allocs  float64       // vmcp mallocs per call in the c=N run (vmcp only)
-	bytes   float64       // vmcp bytes allocated per call (vmcp only)
-	beCPUUS float64       // backend CPU µs per call in the c=N run
-	rssMiB  float64       // vmcp's peak resident memory (VmHWM) at the end of the row
+	p50        time.Duration // c=1
+	rps1       float64       // c=1
+	rpsN       float64       // c=N
+	walk       time.Duration // per full tools/list walk
+	cpuUS      float64       // vmcp CPU µs per call in the c=N run (vmcp only)
+	allocs     float64       // vmcp mallocs per call in the c=N run (vmcp only)
+	bytes      float64       // vmcp bytes allocated per call (vmcp only)
+	beCPUUS    float64       // backend CPU µs per call in the c=N run
+	rssMiB     float64       // vmcp's peak resident memory (VmHWM) at the end of the row
+	floorCPUUS float64       // the plain proxy's CPU µs per call in the c=N run (vmcp's result only)
 }
 
 func run() error {
@@ -182,10 +183,34 @@ func printCalls(out []summary, startLoad string) {
 		line("c=1 throughput req/s", fmt.Sprintf("%.0f", d.rps1), fmt.Sprintf("%.0f", v.rps1), q.rps1, f.rps1, "")
 		line("tools/list walk", fmtDur(d.walk), fmtDur(v.walk), q.walk, f.walk, "")
 		line("vmcp CPU µs/call", "", fmt.Sprintf("%.0f", v.cpuUS), 0, 0, verdict(v.cpuUS <= targetCPU, "≤ %.0f µs", targetCPU))
+		if q.floor != nil {
+			printVsProxy(s, f)
+		}
 		line("vmcp allocs/call", "", fmt.Sprintf("%.0f", v.allocs), 0, 0, "")
 		line("vmcp KB alloc/call", "", fmt.Sprintf("%.1f", v.bytes/1024), 0, 0, "")
 		line("vmcp peak RSS MiB", "", fmt.Sprintf("%.0f", v.rssMiB), 0, 0, "")
 		line("backend CPU µs/call", fmt.Sprintf("%.0f", d.beCPUUS), fmt.Sprintf("%.0f", v.beCPUUS), v.beCPUUS/d.beCPUUS, 0, "")
+	}
+}
+
+// printVsProxy prints vmcp against the plain proxy (issue 15's call-path
+// targets): throughput ≥ the proxy's, p50 ≤ 1.05× the proxy's, and, on
+// the Modern row, CPU per call ≤ the proxy's.
+func printVsProxy(s summary, f *ratios) {
+	v, q := s.vmcp, s.ratio
+	line := func(metric, vv string, ratio float64, target string) {
+		fmt.Printf("%-34s %-22s %10s %10s %8s %11s %s\n", s.row.name, metric, "", vv, fmtRatio(ratio), "", target)
+	}
+	tr, lr := q.rpsN/f.rpsN, q.p50/f.p50
+	line("c=N throughput ÷ proxy", "", tr, verdict(tr >= 1, "≥ 1.00× proxy"))
+	line("c=1 p50 ÷ proxy", "", lr, verdict(lr <= 1.05, "≤ 1.05× proxy"))
+	if v.floorCPUUS > 0 {
+		cr, target := v.cpuUS/v.floorCPUUS, ""
+		if s.row.stateless {
+			target = verdict(cr <= 1, "≤ 1.00× proxy")
+		}
+		line("proxy CPU µs/call", fmt.Sprintf("%.0f", v.floorCPUUS), 0, "")
+		line("vmcp CPU ÷ proxy", "", cr, target)
 	}
 }
 

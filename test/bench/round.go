@@ -20,6 +20,7 @@ type target struct {
 	name string
 	url  string
 	vmcp *proc // nil for direct
+	hop  *proc // the process between client and backend (vmcp or the plain proxy); nil for direct
 	be   *proc
 	one  *mcp.ClientSession
 	many []*mcp.ClientSession
@@ -158,7 +159,7 @@ func round(targets []*target, profile bool, r row) ([]result, error) {
 			if profile && t.vmcp != nil && stopProfile == nil {
 				stopProfile = t.vmcp.startProfile(strings.Fields(strings.ToLower(r.name))[0])
 			}
-			cpu0, be0 := t.vmcp.cpu(), t.be.cpu()
+			cpu0, be0 := t.hop.cpu(), t.be.cpu()
 			ms0 := t.vmcp.memstats()
 			d := min(sliceN, *durN)
 			n, all, err := t.concurrent(d)
@@ -166,7 +167,7 @@ func round(targets []*target, profile bool, r row) ([]result, error) {
 				return nil, fmt.Errorf("%s: %w", t.name, err)
 			}
 			a.allN += all
-			cpu1, be1 := t.vmcp.cpu(), t.be.cpu()
+			cpu1, be1 := t.hop.cpu(), t.be.cpu()
 			ms1 := t.vmcp.memstats()
 			a.nN += n
 			a.tN += d
@@ -203,8 +204,10 @@ func round(targets []*target, profile bool, r row) ([]result, error) {
 		m.rps1 = float64(len(a.lat)) / a.t1.Seconds()
 		m.rpsN = float64(a.nN) / a.tN.Seconds()
 		m.beCPUUS = a.beCPU * 1e6 / float64(a.allN)
+		if targets[j].hop != nil {
+			m.cpuUS = a.cpu * 1e6 / float64(a.allN) // vmcp's, or the plain proxy's
+		}
 		if targets[j].vmcp != nil {
-			m.cpuUS = a.cpu * 1e6 / float64(a.allN)
 			m.allocs = float64(a.mallocs) / float64(a.allN)
 			m.bytes = float64(a.bytes) / float64(a.allN)
 		}

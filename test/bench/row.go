@@ -35,7 +35,7 @@ func runRow(tmp string, r row) (direct, via result, q ratios, err error) {
 
 	targets := []*target{
 		{name: "direct", url: beURL},
-		{name: "vmcp", url: vmURL, vmcp: vm},
+		{name: "vmcp", url: vmURL, vmcp: vm, hop: vm},
 	}
 	if *plainBin != "none" {
 		pp, ppURL, perr := startListening(*plainBin, []string{"-backend", beURL}, nil)
@@ -48,7 +48,7 @@ func runRow(tmp string, r row) (direct, via result, q ratios, err error) {
 				fmt.Fprintf(os.Stderr, "--- plainproxy stderr (tail):\n%s\n", pp.stderr)
 			}
 		}()
-		targets = append(targets, &target{name: "proxy", url: ppURL})
+		targets = append(targets, &target{name: "proxy", url: ppURL, hop: pp})
 	}
 	for _, t := range targets {
 		t.be = be
@@ -87,6 +87,9 @@ func runRow(tmp string, r row) (direct, via result, q ratios, err error) {
 	}
 	via = median(res["vmcp"])
 	via.rssMiB = vm.peakRSS()
+	if p := res["proxy"]; len(p) > 0 {
+		via.floorCPUUS = median(p).cpuUS
+	}
 	floor := q.floor
 	q = q.median()
 	if floor != nil {
