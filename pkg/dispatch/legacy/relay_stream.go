@@ -193,6 +193,9 @@ func (rs *relayStream) onMessage(ctx context.Context, data []byte) (res json.Raw
 		if len(m.Result) == 0 {
 			return nil, errors.New("JSON-RPC response has neither result nor error"), true
 		}
+		if r := bytes.TrimLeft(m.Result, " \t\r\n"); len(r) == 0 || r[0] != '{' {
+			return nil, fmt.Errorf("JSON-RPC result is %s, not an object", clip(m.Result)), true
+		}
 		return m.Result, nil, true
 	case len(m.ID) > 0 && string(m.ID) != "null":
 		rs.ask(&m)
@@ -264,4 +267,12 @@ func (rs *relayStream) cancelBackend(cause error) {
 	if err := rs.raw.Notify(ctx, b); err != nil {
 		rs.s.d.undeliverable("notifications/cancelled", rs.s.id, rs.backend, err)
 	}
+}
+
+// clip is at most 32 bytes of b, for an error message.
+func clip(b []byte) string {
+	if len(b) > 32 {
+		return string(b[:32]) + "..."
+	}
+	return string(b)
 }
