@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -112,4 +113,41 @@ func TestClusterRedisDataLossIsRepairedWithinAHeartbeat(t *testing.T) {
 	}, 3*timing.Heartbeat, 5*time.Millisecond, "re-asserted by the next heartbeat")
 	require.NoError(t, c.Check(), "the connection never failed")
 	require.True(t, c.upSince().IsZero(), "Redis was never seen down")
+}
+
+// Session records outlive their node by up to SessionTTL (minutes) now;
+// what makes them count is the owner's node record. A node that dies (cut
+// off Redis, no goodbye) leaves its session records behind, yet its
+// sessions are unknown as soon as its node record expires (NodeTTL).
+func TestClusterDeadNodesSessionsAreUnknownOnceItsNodeRecordExpires(t *testing.T) {
+	url := clustertest.URL(t)
+	prefix := clustertest.Prefix(t, url)
+	proxy := clustertest.NewProxy(t, url)
+	timing := fast
+	timing.SessionTTL = time.Minute
+	opts := func(redisURL, id string) Options {
+		return Options{RedisURL: redisURL, KeyPrefix: prefix, NodeID: id, AdvertiseURL: "http://127.0.0.1:1", Timing: timing, Logger: discard}
+	}
+	live, err := New(opts(url, "live"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = live.Close() })
+	doomed, err := New(opts(proxy.URL(), "doomed"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = doomed.Close() })
+	ctx := context.Background()
+	require.NoError(t, doomed.SessionStarted(ctx, "S", "", 0))
+	owner, err := live.liveOwner(ctx, "S")
+	require.NoError(t, err)
+	require.Equal(t, "doomed", owner.ID)
+
+	proxy.Cut()
+	cut := time.Now()
+	require.Eventually(t, func() bool {
+		_, err := live.liveOwner(ctx, "S")
+		return errors.Is(err, ErrNotFound)
+	}, timing.NodeTTL+timing.Heartbeat+timing.OpTimeout, 10*time.Millisecond, "unknown once the node record expired")
+	require.GreaterOrEqual(t, time.Since(cut), timing.NodeTTL-timing.Heartbeat, "not before")
+	n, err := clustertest.Client(t, url).Exists(ctx, prefix+"sess:S").Result()
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n, "the orphaned record is still there (it expires after SessionTTL)")
 }
