@@ -33,14 +33,13 @@ type Options struct {
 }
 
 // Cluster is this node's view of the cluster: session ownership, the
-// session event store, GET stream leases and forwarding. Its heartbeat
-// goroutine refreshes this node's records until Close.
+// session event store, this node's GET streams and forwarding. Its
+// heartbeat goroutine refreshes this node's records until Close.
 type Cluster struct {
 	self      NodeInfo
 	timing    Timing
 	log       *slog.Logger
 	dir       Directory
-	leases    Leases
 	events    mcp.EventStore
 	redis     *redisConn   // nil in memory mode
 	redisEvts *redisEvents // nil in memory mode
@@ -52,6 +51,8 @@ type Cluster struct {
 	perPrincipal map[string]int     // sessions owned here per principal key
 	holders      map[string]*holder // live GET streams served here, by session
 	closed       bool
+
+	nextRefresh time.Time // when session records are next re-asserted (heartbeat goroutine only)
 
 	stop       chan struct{}
 	done       chan struct{} // the heartbeat ended
@@ -80,7 +81,7 @@ func New(opts Options) (*Cluster, error) {
 		c.self.ID = "node-" + rand.Text()[:10]
 	}
 	if opts.RedisURL == "" {
-		c.dir, c.leases, c.events = newMemoryDirectory(), newMemoryLeases(), mcp.NewMemoryEventStore(nil)
+		c.dir, c.events = newMemoryDirectory(), mcp.NewMemoryEventStore(nil)
 	} else {
 		if opts.AdvertiseURL == "" {
 			return nil, errors.New("cluster: an advertise URL is required with a Redis URL (cluster.advertise_url)")
@@ -99,7 +100,7 @@ func New(opts Options) (*Cluster, error) {
 		}
 		c.redis = rc
 		c.redisEvts = newRedisEvents(rc, maxEvents, c.timing.SessionTTL, c.log, opts.EventsNotStored)
-		c.dir, c.leases, c.events = &redisDirectory{c: rc}, &redisLeases{c: rc}, c.redisEvts
+		c.dir, c.events = &redisDirectory{c: rc}, c.redisEvts
 	}
 	c.transport = newTransport(c.timing.DialTimeout)
 	c.beat(context.Background()) // announce now if possible; failures are retried by the heartbeat
@@ -280,8 +281,9 @@ func (c *Cluster) ownedPrincipals() map[string]string {
 }
 
 // run is the heartbeat: every Timing.Heartbeat it re-announces this node
-// and re-asserts its sessions' records; while Redis is unreachable it
-// probes every Timing.Probe instead, and beats as soon as Redis is back.
+// (and re-asserts its sessions' records when they are due or were lost);
+// while Redis is unreachable it probes every Timing.Probe instead, and
+// beats as soon as Redis is back.
 func (c *Cluster) run() {
 	defer close(c.done)
 	t := time.NewTimer(c.timing.Heartbeat)
@@ -300,21 +302,48 @@ func (c *Cluster) run() {
 	}
 }
 
-// beat probes Redis if it is known to be down, then refreshes this node's
-// records. It logs reachability changes.
+// beat probes Redis if it is known to be down, then renews this node's
+// record. It re-asserts every session record and event log of this node
+// when they are due (every SessionTTL/3), when the node record was missing
+// (Redis lost its data: restarted empty, flushed, failed over; or the
+// record expired) and when Redis has just come back. A failed beat makes
+// the next successful one re-assert everything.
 func (c *Cluster) beat(ctx context.Context) error {
+	recovered := false
 	if c.redis != nil && c.redis.err() != nil {
 		if err := c.redis.probe(ctx); err != nil {
+			c.nextRefresh = time.Time{}
 			return err
 		}
+		recovered = true
 	}
+	missing, err := c.dir.Announce(ctx, c.self, c.timing.NodeTTL)
+	if err != nil {
+		c.nextRefresh = time.Time{}
+		return err
+	}
+	now := time.Now()
+	if !missing && !recovered && now.Before(c.nextRefresh) {
+		return nil
+	}
+	if missing && !c.nextRefresh.IsZero() {
+		c.log.Warn("cluster: this node's record was missing from Redis (data lost or expired); re-asserting every session record", "node", c.self.ID)
+	}
+	if err := c.refresh(ctx); err != nil {
+		c.nextRefresh = time.Time{}
+		return err
+	}
+	c.nextRefresh = now.Add(c.timing.SessionTTL / 3)
+	return nil
+}
+
+// refresh re-asserts every session record and renews every event log of
+// this node (pipelined, in batches).
+func (c *Cluster) refresh(ctx context.Context) error {
 	c.mu.Lock()
 	owned, principals := c.owned(), c.ownedPrincipals()
 	c.mu.Unlock()
-	err := c.dir.Announce(ctx, c.self, c.timing.NodeTTL)
-	if err == nil {
-		err = c.dir.Refresh(ctx, c.self.ID, principals, c.timing.SessionTTL)
-	}
+	err := c.dir.Refresh(ctx, c.self.ID, principals, c.timing.SessionTTL)
 	if err == nil && c.redisEvts != nil {
 		err = c.redisEvts.touch(ctx, owned, c.timing.SessionTTL)
 	}

@@ -56,8 +56,8 @@ func TestClusterDeadNodeRecordsExpire(t *testing.T) {
 	_, err = live.liveOwner(ctx, "S")
 	require.ErrorIs(t, err, ErrNotFound)
 	rdb := clustertest.Client(t, url)
-	// The node record and the session record expire on their own TTLs; the
-	// session's may outlive the node's by a heartbeat under load.
+	// The node record and the session record expire on their own TTLs (here
+	// both short); the session's may outlive the node's by a refresh period.
 	require.Eventually(t, func() bool {
 		keys, err := clustertest.Keys(ctx, rdb, prefix+"sess:")
 		return err == nil && len(keys) == 0

@@ -15,7 +15,7 @@ var fast = Timing{
 	Heartbeat:    100 * time.Millisecond,
 	NodeTTL:      500 * time.Millisecond,
 	SessionTTL:   500 * time.Millisecond,
-	StreamTTL:    600 * time.Millisecond,
+	StreamPing:   200 * time.Millisecond,
 	OpTimeout:    300 * time.Millisecond,
 	Probe:        50 * time.Millisecond,
 	DialTimeout:  500 * time.Millisecond,
@@ -33,21 +33,18 @@ func testConn(t *testing.T) *redisConn {
 }
 
 // backends runs f on the memory and the Redis implementation.
-func backends(t *testing.T, f func(t *testing.T, d Directory, l Leases)) {
-	t.Run("memory", func(t *testing.T) { f(t, newMemoryDirectory(), newMemoryLeases()) })
-	t.Run("redis", func(t *testing.T) {
-		c := testConn(t)
-		f(t, &redisDirectory{c: c}, &redisLeases{c: c})
-	})
+func backends(t *testing.T, f func(t *testing.T, d Directory)) {
+	t.Run("memory", func(t *testing.T) { f(t, newMemoryDirectory()) })
+	t.Run("redis", func(t *testing.T) { f(t, &redisDirectory{c: testConn(t)}) })
 }
 
 func TestClusterDirectoryContract(t *testing.T) {
-	backends(t, func(t *testing.T, d Directory, _ Leases) {
+	backends(t, func(t *testing.T, d Directory) {
 		ctx := context.Background()
 		a := NodeInfo{ID: "a", URL: "http://127.0.0.1:1"}
 		b := NodeInfo{ID: "b", URL: "http://127.0.0.1:2"}
-		require.NoError(t, d.Announce(ctx, a, time.Minute))
-		require.NoError(t, d.Announce(ctx, b, time.Minute))
+		announce(t, d, a, time.Minute)
+		announce(t, d, b, time.Minute)
 		n, err := d.Node(ctx, "a")
 		require.NoError(t, err)
 		require.Equal(t, a, n)
@@ -87,10 +84,10 @@ func TestClusterDirectoryContract(t *testing.T) {
 // The owner record carries the principal that created the session, on
 // every node, through claims, refreshes and releases.
 func TestClusterDirectoryRecordsCarryThePrincipal(t *testing.T) {
-	backends(t, func(t *testing.T, d Directory, _ Leases) {
+	backends(t, func(t *testing.T, d Directory) {
 		ctx := context.Background()
 		a := NodeInfo{ID: "a", URL: "http://127.0.0.1:1"}
-		require.NoError(t, d.Announce(ctx, a, time.Minute))
+		announce(t, d, a, time.Minute)
 		alice := "https://idp\x00alice" // identity.Principal.Key: NUL inside
 		require.NoError(t, d.Claim(ctx, "s1", "a", alice, time.Minute))
 		require.NoError(t, d.Claim(ctx, "s1", "a", alice, time.Minute), "re-claim by the owner")
@@ -118,10 +115,10 @@ func TestClusterDirectoryRecordsCarryThePrincipal(t *testing.T) {
 }
 
 func TestClusterDirectoryRecordsExpireAndRefreshRecreates(t *testing.T) {
-	backends(t, func(t *testing.T, d Directory, _ Leases) {
+	backends(t, func(t *testing.T, d Directory) {
 		ctx := context.Background()
 		a := NodeInfo{ID: "a", URL: "http://127.0.0.1:1"}
-		require.NoError(t, d.Announce(ctx, a, time.Minute))
+		announce(t, d, a, time.Minute)
 		require.NoError(t, d.Claim(ctx, "s", "a", "", 150*time.Millisecond))
 		require.NoError(t, d.Refresh(ctx, "a", map[string]string{"s": ""}, 150*time.Millisecond))
 		time.Sleep(300 * time.Millisecond)
@@ -132,35 +129,40 @@ func TestClusterDirectoryRecordsExpireAndRefreshRecreates(t *testing.T) {
 		require.NoError(t, err, "refresh re-creates a lost record")
 		require.Equal(t, a, owner)
 
-		require.NoError(t, d.Announce(ctx, NodeInfo{ID: "b", URL: "http://127.0.0.1:2"}, 150*time.Millisecond))
+		announce(t, d, NodeInfo{ID: "b", URL: "http://127.0.0.1:2"}, 150*time.Millisecond)
 		time.Sleep(300 * time.Millisecond)
 		_, err = d.Node(ctx, "b")
 		require.ErrorIs(t, err, ErrNotFound, "a node that stops announcing is dead")
 	})
 }
 
-func TestClusterLeasesContract(t *testing.T) {
-	backends(t, func(t *testing.T, _ Directory, l Leases) {
+// announce announces a node and fails the test on error.
+func announce(t *testing.T, d Directory, n NodeInfo, ttl time.Duration) {
+	t.Helper()
+	_, err := d.Announce(context.Background(), n, ttl)
+	require.NoError(t, err)
+}
+
+// Announce tells the node when its record was not there (first announce,
+// expired, or lost with Redis data): the node re-asserts its sessions then.
+func TestClusterDirectoryAnnounceReportsAMissingNodeRecord(t *testing.T) {
+	backends(t, func(t *testing.T, d Directory) {
 		ctx := context.Background()
-		ok, err := l.Hold(ctx, "k", "one", 200*time.Millisecond)
+		a := NodeInfo{ID: "a", URL: "http://127.0.0.1:1"}
+		missing, err := d.Announce(ctx, a, 150*time.Millisecond)
 		require.NoError(t, err)
-		require.True(t, ok)
-		ok, err = l.Hold(ctx, "k", "two", time.Minute)
+		require.True(t, missing, "the first announce")
+		missing, err = d.Announce(ctx, a, 150*time.Millisecond)
 		require.NoError(t, err)
-		require.False(t, ok, "held by another")
-		ok, err = l.Hold(ctx, "k", "one", 200*time.Millisecond)
+		require.False(t, missing, "renewed in time")
+		time.Sleep(300 * time.Millisecond)
+		missing, err = d.Announce(ctx, a, time.Minute)
 		require.NoError(t, err)
-		require.True(t, ok, "renewed by its holder")
-		require.NoError(t, l.Drop(ctx, "k", "two"), "dropping another's lease is a no-op")
-		ok, _ = l.Hold(ctx, "k", "two", time.Minute)
-		require.False(t, ok)
-		time.Sleep(350 * time.Millisecond)
-		ok, err = l.Hold(ctx, "k", "two", time.Minute)
+		require.True(t, missing, "expired meanwhile")
+		require.NoError(t, d.Withdraw(ctx, "a"))
+		missing, err = d.Announce(ctx, a, time.Minute)
 		require.NoError(t, err)
-		require.True(t, ok, "a lease not renewed lapses")
-		require.NoError(t, l.Drop(ctx, "k", "two"))
-		ok, _ = l.Hold(ctx, "k", "three", time.Minute)
-		require.True(t, ok, "a dropped lease is free")
+		require.True(t, missing, "removed meanwhile")
 	})
 }
 
@@ -171,7 +173,7 @@ func TestClusterRedisDownFailsFastWithErrUnavailableAndRecovers(t *testing.T) {
 	defer c.close()
 	d := &redisDirectory{c: c}
 	ctx := context.Background()
-	require.NoError(t, d.Announce(ctx, NodeInfo{ID: "a", URL: "http://x"}, time.Minute))
+	announce(t, d, NodeInfo{ID: "a", URL: "http://x"}, time.Minute)
 
 	srv.Stop()
 	_, _, err = d.Lookup(ctx, "s")

@@ -129,7 +129,7 @@ func TestClusterForwardOnlyToLiveNodesAndNeverTwice(t *testing.T) {
 	require.NoError(t, err)
 	dead := "http://" + l.Addr().String()
 	l.Close()
-	require.NoError(t, p.a.dir.Announce(context.Background(), NodeInfo{ID: "dead", URL: dead}, fast.NodeTTL))
+	announce(t, p.a.dir, NodeInfo{ID: "dead", URL: dead}, fast.NodeTTL)
 	resp = get("/x?to="+dead, nil)
 	require.Equal(t, ErrUnreachable.Error(), resp.Header.Get("X-Forward-Error"))
 }

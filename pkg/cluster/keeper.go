@@ -10,11 +10,11 @@ import (
 const keeperWorkers = 32
 
 // keeper is the one goroutine that keeps every standalone GET stream this
-// node serves (started by New, ended by Close): every StreamTTL/3 it pings
-// each stream's client and renews its lease.
+// node serves (started by New, ended by Close): every Timing.StreamPing it
+// pings each stream's client. It does no Redis I/O.
 func (c *Cluster) keeper() {
 	defer close(c.keeperDone)
-	t := time.NewTicker(c.timing.StreamTTL / 3)
+	t := time.NewTicker(c.timing.StreamPing)
 	defer t.Stop()
 	for {
 		select {
@@ -29,38 +29,30 @@ func (c *Cluster) keeper() {
 // keepRound checks every stream once, keeperWorkers at a time.
 func (c *Cluster) keepRound() {
 	c.mu.Lock()
-	sessions := make([]string, 0, len(c.holders))
 	holders := make([]*holder, 0, len(c.holders))
-	for s, h := range c.holders {
-		sessions, holders = append(sessions, s), append(holders, h)
+	for _, h := range c.holders {
+		holders = append(holders, h)
 	}
 	c.mu.Unlock()
 	sem := make(chan struct{}, keeperWorkers)
 	var wg sync.WaitGroup
-	for i, h := range holders {
+	for _, h := range holders {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			c.keep(sessions[i], h)
+			c.keep(h)
 		})
 	}
 	wg.Wait()
 }
 
-// keep pings one stream's client and renews its lease; it ends the stream
-// when the client is gone or the lease was taken by another stream. While
-// Redis is unreachable the stream is kept.
-func (c *Cluster) keep(session string, h *holder) {
+// keep pings one stream's client and ends the stream when the client is
+// gone (the write failed or did not finish within Timing.WriteTimeout).
+func (c *Cluster) keep(h *holder) {
 	if h.ctx.Err() != nil {
 		return
 	}
 	if h.sw.ping() != nil {
-		h.cancel()
-		return
-	}
-	ok, err := c.leases.Hold(h.ctx, leaseKey(session), h.token, c.timing.StreamTTL)
-	if err == nil && !ok {
-		c.log.Warn("cluster: GET stream lease taken by a newer stream; closing this one", "session", session)
 		h.cancel()
 	}
 }

@@ -49,11 +49,12 @@ type memDirectory struct{ s *memStore }
 // newMemoryDirectory returns an in-process Directory (single node).
 func newMemoryDirectory() Directory { return &memDirectory{s: newMemStore()} }
 
-func (d *memDirectory) Announce(_ context.Context, n NodeInfo, ttl time.Duration) error {
+func (d *memDirectory) Announce(_ context.Context, n NodeInfo, ttl time.Duration) (bool, error) {
 	d.s.mu.Lock()
 	defer d.s.mu.Unlock()
+	_, live := d.s.get("node:" + n.ID)
 	d.s.set("node:"+n.ID, n.URL, ttl)
-	return nil
+	return !live, nil
 }
 
 func (d *memDirectory) Withdraw(_ context.Context, id string) error {
@@ -147,29 +148,4 @@ func ownerValue(node, principal string) string {
 func splitOwner(v string) (node, principal string) {
 	node, principal, _ = strings.Cut(v, "\x00")
 	return node, principal
-}
-
-// memLeases is the single-node Leases.
-type memLeases struct{ s *memStore }
-
-// newMemoryLeases returns in-process Leases (single node).
-func newMemoryLeases() Leases { return &memLeases{s: newMemStore()} }
-
-func (l *memLeases) Hold(_ context.Context, key, holder string, ttl time.Duration) (bool, error) {
-	l.s.mu.Lock()
-	defer l.s.mu.Unlock()
-	if cur, ok := l.s.get(key); ok && cur != holder {
-		return false, nil
-	}
-	l.s.set(key, holder, ttl)
-	return true, nil
-}
-
-func (l *memLeases) Drop(_ context.Context, key, holder string) error {
-	l.s.mu.Lock()
-	defer l.s.mu.Unlock()
-	if cur, ok := l.s.get(key); ok && cur == holder {
-		delete(l.s.m, key)
-	}
-	return nil
 }

@@ -126,17 +126,12 @@ func isReply(err error) bool {
 func (c *redisConn) close() error { return c.rdb.Close() }
 
 // holdScript sets KEYS[1] to ARGV[1] for ARGV[2] ms unless another value
-// holds it: 1 if set, 0 if held by another.
+// holds it: 1 if set, 0 if held by another (Claim).
 var holdScript = redis.NewScript(`
 local v = redis.call('GET', KEYS[1])
 if v and v ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1`)
-
-// releaseScript deletes KEYS[1] if it holds ARGV[1].
-var releaseScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`)
 
 // lookupScript returns {owner} or {owner, url, principal} for session
 // KEYS[1] (its value is ownerValue: the owner ID, then NUL and the
@@ -162,22 +157,34 @@ return 0`)
 
 // redisDirectory is the Directory on Redis: PREFIX node:ID -> URL (TTL),
 // PREFIX nodes (set of IDs ever announced, pruned lazily) and
-// PREFIX sess:SESSION -> ownerValue(owner ID, principal) (TTL).
+// PREFIX sess:SESSION -> ownerValue(owner ID, principal) (TTL: SessionTTL,
+// long; valid only while the owner's node record lives).
 type redisDirectory struct{ c *redisConn }
 
 func (d *redisDirectory) nodeKey(id string) string { return d.c.prefix + "node:" + id }
 func (d *redisDirectory) sessKey(id string) string { return d.c.prefix + "sess:" + id }
 func (d *redisDirectory) nodesKey() string         { return d.c.prefix + "nodes" }
 
-func (d *redisDirectory) Announce(ctx context.Context, n NodeInfo, ttl time.Duration) error {
-	return d.c.do(ctx, func(ctx context.Context) error {
-		_, err := d.c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			p.Set(ctx, d.nodeKey(n.ID), n.URL, ttl)
+func (d *redisDirectory) Announce(ctx context.Context, n NodeInfo, ttl time.Duration) (missing bool, err error) {
+	err = d.c.do(ctx, func(ctx context.Context) error {
+		var prev *redis.StatusCmd
+		cmds, err := d.c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			prev = p.SetArgs(ctx, d.nodeKey(n.ID), n.URL, redis.SetArgs{TTL: ttl, Get: true}) // GET: the old value, redis.Nil if none
 			p.SAdd(ctx, d.nodesKey(), n.ID)
 			return nil
 		})
-		return err
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return err
+		}
+		for _, cmd := range cmds {
+			if err := cmd.Err(); err != nil && !errors.Is(err, redis.Nil) {
+				return err
+			}
+		}
+		missing = errors.Is(prev.Err(), redis.Nil)
+		return nil
 	})
+	return missing, err
 }
 
 func (d *redisDirectory) Withdraw(ctx context.Context, id string) error {
@@ -297,25 +304,5 @@ func (d *redisDirectory) Lookup(ctx context.Context, session string) (NodeInfo, 
 func (d *redisDirectory) Release(ctx context.Context, session, node string) error {
 	return d.c.do(ctx, func(ctx context.Context) error {
 		return releaseSessionScript.Run(ctx, d.c.rdb, []string{d.sessKey(session)}, node).Err()
-	})
-}
-
-// redisLeases are Leases on Redis: PREFIX lease:KEY -> holder (TTL).
-type redisLeases struct{ c *redisConn }
-
-func (l *redisLeases) key(k string) string { return l.c.prefix + "lease:" + k }
-
-func (l *redisLeases) Hold(ctx context.Context, key, holder string, ttl time.Duration) (bool, error) {
-	var ok int64
-	err := l.c.do(ctx, func(ctx context.Context) (err error) {
-		ok, err = holdScript.Run(ctx, l.c.rdb, []string{l.key(key)}, holder, ttl.Milliseconds()).Int64()
-		return err
-	})
-	return ok == 1, err
-}
-
-func (l *redisLeases) Drop(ctx context.Context, key, holder string) error {
-	return l.c.do(ctx, func(ctx context.Context) error {
-		return releaseScript.Run(ctx, l.c.rdb, []string{l.key(key)}, holder).Err()
 	})
 }

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"io"
@@ -25,51 +24,43 @@ func StandaloneGET(r *http.Request) bool {
 
 // holder is a standalone GET stream served by this node.
 type holder struct {
-	token  string
 	ctx    context.Context // the stream's; cancel ends it
 	cancel context.CancelFunc
 	sw     *streamWriter
 	done   chan struct{} // closed once the stream's handler has returned
 }
 
-func leaseKey(session string) string { return "get:" + session }
-
 // ServeStream serves a session's standalone GET stream with next (the SDK
-// handler), holding the session's stream lease so that at most one such
-// stream is live across the cluster. A new GET replaces the stream this
-// node serves for the session (evict and replace: a client whose old
-// connection died silently reconnects at once; the old stream ends
-// cleanly, and the new one resumes from the event store with
-// Last-Event-ID). A lease held elsewhere is waited for up to
-// Timing.StreamTTL (a lease no longer renewed frees it), else 409
-// Conflict; 503 if Redis is unreachable.
+// handler). It must be called on the session's owner only (every request
+// of a session runs there), so this node's own map of streams keeps at
+// most one live per session, with no Redis I/O at open, while live or at
+// the end. A new GET replaces the stream this node serves for the session
+// (evict and replace: a client whose old connection died silently
+// reconnects at once; the old stream ends cleanly, and the new one resumes
+// from the event store with Last-Event-ID). 503 while Redis is known to be
+// unreachable (Check).
 //
 // While the stream lives, the node's keeper (keeper.go) writes an SSE
-// comment every StreamTTL/3 (a liveness check: a failed or stuck write ends
-// the stream) and renews the lease; every write is bounded by
-// Timing.WriteTimeout. An idle stream has no goroutine of its own.
+// comment every Timing.StreamPing (a liveness check: a failed or stuck
+// write ends the stream); every write is bounded by Timing.WriteTimeout.
+// An idle stream has no goroutine of its own.
 func (c *Cluster) ServeStream(w http.ResponseWriter, r *http.Request, session string, next http.Handler) {
-	token := rand.Text()
-	c.evict(session)
-	ok, err := c.acquire(r.Context(), session, token)
-	switch {
-	case r.Context().Err() != nil:
-		return
-	case err != nil:
+	if err := c.Check(); err != nil {
 		WriteUnavailable(w, err)
 		return
-	case !ok:
-		http.Error(w, "Conflict: another GET stream is live for this session", http.StatusConflict)
+	}
+	evicted := c.evict(session)
+	if r.Context().Err() != nil {
 		return
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	sw := &streamWriter{w: w, rc: http.NewResponseController(w), timeout: c.timing.WriteTimeout}
-	h := &holder{token: token, ctx: ctx, cancel: cancel, sw: sw, done: make(chan struct{})}
+	h := &holder{ctx: ctx, cancel: cancel, sw: sw, done: make(chan struct{})}
 	c.mu.Lock()
 	prev := c.holders[session]
 	c.holders[session] = h
 	c.mu.Unlock()
-	if prev != nil { // its lease lapsed (not renewed): it is not the live stream any more
+	if prev != nil && prev != evicted { // a concurrent GET for the session registered first: this one replaces it
 		prev.cancel()
 		select {
 		case <-prev.done:
@@ -85,22 +76,19 @@ func (c *Cluster) ServeStream(w http.ResponseWriter, r *http.Request, session st
 		}
 		c.mu.Unlock()
 		close(h.done)
-		dctx, dcancel := context.WithTimeout(context.Background(), c.timing.OpTimeout)
-		defer dcancel()
-		_ = c.leases.Drop(dctx, leaseKey(session), token)
 	}()
 	next.ServeHTTP(sw, r.WithContext(ctx))
 }
 
 // evict ends the standalone stream this node serves for session, if any,
-// and waits (bounded by Timing.WriteTimeout) until its handler returned and
-// dropped its lease.
-func (c *Cluster) evict(session string) {
+// and waits (bounded by Timing.WriteTimeout) until its handler returned;
+// it returns that stream (nil if none).
+func (c *Cluster) evict(session string) *holder {
 	c.mu.Lock()
 	h := c.holders[session]
 	c.mu.Unlock()
 	if h == nil {
-		return
+		return nil
 	}
 	h.cancel()
 	select {
@@ -108,33 +96,7 @@ func (c *Cluster) evict(session string) {
 	case <-time.After(c.timing.WriteTimeout):
 		c.log.Warn("cluster: replaced GET stream still winding down", "session", session, "wait", c.timing.WriteTimeout)
 	}
-}
-
-// acquire takes the session's stream lease, waiting up to StreamTTL while
-// another holder has it (and asking a local holder to check its client).
-func (c *Cluster) acquire(ctx context.Context, session, token string) (bool, error) {
-	deadline := time.Now().Add(c.timing.StreamTTL)
-	poll := min(max(c.timing.StreamTTL/30, 20*time.Millisecond), 200*time.Millisecond)
-	for {
-		ok, err := c.leases.Hold(ctx, leaseKey(session), token, c.timing.StreamTTL)
-		if err != nil || ok {
-			return ok, err
-		}
-		c.mu.Lock()
-		h := c.holders[session]
-		c.mu.Unlock()
-		if h != nil && h.sw.ping() != nil { // its client is gone: end it now
-			h.cancel()
-		}
-		if time.Now().After(deadline) {
-			return false, nil
-		}
-		select {
-		case <-ctx.Done():
-			return false, ctx.Err()
-		case <-time.After(poll):
-		}
-	}
+	return h
 }
 
 // streamWriter serialises the SDK's writes and the liveness pings on one

@@ -7,8 +7,16 @@
 // to the owner over HTTP, streamed (Forward). Server-to-client messages are
 // kept in a per-session event log (an mcp.EventStore on Redis Streams) so a
 // GET stream resumed with Last-Event-ID replays exactly what was missed. At
-// most one standalone GET stream per session is live at a time: a lease
-// with a heartbeat TTL (ServeStream).
+// most one standalone GET stream per session is live at a time; as every
+// request of a session runs on its owner, the owner's own map of streams
+// enforces it, with no Redis lease (ServeStream).
+//
+// An idle session costs Redis almost nothing: session records and event
+// logs live for Timing.SessionTTL (minutes) and are refreshed every
+// SessionTTL/3; what makes them valid is the owner's node record, renewed
+// every heartbeat, which Lookup checks. The heartbeat also tells the node
+// when Redis lost its data (the node record was missing), and the node then
+// re-asserts every record at once.
 //
 // Every piece has two implementations: Redis (cluster.redis_url set) and
 // memory (single node). Callers use Cluster and never branch on which one
@@ -58,8 +66,10 @@ var (
 // safe for concurrent use and fail with ErrUnavailable when the store is
 // unreachable.
 type Directory interface {
-	// Announce records n as live for ttl (the node heartbeat).
-	Announce(ctx context.Context, n NodeInfo, ttl time.Duration) error
+	// Announce records n as live for ttl (the node heartbeat). missing
+	// reports that n had no live record before (first announce, expired,
+	// or lost with Redis data): the caller should then Refresh everything.
+	Announce(ctx context.Context, n NodeInfo, ttl time.Duration) (missing bool, err error)
 	// Withdraw removes node id's liveness record (graceful leave).
 	Withdraw(ctx context.Context, id string) error
 	// Node returns the live node id, or ErrNotFound.
@@ -80,23 +90,13 @@ type Directory interface {
 	Release(ctx context.Context, session, node string) error
 }
 
-// Leases are named exclusive holds with a TTL, renewed by their holder
-// (the standalone GET stream claim). Safe for concurrent use.
-type Leases interface {
-	// Hold takes or renews the lease key for holder for ttl. It reports
-	// false when another holder has a live lease.
-	Hold(ctx context.Context, key, holder string, ttl time.Duration) (bool, error)
-	// Drop ends holder's lease key; a no-op if another holder has it.
-	Drop(ctx context.Context, key, holder string) error
-}
-
 // Timing are the cluster's periods and lifetimes; zero fields take the
 // defaults shown (DefaultTiming).
 type Timing struct {
-	Heartbeat    time.Duration // node and session record refresh period (3s)
-	NodeTTL      time.Duration // node liveness record lifetime (10s)
-	SessionTTL   time.Duration // session ownership and event log lifetime without refresh (10s)
-	StreamTTL    time.Duration // GET stream lease lifetime, renewed every StreamTTL/3 (6s)
+	Heartbeat    time.Duration // node record refresh (and Redis data loss check) period (3s)
+	NodeTTL      time.Duration // node liveness record lifetime (10s): a dead node's sessions are unknown after it
+	SessionTTL   time.Duration // session record and event log lifetime, refreshed every SessionTTL/3: how long an orphan outlives its dead node (10m)
+	StreamPing   time.Duration // period of the SSE comment that checks each GET stream's client (2s)
 	OpTimeout    time.Duration // bound on each Redis operation (1s)
 	Probe        time.Duration // Redis re-probe period while unreachable (250ms)
 	DialTimeout  time.Duration // connect timeout when forwarding to a node (2s)
@@ -107,8 +107,8 @@ type Timing struct {
 var DefaultTiming = Timing{
 	Heartbeat:    3 * time.Second,
 	NodeTTL:      10 * time.Second,
-	SessionTTL:   10 * time.Second,
-	StreamTTL:    6 * time.Second,
+	SessionTTL:   10 * time.Minute,
+	StreamPing:   2 * time.Second,
 	OpTimeout:    time.Second,
 	Probe:        250 * time.Millisecond,
 	DialTimeout:  2 * time.Second,
@@ -125,7 +125,7 @@ func (t Timing) withDefaults() Timing {
 	set(&t.Heartbeat, d.Heartbeat)
 	set(&t.NodeTTL, d.NodeTTL)
 	set(&t.SessionTTL, d.SessionTTL)
-	set(&t.StreamTTL, d.StreamTTL)
+	set(&t.StreamPing, d.StreamPing)
 	set(&t.OpTimeout, d.OpTimeout)
 	set(&t.Probe, d.Probe)
 	set(&t.DialTimeout, d.DialTimeout)

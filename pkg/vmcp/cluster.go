@@ -65,11 +65,12 @@ func (s *Server) onSession(ctx context.Context, id string, start bool) error {
 
 // serveLegacy routes a Legacy request. A request without a session
 // (initialize) or for a session living here is served by this node's SDK
-// handler, the standalone GET stream under the cluster's stream lease. A
+// handler, the standalone GET stream through Cluster.ServeStream (one live
+// stream per session, kept by this node: the owner). A
 // request for a session living on another node is forwarded to its owner;
 // a session that is gone gets the SDK's own 404. A session belongs to the
 // principal that initialized it: another principal's request (POST, GET,
-// DELETE) gets 403 before anything is served, forwarded or leased. In
+// DELETE) gets 403 before anything is served or forwarded. In
 // cluster mode with Redis unreachable every Legacy request gets 503.
 func (s *Server) serveLegacy(w http.ResponseWriter, r *http.Request) {
 	if err := s.cluster.Check(); err != nil {

@@ -36,7 +36,7 @@ var clTiming = cluster.Timing{
 	Heartbeat:    200 * time.Millisecond,
 	NodeTTL:      1500 * time.Millisecond,
 	SessionTTL:   1500 * time.Millisecond,
-	StreamTTL:    time.Second,
+	StreamPing:   333 * time.Millisecond,
 	OpTimeout:    500 * time.Millisecond,
 	Probe:        100 * time.Millisecond,
 	DialTimeout:  500 * time.Millisecond,

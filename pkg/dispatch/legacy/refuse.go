@@ -10,7 +10,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/wire"
 )
 
-// Refuse answers, before anything is served, forwarded or leased, the
+// Refuse answers, before anything is served or forwarded, the
 // Legacy requests whose status the go-sdk handler would get wrong, with
 // the spec's status and a JSON-RPC error body: a POST body that is not
 // JSON (400, -32700); a message that is neither a request, a notification
