@@ -2,73 +2,71 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/vmcp/vmcp/pkg/cluster"
 	"github.com/vmcp/vmcp/test/internal/redisstat"
 )
 
-// aliveSince is the session-seconds from each of at until end.
-func aliveSince(at []time.Time, end time.Time) float64 {
-	var s float64
-	for _, t := range at {
-		s += end.Sub(t).Seconds()
+// batchFigures summarises batches of one operation over n sessions in
+// all: the median batch's commands per operation (and that batch and its
+// size), the mean over every batch, and how many batches are above the
+// median by more than half of it (they contain a refresh round).
+func batchFigures(bs []phase, n int) (median float64, med redisstat.Stats, size int, mean float64, above int) {
+	per := func(i int) float64 { return float64(bs[i].d.Commands()) / float64(batchSize(i, n)) }
+	idx := make([]int, len(bs))
+	var total int64
+	for i := range bs {
+		idx[i] = i
+		total += bs[i].d.Commands()
 	}
-	return s
-}
-
-// aliveUntil is the session-seconds from start until each of at.
-func aliveUntil(start time.Time, at []time.Time) float64 {
-	var s float64
-	for _, t := range at {
-		if !t.IsZero() {
-			s += t.Sub(start).Seconds()
-		}
-	}
-	return s
-}
-
-// waitKeys waits up to wait for Redis to hold no more than want keys and
-// returns how many more it holds.
-func waitKeys(rdb *redis.Client, want int64, wait time.Duration) int64 {
-	for deadline := time.Now().Add(wait); ; time.Sleep(50 * time.Millisecond) {
-		s, err := redisstat.Read(ctx, rdb)
-		if err == nil && (s.Keys <= want || time.Now().After(deadline)) {
-			return s.Keys - want
-		}
-		if err != nil && time.Now().After(deadline) {
+	slices.SortFunc(idx, func(a, b int) int {
+		switch pa, pb := per(a), per(b); {
+		case pa < pb:
 			return -1
+		case pa > pb:
+			return 1
+		}
+		return 0
+	})
+	m := idx[len(idx)/2]
+	median, med, size = per(m), bs[m].d, batchSize(m, n)
+	for i := range bs {
+		if per(i) > 1.5*median+0.5 {
+			above++
 		}
 	}
+	return median, med, size, float64(total) / float64(n), above
 }
 
-// printRedis prints the redis row: per session, each phase's commands
-// less the node's baseline and the idle sessions' rate (raw beside), with
-// the commands behind them.
+// batchSize is the size of batch i of n sessions.
+func batchSize(i, n int) int { return min(*conc, n-i**conc) }
+
+// printRedis prints the redis row: per session, the median batch's
+// commands (mean over every batch beside), the idle rate less the node's
+// own commands, keys and bytes.
 func printRedis(p redisPhases, n int) {
-	baseRate := float64(p.base.d.Commands()) / p.base.dur.Seconds()
-	idleRate := (float64(p.idle.d.Commands()) - baseRate*p.idle.dur.Seconds()) / p.idle.alive // per session-second
-	net := func(ph phase) float64 {
-		return (float64(ph.d.Commands()) - baseRate*ph.dur.Seconds() - idleRate*ph.alive) / float64(n)
-	}
 	name := fmt.Sprintf("redis, %d sessions", n)
-	fmt.Printf("%-26s %-34s %9s %9s %9s  %s\n", "row", "metric", "value", "raw", "scripts", "executed commands per unit (raw)")
-	line := func(metric string, v float64, ph phase, per float64) {
-		fmt.Printf("%-26s %-34s %9.2f %9.2f %9.2f  %s\n", name, metric, v, float64(ph.d.Commands())/per, float64(ph.d.Scripts())/per, ph.d.Breakdown(per))
+	fmt.Printf("%-26s %-34s %9s %9s %9s  %s\n", "row", "metric", "value", "mean", "scripts", "executed commands per unit (median batch; idle: window)")
+	for _, r := range []struct {
+		metric string
+		bs     []phase
+	}{{"commands/session start", p.start}, {"commands/tools/call", p.call}, {"commands/DELETE", p.del}} {
+		v, med, size, mean, above := batchFigures(r.bs, n)
+		per := float64(size)
+		fmt.Printf("%-26s %-34s %9.2f %9.2f %9.2f  %s (%d of %d batches with a refresh)\n", name, r.metric, v, mean, float64(med.Scripts())/per, med.Breakdown(per), above, len(r.bs))
 	}
-	line("commands/session start", net(p.start), p.start, float64(n))
+	baseRate := float64(p.base.d.Commands()) / p.base.dur.Seconds()
 	perMin := float64(n) * p.idle.dur.Minutes()
-	line("commands/idle session-minute", idleRate*60, p.idle, perMin)
-	calls := float64(n * *redisCalls)
-	line("commands/tools/call", net(p.call)*float64(n)/calls, p.call, calls)
-	line("commands/DELETE", net(p.del), p.del, float64(n))
-	fmt.Printf("%-26s %-34s %9.2f\n", name, "keys/session", float64(p.start.d.Keys)/float64(n))
-	fmt.Printf("%-26s %-34s %9.0f\n", name, "Redis bytes/session (used_memory)", float64(p.start.d.UsedMemory)/float64(n))
+	idle := (float64(p.idle.d.Commands()) - baseRate*p.idle.dur.Seconds()) / perMin
+	fmt.Printf("%-26s %-34s %9.2f %9.2f %9.2f  %s\n", name, "commands/idle session-minute", idle, float64(p.idle.d.Commands())/perMin,
+		float64(p.idle.d.Scripts())/perMin, p.idle.d.Breakdown(perMin))
+	fmt.Printf("%-26s %-34s %9.2f\n", name, "keys/session", float64(p.keys)/float64(n))
+	fmt.Printf("%-26s %-34s %9.0f\n", name, "Redis bytes/session (used_memory)", float64(p.bytes)/float64(n))
 	fmt.Printf("%-26s %-34s %9d\n", name, "keys left after every DELETE", p.keysLeft)
 	fmt.Printf("%-26s %-34s %9.2f %9s %9s  %s\n", name, "node alone: commands/s", baseRate, "", "", p.base.d.Breakdown(p.base.dur.Seconds()))
 	t := cluster.DefaultTiming
-	fmt.Printf("(phases: start %s, idle %s, calls %s, DELETEs %s; timing: heartbeat %s, session TTL %s, stream TTL %s: an idle window shorter than a refresh period miscounts)\n",
-		p.start.dur.Round(time.Millisecond), p.idle.dur.Round(time.Millisecond), p.call.dur.Round(time.Millisecond), p.del.dur.Round(time.Millisecond),
-		t.Heartbeat, t.SessionTTL, t.StreamTTL)
+	fmt.Printf("(idle window %s; timing: heartbeat %s, session TTL %s, stream TTL %s: a window shorter than a refresh period, or not a multiple of it, miscounts)\n",
+		p.idle.dur.Round(time.Millisecond), t.Heartbeat, t.SessionTTL, t.StreamTTL)
 }
