@@ -46,7 +46,7 @@ const (
 	// idleCmdsPerSessionPeriod: an idle session's commands per refresh
 	// period (shortTiming: heartbeat, session TTL/3 and stream TTL/3 all
 	// equal refreshPeriod).
-	idleCmdsPerSessionPeriod = 4.9
+	idleCmdsPerSessionPeriod = 5
 
 	// figureTolerance: how far a measured figure may be from its constant.
 	figureTolerance = 0.35
@@ -109,7 +109,7 @@ func testOperations(t *testing.T, backendURL string) {
 	start := measure(t, rdb, func() {
 		var err error
 		ss, err = openSessions(nodes, n, clientTransport(t))
-		t.Cleanup(func() { _ = closeSessions(ss) })
+		t.Cleanup(func() { _ = closeSessions(ss, 0) })
 		require.NoError(t, err)
 	})
 	requireOwned(t, nodes, n/len(nodes))
@@ -120,7 +120,7 @@ func testOperations(t *testing.T, backendURL string) {
 		}
 	})
 	ids := sessionIDs(ss)
-	del := measure(t, rdb, func() { require.NoError(t, closeSessions(ss)); waitKeys(t, rdb, keys0) })
+	del := measure(t, rdb, func() { require.NoError(t, closeSessions(ss, 1)); waitKeys(t, rdb, keys0) })
 	require.Less(t, time.Since(began), longTiming.Heartbeat, "the operations part outlasted a refresh period: its counts include refreshes")
 	requireNoSessionKeys(t, rdb, ids)
 	perN := float64(n)
@@ -144,12 +144,12 @@ func testIdle(t *testing.T, backendURL string) {
 	time.Sleep(refreshPeriod)
 	base := measure(t, rdb, func() { time.Sleep(basePeriods * refreshPeriod) })
 	ss, err := openSessions(nodes, idleSessions, clientTransport(t))
-	t.Cleanup(func() { _ = closeSessions(ss) })
+	t.Cleanup(func() { _ = closeSessions(ss, 0) })
 	require.NoError(t, err)
 	time.Sleep(refreshPeriod) // every session's first refresh round
 	idle := measure(t, rdb, func() { time.Sleep(idlePeriods * refreshPeriod) })
 	ids := sessionIDs(ss)
-	require.NoError(t, closeSessions(ss))
+	require.NoError(t, closeSessions(ss, 0)) // on the owner: no record lookup, which short TTLs make fragile under load
 	per := float64(idleSessions * idlePeriods)
 	got := (cmds(idle) - cmds(base)*idle.dur.Seconds()/base.dur.Seconds()) / per
 	t.Logf("idle commands per session per %s: %.2f [%s]; nodes alone: %.2f per period [%s]; part %s", refreshPeriod, got, idle.d.Breakdown(per),

@@ -111,14 +111,15 @@ func openSessions(nodes []*node, n int, base http.RoundTripper) ([]*session, err
 	return ss, nil
 }
 
-// closeSessions ends every open session (DELETE) on the node after its
-// owner, so the DELETE is forwarded.
-func closeSessions(ss []*session) error {
+// closeSessions ends every open session (DELETE) on the node offset
+// places after its owner (0: the owner itself; 1: the next, which
+// forwards it).
+func closeSessions(ss []*session, offset int) error {
 	return forEach(ss, func(i int, s *session) error {
 		if s.cs == nil {
 			return nil
 		}
-		s.hop.pin.Store(int64((s.owner + 1) % len(s.hop.nodes)))
+		s.hop.pin.Store(int64((s.owner + offset) % len(s.hop.nodes)))
 		if err := s.cs.Close(); err != nil {
 			return fmt.Errorf("session %d: DELETE: %w", i, err)
 		}
