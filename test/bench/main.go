@@ -21,8 +21,10 @@
 //
 //   - redis (redis_row.go): one node, -redis-sessions Legacy sessions →
 //     Redis commands (INFO commandstats deltas) per session start, per
-//     idle session-minute, per tools/call and per DELETE, keys and bytes
-//     per session
+//     tools/call and per DELETE (median of batches of -conc sessions, so
+//     the node's periodic refreshes stay out), per idle session-minute
+//     (one -redis-idle window less the node's own), keys and bytes per
+//     session
 //
 //   - forward (forward_row.go): sessions created on node A, called on A or
 //     on node B, which forwards to A → c=1 p50 of both and what forwarding
