@@ -72,7 +72,9 @@ var longTiming = cluster.Timing{
 const refreshPeriod = 500 * time.Millisecond
 
 // shortTiming: node heartbeat, session and event log refresh (SessionTTL/3)
-// and GET stream lease renewal (StreamTTL/3) all every refreshPeriod.
+// and GET stream lease renewal (StreamTTL/3) all every refreshPeriod. A
+// period cluster.Timing gains must be set to refreshPeriod here (and far
+// beyond the test in longTiming).
 var shortTiming = cluster.Timing{
 	Heartbeat: refreshPeriod, NodeTTL: 6 * refreshPeriod, SessionTTL: 3 * refreshPeriod, StreamTTL: 3 * refreshPeriod,
 	OpTimeout: 2 * time.Second, Probe: 100 * time.Millisecond, DialTimeout: 2 * time.Second, WriteTimeout: 5 * time.Second,
