@@ -16,8 +16,9 @@
 #     the cluster rows, each on its own private redis-server: the redis row
 #     (one node, 1,000 Legacy sessions with GET streams open: Redis
 #     commands per session start, per idle session-minute, per tools/call
-#     and per DELETE, from INFO commandstats deltas less the node's own;
-#     keys and bytes per session) and the forward row (sessions created on
+#     and per DELETE, executed (INFO commandstats deltas less the node's
+#     own) and requested (counted by a proxy in front of Redis); keys and
+#     bytes per session) and the forward row (sessions created on
 #     node A, called on A or on node B, which forwards to A: c=1 p50 of
 #     both and what forwarding adds, target ≤ 0.3 ms; c=32 throughput).
 #     About 7 min. Extra arguments go to it (e.g. -rounds 5, -rows

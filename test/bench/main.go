@@ -20,7 +20,8 @@
 // rows, each on a private redis-server (redis-server from PATH):
 //
 //   - redis (redis_row.go): one node, -redis-sessions Legacy sessions →
-//     Redis commands (INFO commandstats deltas) per session start, per
+//     Redis commands executed (INFO commandstats deltas) and requests sent
+//     (a counting proxy, test/internal/redisstat) per session start, per
 //     tools/call and per DELETE (median of batches of -conc sessions, so
 //     the node's periodic refreshes stay out), per idle session-minute
 //     (one -redis-idle window less the node's own), keys and bytes per

@@ -10,21 +10,22 @@ import (
 )
 
 // redisRun measures the phases of n sessions on vmURL.
-func redisRun(rdb *redis.Client, vmURL string, n int) (redisPhases, error) {
+func redisRun(m meter, vmURL string, n int) (redisPhases, error) {
 	var p redisPhases
 	time.Sleep(time.Second) // the node's first heartbeat and Redis connections
+	rdb := m.rdb
 	s0, err := redisstat.Read(ctx, rdb)
 	if err != nil {
 		return p, err
 	}
-	if p.base, err = measure(rdb, func() error { time.Sleep(*redisBase); return nil }); err != nil {
+	if p.base, err = measure(m, func() error { time.Sleep(*redisBase); return nil }); err != nil {
 		return p, err
 	}
 	rt := newRouteTransport("")
 	defer rt.base.CloseIdleConnections()
 	ss := make([]*mcp.ClientSession, n)
 	defer func() { closeSessions(ss) }()
-	if p.start, err = batched(rdb, n, func(lo, hi int) error { return openBatch(vmURL, ss[lo:hi], rt) }); err != nil {
+	if p.start, err = batched(m, n, func(lo, hi int) error { return openBatch(vmURL, ss[lo:hi], rt) }); err != nil {
 		return p, err
 	}
 	s1, err := redisstat.Read(ctx, rdb)
@@ -32,14 +33,14 @@ func redisRun(rdb *redis.Client, vmURL string, n int) (redisPhases, error) {
 		return p, err
 	}
 	p.keys, p.bytes = s1.Keys-s0.Keys, s1.UsedMemory-s0.UsedMemory
-	if p.idle, err = measure(rdb, func() error { time.Sleep(*redisIdle); return nil }); err != nil {
+	if p.idle, err = measure(m, func() error { time.Sleep(*redisIdle); return nil }); err != nil {
 		return p, err
 	}
-	if p.call, err = batched(rdb, n, func(lo, hi int) error { return callEach(ss[lo:hi]) }); err != nil {
+	if p.call, err = batched(m, n, func(lo, hi int) error { return callEach(ss[lo:hi]) }); err != nil {
 		return p, err
 	}
 	perSession := float64(p.keys) / float64(n)
-	p.del, err = batched(rdb, n, func(lo, hi int) error {
+	p.del, err = batched(m, n, func(lo, hi int) error {
 		closeSessions(ss[lo:hi])
 		clear(ss[lo:hi])
 		waitKeys(rdb, s0.Keys+int64(float64(n-hi)*perSession+0.5), 5*time.Second) // DELETE's cleanup may end after its response

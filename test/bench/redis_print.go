@@ -6,14 +6,13 @@ import (
 	"time"
 
 	"github.com/vmcp/vmcp/pkg/cluster"
-	"github.com/vmcp/vmcp/test/internal/redisstat"
 )
 
 // batchFigures summarises batches of one operation over n sessions in
 // all: the median batch's commands per operation (and that batch and its
 // size), the mean over every batch, and how many batches are above the
 // median by more than half of it (they contain a refresh round).
-func batchFigures(bs []phase, n int) (median float64, med redisstat.Stats, size int, mean float64, above int) {
+func batchFigures(bs []phase, n int) (median float64, med phase, size int, mean float64, above int) {
 	per := func(i int) float64 { return float64(bs[i].d.Commands()) / float64(batchSize(i, n)) }
 	idx := make([]int, len(bs))
 	var total int64
@@ -31,7 +30,7 @@ func batchFigures(bs []phase, n int) (median float64, med redisstat.Stats, size 
 		return 0
 	})
 	m := idx[len(idx)/2]
-	median, med, size = per(m), bs[m].d, batchSize(m, n)
+	median, med, size = per(m), bs[m], batchSize(m, n)
 	for i := range bs {
 		if per(i) > 1.5*median+0.5 {
 			above++
@@ -48,24 +47,25 @@ func batchSize(i, n int) int { return min(*conc, n-i**conc) }
 // own commands, keys and bytes.
 func printRedis(p redisPhases, n int) {
 	name := fmt.Sprintf("redis, %d sessions", n)
-	fmt.Printf("%-26s %-34s %9s %9s %9s  %s\n", "row", "metric", "value", "mean", "scripts", "executed commands per unit (median batch; idle: window)")
+	fmt.Printf("%-26s %-34s %9s %9s %9s  %s\n", "row", "metric", "executed", "mean", "requests", "executed commands per unit (median batch; idle: window)")
 	for _, r := range []struct {
 		metric string
 		bs     []phase
 	}{{"commands/session start", p.start}, {"commands/tools/call", p.call}, {"commands/DELETE", p.del}} {
 		v, med, size, mean, above := batchFigures(r.bs, n)
 		per := float64(size)
-		fmt.Printf("%-26s %-34s %9.2f %9.2f %9.2f  %s (%d of %d batches with a refresh)\n", name, r.metric, v, mean, float64(med.Scripts())/per, med.Breakdown(per), above, len(r.bs))
+		fmt.Printf("%-26s %-34s %9.2f %9.2f %9.2f  %s (%d of %d batches with a refresh)\n", name, r.metric, v, mean, float64(med.req)/per, med.d.Breakdown(per), above, len(r.bs))
 	}
 	baseRate := float64(p.base.d.Commands()) / p.base.dur.Seconds()
 	perMin := float64(n) * p.idle.dur.Minutes()
 	idle := (float64(p.idle.d.Commands()) - baseRate*p.idle.dur.Seconds()) / perMin
+	idleReq := (float64(p.idle.req) - float64(p.base.req)*p.idle.dur.Seconds()/p.base.dur.Seconds()) / perMin
 	fmt.Printf("%-26s %-34s %9.2f %9.2f %9.2f  %s\n", name, "commands/idle session-minute", idle, float64(p.idle.d.Commands())/perMin,
-		float64(p.idle.d.Scripts())/perMin, p.idle.d.Breakdown(perMin))
+		idleReq, p.idle.d.Breakdown(perMin))
 	fmt.Printf("%-26s %-34s %9.2f\n", name, "keys/session", float64(p.keys)/float64(n))
 	fmt.Printf("%-26s %-34s %9.0f\n", name, "Redis bytes/session (used_memory)", float64(p.bytes)/float64(n))
 	fmt.Printf("%-26s %-34s %9d\n", name, "keys left after every DELETE", p.keysLeft)
-	fmt.Printf("%-26s %-34s %9.2f %9s %9s  %s\n", name, "node alone: commands/s", baseRate, "", "", p.base.d.Breakdown(p.base.dur.Seconds()))
+	fmt.Printf("%-26s %-34s %9.2f %9s %9.2f  %s\n", name, "node alone: commands/s", baseRate, "", float64(p.base.req)/p.base.dur.Seconds(), p.base.d.Breakdown(p.base.dur.Seconds()))
 	t := cluster.DefaultTiming
 	fmt.Printf("(idle window %s; timing: heartbeat %s, session TTL %s, stream TTL %s: a window shorter than a refresh period, or not a multiple of it, miscounts)\n",
 		p.idle.dur.Round(time.Millisecond), t.Heartbeat, t.SessionTTL, t.StreamTTL)

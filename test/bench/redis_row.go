@@ -14,7 +14,8 @@ import (
 // node on a private redis-server; -redis-sessions Legacy sessions (GET
 // streams open) start, stay idle for -redis-idle, make one tools/call each
 // and end (DELETE). Counts are deltas of INFO commandstats (INFO excluded;
-// commands a script runs count beside its EVALSHA).
+// commands a script runs count beside its EVALSHA); requests are what
+// vmcp sent, counted by a proxy in front of Redis (redisstat.Counter).
 //
 // The node refreshes every open session's records every few seconds: a
 // phase that contains a refresh round counts it too. So start, call and
@@ -28,34 +29,43 @@ var (
 	redisBase = flag.Duration("redis-base", 10*time.Second, "window of the redis row's no-session baseline")
 )
 
-// phase is one measured window: the Redis delta and its duration.
+// meter reads the private Redis: rdb directly (INFO: executed commands),
+// ctr in front of it, which vmcp talks through (requests sent).
+type meter struct {
+	rdb *redis.Client
+	ctr *redisstat.Counter
+}
+
+// phase is one measured window: the Redis delta, the requests sent and
+// its duration.
 type phase struct {
 	d   redisstat.Stats
+	req int64
 	dur time.Duration
 }
 
-// measure runs f between two readings of rdb.
-func measure(rdb *redis.Client, f func() error) (phase, error) {
-	s0, err := redisstat.Read(ctx, rdb)
+// measure runs f between two readings of m.
+func measure(m meter, f func() error) (phase, error) {
+	s0, err := redisstat.Read(ctx, m.rdb)
 	if err != nil {
 		return phase{}, err
 	}
-	t0 := time.Now()
+	r0, t0 := m.ctr.Requests(), time.Now()
 	if err := f(); err != nil {
 		return phase{}, err
 	}
-	dur := time.Since(t0)
-	s1, err := redisstat.Read(ctx, rdb)
-	return phase{s1.Sub(s0), dur}, err
+	dur, r1 := time.Since(t0), m.ctr.Requests()
+	s1, err := redisstat.Read(ctx, m.rdb)
+	return phase{s1.Sub(s0), r1 - r0, dur}, err
 }
 
 // batched measures f(lo, hi) for each batch [lo, hi) of n sessions,
 // -conc at a time.
-func batched(rdb *redis.Client, n int, f func(lo, hi int) error) ([]phase, error) {
+func batched(m meter, n int, f func(lo, hi int) error) ([]phase, error) {
 	var out []phase
 	for lo := 0; lo < n; lo += *conc {
 		hi := min(n, lo+*conc)
-		p, err := measure(rdb, func() error { return f(lo, hi) })
+		p, err := measure(m, func() error { return f(lo, hi) })
 		if err != nil {
 			return nil, err
 		}
@@ -87,17 +97,22 @@ func runRedis(tmp string) error {
 	defer rs.Stop()
 	rdb := rs.Client()
 	defer rdb.Close()
+	ctr, err := redisstat.NewCounter(rs.Addr)
+	if err != nil {
+		return err
+	}
+	defer ctr.Close()
 	be, beURL, err := startListening(*echoBin, []string{"-tools", "0"}, nil)
 	if err != nil {
 		return fmt.Errorf("echoserver: %w", err)
 	}
 	defer be.stop()
-	vm, vmURL, err := startVMCP(tmp, beURL, clusterYAML(rs.URL(), "bench-a"))
+	vm, vmURL, err := startVMCP(tmp, beURL, clusterYAML(ctr.URL(), "bench-a"))
 	if err != nil {
 		return fmt.Errorf("vmcp: %w", err)
 	}
 	defer vm.stop()
-	p, err := redisRun(rdb, vmURL, n)
+	p, err := redisRun(meter{rdb, ctr}, vmURL, n)
 	if err != nil {
 		return fmt.Errorf("redis row: %w (vmcp stderr: %s)", err, vm.stderr)
 	}
