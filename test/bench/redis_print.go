@@ -67,6 +67,11 @@ func printRedis(p redisPhases, n int) {
 	fmt.Printf("%-26s %-34s %9d\n", name, "keys left after every DELETE", p.keysLeft)
 	fmt.Printf("%-26s %-34s %9.2f %9s %9.2f  %s\n", name, "node alone: commands/s", baseRate, "", float64(p.base.req)/p.base.dur.Seconds(), p.base.d.Breakdown(p.base.dur.Seconds()))
 	t := cluster.DefaultTiming
-	fmt.Printf("(idle window %s; timing: heartbeat %s, session TTL %s, stream TTL %s: a window shorter than a refresh period, or not a multiple of it, miscounts)\n",
-		p.idle.dur.Round(time.Millisecond), t.Heartbeat, t.SessionTTL, t.StreamTTL)
+	longest := max(t.Heartbeat, t.SessionTTL/3, t.StreamTTL/3)
+	fmt.Printf("(idle window %s; refresh periods: heartbeat %s, session TTL/3 %s, stream TTL/3 %s)\n",
+		p.idle.dur.Round(time.Millisecond), t.Heartbeat, (t.SessionTTL / 3).Round(time.Millisecond), t.StreamTTL/3)
+	if p.idle.dur < 3*longest {
+		fmt.Printf("warning: the idle window is shorter than 3 refresh periods of %s: the idle figure may miss or double a refresh round (pass -redis-idle %s or more)\n",
+			longest.Round(time.Millisecond), (3 * longest).Round(time.Second))
+	}
 }
