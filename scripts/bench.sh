@@ -19,8 +19,9 @@
 #     and per DELETE, executed (INFO commandstats deltas less the node's
 #     own) and requested (counted by a proxy in front of Redis); keys and
 #     bytes per session) and the forward row (sessions created on
-#     node A, called on A or on node B, which forwards to A: c=1 p50 of
-#     both and what forwarding adds, target ≤ 0.3 ms; c=32 throughput).
+#     node A, called on A, on node B, which forwards to A, and through
+#     the plain proxy to A, the floor of any extra hop: c=1 p50 and what
+#     forwarding adds, target ≤ 0.3 ms; c=32 throughput).
 #     About 7 min. Extra arguments go to it (e.g. -rounds 5, -rows
 #     modern, -rows redis,forward, -redis-idle 2m, -profile DIR for vmcp
 #     pprof profiles).

@@ -27,9 +27,9 @@
 //     (one -redis-idle window less the node's own), keys and bytes per
 //     session
 //
-//   - forward (forward_row.go): sessions created on node A, called on A or
-//     on node B, which forwards to A → c=1 p50 of both and what forwarding
-//     adds, c=N throughput of both
+//   - forward (forward_row.go): sessions created on node A, called on A,
+//     on node B, which forwards to A, and through the plain proxy to A →
+//     c=1 p50 of each and what it adds to A's, c=N throughput of each
 //
 //     go run ./test/bench [-vmcp bin/vmcp] [-rounds 3] [-c1 3s] [-cN 3s] [-rows redis,forward]
 package main
