@@ -43,7 +43,9 @@ func redisRun(m meter, vmURL string, n int) (redisPhases, error) {
 	p.del, err = batched(m, n, func(lo, hi int) error {
 		closeSessions(ss[lo:hi])
 		clear(ss[lo:hi])
-		waitKeys(rdb, s0.Keys+int64(float64(n-hi)*perSession+0.5), 5*time.Second) // DELETE's cleanup may end after its response
+		if waitKeys(rdb, s0.Keys+int64(float64(n-hi)*perSession+0.5), 5*time.Second) > 0 { // DELETE's cleanup may end after its response
+			p.lagging++
+		}
 		return nil
 	})
 	if err == nil {

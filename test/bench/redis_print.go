@@ -54,7 +54,12 @@ func printRedis(p redisPhases, n int) {
 	}{{"commands/session start", p.start}, {"commands/tools/call", p.call}, {"commands/DELETE", p.del}} {
 		v, med, size, mean, above := batchFigures(r.bs, n)
 		per := float64(size)
-		fmt.Printf("%-26s %-34s %9.2f %9.2f %9.2f  %s (%d of %d batches with a refresh)\n", name, r.metric, v, mean, float64(med.req)/per, med.d.Breakdown(per), above, len(r.bs))
+		var took time.Duration
+		for _, b := range r.bs {
+			took += b.dur
+		}
+		fmt.Printf("%-26s %-34s %9.2f %9.2f %9.2f  %s (%d of %d batches with a refresh; %s)\n", name, r.metric, v, mean, float64(med.req)/per,
+			med.d.Breakdown(per), above, len(r.bs), took.Round(10*time.Millisecond))
 	}
 	baseRate := float64(p.base.d.Commands()) / p.base.dur.Seconds()
 	perMin := float64(n) * p.idle.dur.Minutes()
@@ -65,6 +70,7 @@ func printRedis(p redisPhases, n int) {
 	fmt.Printf("%-26s %-34s %9.2f\n", name, "keys/session", float64(p.keys)/float64(n))
 	fmt.Printf("%-26s %-34s %9.0f\n", name, "Redis bytes/session (used_memory)", float64(p.bytes)/float64(n))
 	fmt.Printf("%-26s %-34s %9d\n", name, "keys left after every DELETE", p.keysLeft)
+	fmt.Printf("%-26s %-34s %9d  (of %d; a key still there 5 s after its batch's DELETEs answered)\n", name, "DELETE batches with keys left", p.lagging, len(p.del))
 	fmt.Printf("%-26s %-34s %9.2f %9s %9.2f  %s\n", name, "node alone: commands/s", baseRate, "", float64(p.base.req)/p.base.dur.Seconds(), p.base.d.Breakdown(p.base.dur.Seconds()))
 	t := cluster.DefaultTiming
 	longest := max(t.Heartbeat, t.SessionTTL/3, t.StreamTTL/3)

@@ -80,6 +80,7 @@ type redisPhases struct {
 	start, call, del []phase
 	keys, bytes      int64 // held by the n open sessions
 	keysLeft         int64 // keys beyond the no-session count after every DELETE
+	lagging          int   // DELETE batches whose keys were not all gone 5 s later
 }
 
 // runRedis runs the redis row.
