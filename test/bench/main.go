@@ -16,7 +16,22 @@
 // beside the same ratios for a plain reverse proxy (test/bench/plainproxy):
 // what one more process and HTTP hop costs on this machine.
 //
-//	go run ./test/bench [-vmcp bin/vmcp] [-rounds 3] [-c1 3s] [-cN 3s]
+// Then the idle row (idle.go), the fan-out row (fanout.go) and two cluster
+// rows, each on a private redis-server (redis-server from PATH):
+//
+//   - redis (redis_row.go): one node, -redis-sessions Legacy sessions →
+//     Redis commands executed (INFO commandstats deltas) and requests sent
+//     (a counting proxy, test/internal/redisstat) per session start, per
+//     tools/call and per DELETE (median of batches of -conc sessions, so
+//     the node's periodic refreshes stay out), per idle session-minute
+//     (one -redis-idle window less the node's own), keys and bytes per
+//     session
+//
+//   - forward (forward_row.go): sessions created on node A, called on A,
+//     on node B, which forwards to A, and through the plain proxy to A →
+//     c=1 p50 of each and what it adds to A's, c=N throughput of each
+//
+//     go run ./test/bench [-vmcp bin/vmcp] [-rounds 3] [-c1 3s] [-cN 3s] [-rows redis,forward]
 package main
 
 import (
@@ -50,7 +65,7 @@ var (
 	walkTime   = flag.Duration("walk", 600*time.Millisecond, "time spent on tools/list walks per round")
 	nTools     = flag.Int("tools", 200, "extra backend tools (the list walk sees tools+2: echo and touch too)")
 	pageSize   = flag.Int("page-size", 50, "tools/list page size, backend and vmcp")
-	rowsFlag   = flag.String("rows", "legacy,modern,idle,fanout", "rows to run: legacy, modern, idle, fanout")
+	rowsFlag   = flag.String("rows", "legacy,modern,idle,fanout,redis,forward", "rows to run: legacy, modern, idle, fanout, redis, forward")
 	profileDir = flag.String("profile", "", "if set, write vmcp CPU and alloc profiles of one c=N run per row here")
 	vmcpEnv    = flag.String("vmcp-env", "", "extra environment for vmcp, e.g. GOGC=200 (comma separated)")
 	verbose    = flag.Bool("v", false, "print every round")
@@ -111,19 +126,9 @@ func run() error {
 	if _, err := os.Stat(*vmcpBin); err != nil {
 		return fmt.Errorf("vmcp binary: %w (run make build)", err)
 	}
-	var rows []row
-	idle, fanout := false, false
-	for _, r := range strings.Split(*rowsFlag, ",") {
-		switch strings.TrimSpace(r) {
-		case "legacy":
-			rows = append(rows, row{"Legacy client → stateful backend", legacyVersion, false})
-		case "modern":
-			rows = append(rows, row{"Modern client → stateless backend", "", true})
-		case "idle":
-			idle = true
-		case "fanout":
-			fanout = true
-		}
+	rows, extra, err := parseRows(*rowsFlag)
+	if err != nil {
+		return err
 	}
 	startLoad := loadavg()
 	if l, _ := strconv.ParseFloat(strings.Fields(startLoad + " 0")[0], 64); l > 1 {
@@ -142,15 +147,37 @@ func run() error {
 	if len(out) > 0 {
 		printCalls(out, startLoad)
 	}
-	if idle {
-		if err := runIdle(tmp); err != nil {
+	for _, x := range []struct {
+		name string
+		run  func(string) error
+	}{{"idle", runIdle}, {"fanout", runFanout}, {"redis", runRedis}, {"forward", runForward}} {
+		if !extra[x.name] {
+			continue
+		}
+		if err := x.run(tmp); err != nil {
 			return err
 		}
 	}
-	if fanout {
-		return runFanout(tmp)
-	}
 	return nil
+}
+
+// parseRows splits -rows into the call rows and the set of other rows.
+func parseRows(list string) ([]row, map[string]bool, error) {
+	var rows []row
+	extra := map[string]bool{}
+	for _, r := range strings.Split(list, ",") {
+		switch r = strings.TrimSpace(r); r {
+		case "legacy":
+			rows = append(rows, row{"Legacy client → stateful backend", legacyVersion, false})
+		case "modern":
+			rows = append(rows, row{"Modern client → stateless backend", "", true})
+		case "idle", "fanout", "redis", "forward":
+			extra[r] = true
+		default:
+			return nil, nil, fmt.Errorf("-rows: unknown row %q", r)
+		}
+	}
+	return rows, extra, nil
 }
 
 // summary is one call row's result.
