@@ -73,9 +73,9 @@ func printRedis(p redisPhases, n int) {
 	fmt.Printf("%-26s %-34s %9d  (of %d; a key still there 5 s after its batch's DELETEs answered)\n", name, "DELETE batches with keys left", p.lagging, len(p.del))
 	fmt.Printf("%-26s %-34s %9.2f %9s %9.2f  %s\n", name, "node alone: commands/s", baseRate, "", float64(p.base.req)/p.base.dur.Seconds(), p.base.d.Breakdown(p.base.dur.Seconds()))
 	t := cluster.DefaultTiming
-	longest := max(t.Heartbeat, t.SessionTTL/3, t.StreamTTL/3)
-	fmt.Printf("(idle window %s; refresh periods: heartbeat %s, session TTL/3 %s, stream TTL/3 %s)\n",
-		p.idle.dur.Round(time.Millisecond), t.Heartbeat, (t.SessionTTL / 3).Round(time.Millisecond), t.StreamTTL/3)
+	longest := max(t.Heartbeat, t.SessionTTL/3)
+	fmt.Printf("(idle window %s; refresh periods: heartbeat %s, session records SessionTTL/3 %s)\n",
+		p.idle.dur.Round(time.Millisecond), t.Heartbeat, (t.SessionTTL / 3).Round(time.Millisecond))
 	if p.idle.dur < 3*longest {
 		fmt.Printf("warning: the idle window is shorter than 3 refresh periods of %s: the idle figure may miss or double a refresh round (pass -redis-idle %s or more)\n",
 			longest.Round(time.Millisecond), (3 * longest).Round(time.Second))
