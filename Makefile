@@ -24,7 +24,7 @@ unit: redis chromium server-everything ## every Go test with the race detector (
 conformance: build ## the official MCP conformance suite through vmcp (Node 22 from npm)
 	./scripts/conformance.sh
 
-bench: build ## tools/call and tools/list walks, direct vs through vmcp, with ratios
+bench: build redis ## call, list-walk, idle, fan-out, Redis and forwarding rows, direct vs through vmcp vs a plain proxy, with ratios
 	./scripts/bench.sh
 
 redis: ## make sure a Redis server listens (install and start it if needed)
