@@ -9,7 +9,9 @@
 #     rounds): c=1 p50 latency and
 #     req/s, c=32 req/s, a full tools/list walk, and vmcp's CPU time and
 #     allocations per proxied call, with ratios vmcp/direct and PASS/MISS
-#     against the targets; then the idle row (RSS, goroutines, fds per
+#     against the targets; then the walk row (full tools/list walks of
+#     2 backends × 5,000 tools on both revisions: vmcp CPU µs per tool
+#     listed, walk time per tool, vmcp peak RSS); then the idle row (RSS, goroutines, fds per
 #     idle Legacy session at 200/2,000/10,000; RSS after they close) and the
 #     fan-out row (one backend tools/list_changed to 1,000 Legacy GET and
 #     1,000 Modern listen streams, p50/p99/last, direct vs via vmcp).

@@ -12,6 +12,11 @@
 //     memstats via vmcp serve --pprof) per proxied call
 //   - a full tools/list walk (every page) → time per walk
 //
+// The walk row (walk.go) walks a large catalogue (2 backends × 5,000
+// tools) on both revisions: vmcp CPU µs and walk time per tool listed,
+// vmcp peak RSS. The idle and fan-out rows measure idle sessions and
+// list_changed fan-out.
+//
 // and prints the ratios vmcp/direct with PASS/MISS against the targets,
 // beside the same ratios for a plain reverse proxy (test/bench/plainproxy):
 // what one more process and HTTP hop costs on this machine.
@@ -50,7 +55,7 @@ var (
 	walkTime   = flag.Duration("walk", 600*time.Millisecond, "time spent on tools/list walks per round")
 	nTools     = flag.Int("tools", 200, "extra backend tools (the list walk sees tools+2: echo and touch too)")
 	pageSize   = flag.Int("page-size", 50, "tools/list page size, backend and vmcp")
-	rowsFlag   = flag.String("rows", "legacy,modern,idle,fanout", "rows to run: legacy, modern, idle, fanout")
+	rowsFlag   = flag.String("rows", "legacy,modern,walk,idle,fanout", "rows to run: legacy, modern, walk, idle, fanout")
 	profileDir = flag.String("profile", "", "if set, write vmcp CPU and alloc profiles of one c=N run per row here")
 	vmcpEnv    = flag.String("vmcp-env", "", "extra environment for vmcp, e.g. GOGC=200 (comma separated)")
 	verbose    = flag.Bool("v", false, "print every round")
@@ -110,20 +115,7 @@ func run() error {
 	if _, err := os.Stat(*vmcpBin); err != nil {
 		return fmt.Errorf("vmcp binary: %w (run make build)", err)
 	}
-	var rows []row
-	idle, fanout := false, false
-	for _, r := range strings.Split(*rowsFlag, ",") {
-		switch strings.TrimSpace(r) {
-		case "legacy":
-			rows = append(rows, row{"Legacy client → stateful backend", legacyVersion, false})
-		case "modern":
-			rows = append(rows, row{"Modern client → stateless backend", "", true})
-		case "idle":
-			idle = true
-		case "fanout":
-			fanout = true
-		}
-	}
+	rows, extra := parseRows()
 	startLoad := loadavg()
 	if l, _ := strconv.ParseFloat(strings.Fields(startLoad + " 0")[0], 64); l > 1 {
 		fmt.Printf("warning: load average %s before starting: other processes use the CPU, so figures will be noisy\n", startLoad)
@@ -141,15 +133,38 @@ func run() error {
 	if len(out) > 0 {
 		printCalls(out, startLoad)
 	}
-	if idle {
+	if extra["walk"] {
+		if err := runWalk(tmp); err != nil {
+			return err
+		}
+	}
+	if extra["idle"] {
 		if err := runIdle(tmp); err != nil {
 			return err
 		}
 	}
-	if fanout {
+	if extra["fanout"] {
 		return runFanout(tmp)
 	}
 	return nil
+}
+
+// parseRows reads -rows: the call rows to run, and which of the walk,
+// idle and fan-out rows.
+func parseRows() ([]row, map[string]bool) {
+	var rows []row
+	extra := map[string]bool{}
+	for _, r := range strings.Split(*rowsFlag, ",") {
+		switch r = strings.TrimSpace(r); r {
+		case "legacy":
+			rows = append(rows, row{"Legacy client → stateful backend", legacyVersion, false})
+		case "modern":
+			rows = append(rows, row{"Modern client → stateless backend", "", true})
+		default:
+			extra[r] = true
+		}
+	}
+	return rows, extra
 }
 
 // summary is one call row's result.
