@@ -51,8 +51,8 @@ type walkResult struct {
 	allocs   float64       // vmcp mallocs per tool listed (vmcp only)
 	bytes    float64       // vmcp bytes allocated per tool listed (vmcp only)
 	ratio    float64       // perTool / direct's perTool, this round
-	rssMB    float64       // vmcp peak RSS (VmHWM) at the end of the row, MB
-	rss0MB   float64       // vmcp peak RSS before the first walk (its start: listing the backends), MB
+	rssMB    float64       // vmcp peak RSS (VmHWM) over the timed walks, MB
+	rss0MB   float64       // vmcp peak RSS before them (its start: listing the backends, one walk), MB
 	walks, n int
 }
 
@@ -118,6 +118,10 @@ func walkRow(tmp, version string, stateless bool) (map[string]walkResult, error)
 		defer t.cs.Close()
 	}
 	rss0 := vm.peakRSS() * 1024 * 1024 / 1e6
+	vm.settleRSS()
+	if err := vm.resetPeakRSS(); err != nil {
+		return nil, err
+	}
 	all, err := walkRounds(targets)
 	if err != nil {
 		return nil, err
@@ -243,6 +247,7 @@ func printWalk(out []walkSummary) {
 	fmt.Println()
 	fmt.Printf("direct: one backend's walk (%d tools); via vmcp: both backends' (%d tools, served from vmcp's catalogue); plain proxy: in front of that one backend.\n", *walkTools+2, 2*(*walkTools+2))
 	fmt.Println("per tool: a walk's wall time / the tools it lists; ratios are medians of each round's ratio to direct.")
+	fmt.Println("peak RSS walks: vmcp's VmHWM over the timed walks (reset once its RSS settled after start); start: its VmHWM before them (start, listing both backends, one walk).")
 	fmt.Printf("%-24s %-22s %10s %10s %8s %11s %s\n", "row", "metric", "direct", "via vmcp", "ratio", "plain proxy", "target")
 	for _, s := range out {
 		d, v, p := s.res["direct"], s.res["vmcp"], s.res["proxy"]
@@ -255,7 +260,28 @@ func printWalk(out []walkSummary) {
 		line("vmcp CPU µs/tool", "", fmt.Sprintf("%.2f", v.cpuUS), 0, 0, verdict(v.cpuUS <= targetWalkCPU, "≤ %.0f µs", targetWalkCPU))
 		line("vmcp allocs/tool", "", fmt.Sprintf("%.1f", v.allocs), 0, 0, "")
 		line("vmcp B alloc/tool", "", fmt.Sprintf("%.0f", v.bytes), 0, 0, "")
-		line("vmcp peak RSS MB", "", fmt.Sprintf("%.0f", v.rssMB), 0, 0, verdict(v.rssMB <= targetWalkRSS, "≤ %.0f MB", targetWalkRSS))
-		line("  of which at start", "", fmt.Sprintf("%.0f", v.rss0MB), 0, 0, "(peak before the timed walks: start, listing the backends, one walk)")
+		line("vmcp peak RSS MB walks", "", fmt.Sprintf("%.0f", v.rssMB), 0, 0, verdict(v.rssMB <= targetWalkRSS, "≤ %.0f MB", targetWalkRSS))
+		line("vmcp peak RSS MB start", "", fmt.Sprintf("%.0f", v.rss0MB), 0, 0, verdict(v.rss0MB <= targetWalkRSS, "≤ %.0f MB", targetWalkRSS))
 	}
+}
+
+// settleRSS waits (at most 20 s) until p's resident set stops shrinking:
+// the runtime hands back what its start used (listing the backends).
+func (p *proc) settleRSS() {
+	last, same := p.statusKB("VmRSS:"), 0
+	for deadline := time.Now().Add(20 * time.Second); same < 4 && time.Now().Before(deadline); {
+		time.Sleep(250 * time.Millisecond)
+		rss := p.statusKB("VmRSS:")
+		if rss > last-1024 {
+			same++
+		} else {
+			same = 0
+		}
+		last = rss
+	}
+}
+
+// resetPeakRSS sets p's VmHWM to its current RSS (Linux clear_refs 5).
+func (p *proc) resetPeakRSS() error {
+	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", p.cmd.Process.Pid), []byte("5"), 0)
 }
