@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
@@ -191,7 +192,12 @@ func (t *walkTarget) walkFor(d time.Duration, profile bool) (walkResult, error) 
 	var r walkResult
 	var stop func() error
 	if profile {
-		stop = t.vmcp.startProfileFor("walk-"+t.cs.InitializeResult().ProtocolVersion, int(d.Seconds()))
+		tag := "walk-" + t.cs.InitializeResult().ProtocolVersion
+		if b, err := get("http://" + t.vmcp.pprofAddr + "/debug/pprof/allocs"); err == nil { // the base: allocations before the walks
+			_ = os.MkdirAll(*profileDir, 0o755)
+			_ = os.WriteFile(filepath.Join(*profileDir, "vmcp-"+tag+".allocs-base.pprof"), b, 0o644)
+		}
+		stop = t.vmcp.startProfileFor(tag, int(d.Seconds()))
 	}
 	cpu0, ms0 := t.vmcp.cpu(), t.vmcp.memstats()
 	start := time.Now()
@@ -265,19 +271,16 @@ func printWalk(out []walkSummary) {
 	}
 }
 
-// settleRSS waits (at most 20 s) until p's resident set stops shrinking:
-// the runtime hands back what its start used (listing the backends).
+// settleRSS waits (at most 30 s) until p's resident set has not shrunk
+// by more than 1 MiB for 3 s: the runtime hands back, in steps seconds
+// apart, what its start used (listing the backends).
 func (p *proc) settleRSS() {
-	last, same := p.statusKB("VmRSS:"), 0
-	for deadline := time.Now().Add(20 * time.Second); same < 4 && time.Now().Before(deadline); {
+	low, since := p.statusKB("VmRSS:"), time.Now()
+	for deadline := time.Now().Add(30 * time.Second); time.Since(since) < 3*time.Second && time.Now().Before(deadline); {
 		time.Sleep(250 * time.Millisecond)
-		rss := p.statusKB("VmRSS:")
-		if rss > last-1024 {
-			same++
-		} else {
-			same = 0
+		if rss := p.statusKB("VmRSS:"); rss < low-1024 {
+			low, since = rss, time.Now()
 		}
-		last = rss
 	}
 }
 

@@ -2,6 +2,8 @@ package legacy
 
 import (
 	"crypto/sha256"
+	"runtime"
+	"runtime/debug"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,14 +28,40 @@ func (d *Dispatcher) sync(cat *aggregator.Catalogue) {
 		d.reg = registered{tools: map[string][sha256.Size]byte{}, prompts: map[string][sha256.Size]byte{},
 			resources: map[string][sha256.Size]byte{}, templates: map[string][sha256.Size]byte{}}
 	}
+	var bulk bulkRegistration
 	syncKind(d.reg.tools, cat.Tools, cat.JSON(aggregator.KindTools), func(t *mcp.Tool) string { return t.Name },
-		func(t *mcp.Tool) { d.addTool(t) }, d.server.RemoveTools)
+		func(t *mcp.Tool) { d.addTool(t); bulk.added() }, d.server.RemoveTools)
 	syncKind(d.reg.prompts, cat.Prompts, cat.JSON(aggregator.KindPrompts), func(p *mcp.Prompt) string { return p.Name },
 		func(p *mcp.Prompt) { d.server.AddPrompt(p, d.getPrompt) }, d.server.RemovePrompts)
 	syncKind(d.reg.resources, cat.Resources, cat.JSON(aggregator.KindResources), func(r *mcp.Resource) string { return r.URI },
 		func(r *mcp.Resource) { d.server.AddResource(r, d.readResource) }, d.server.RemoveResources)
 	syncKind(d.reg.templates, cat.Templates, cat.JSON(aggregator.KindTemplates), func(t *mcp.ResourceTemplate) string { return t.URITemplate },
 		func(t *mcp.ResourceTemplate) { d.server.AddResourceTemplate(t, d.readResource) }, d.server.RemoveResourceTemplates)
+	bulk.done()
+}
+
+// bulkAdds is how many tool registrations a bulk one collects after: each
+// go-sdk AddTool leaves some 50 KB of garbage (its JSON decoder's 32 KB
+// buffer per schema remarshal), so registering a backend's thousands of
+// tools at once would let the heap grow to many times its live size, and
+// the runtime would keep that memory long after.
+const bulkAdds = 500
+
+// bulkRegistration counts one sync's tool registrations: every bulkAdds
+// it collects the garbage (runtime.GC), and a sync of at least bulkAdds
+// hands the freed memory back to the OS at its end (debug.FreeOSMemory).
+type bulkRegistration struct{ n int }
+
+func (b *bulkRegistration) added() {
+	if b.n++; b.n%bulkAdds == 0 {
+		runtime.GC()
+	}
+}
+
+func (b *bulkRegistration) done() {
+	if b.n >= bulkAdds {
+		debug.FreeOSMemory()
+	}
 }
 
 // syncKind registers (add) the items of want, encoded as enc, that differ
