@@ -2,9 +2,9 @@ package legacy
 
 import (
 	"crypto/sha256"
+	"fmt"
 	"runtime"
 	"runtime/debug"
-	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
