@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -60,7 +61,10 @@ func (d *Dispatcher) serveList(w http.ResponseWriter, s *clientSession, m *messa
 		pg, err = d.list(s, m.Method, cursor)
 	}
 	if err == nil {
-		msg, err = listResult(m.ID, listMembers[m.Method], pg)
+		buf := wire.Buffer()
+		defer wire.Release(buf) // after the write below
+		msg, err = listResult(*buf, m.ID, listMembers[m.Method], pg)
+		*buf = msg
 	}
 	if err != nil {
 		msg = wire.ErrorResponse(m.ID, err)
@@ -72,9 +76,10 @@ func (d *Dispatcher) serveList(w http.ResponseWriter, s *clientSession, m *messa
 
 // listResult is the JSON-RPC response to id: {member: items, nextCursor}
 // (nextCursor omitted on the last page; no 2026-07-28-only fields), built
-// in one buffer from the items' JSON as the catalogue encoded it.
-func listResult(id json.RawMessage, member string, pg *policy.Page) ([]byte, error) {
-	b := make([]byte, 0, 256+len(id)+len(pg.Next)+pg.SizeHint())
+// in b (reused: its contents are dropped) from the items' JSON as the
+// catalogue encoded it.
+func listResult(b []byte, id json.RawMessage, member string, pg *policy.Page) ([]byte, error) {
+	b = slices.Grow(b[:0], 256+len(id)+len(pg.Next)+pg.SizeHint())
 	b = append(wire.AppendResponseHead(b, id), '{')
 	b = append(wire.AppendString(b, member), ':', '[')
 	b, err := pg.AppendJSON(b)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -12,6 +14,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/pagination"
 	"github.com/vmcp/vmcp/pkg/policy"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // method is one entry of the method table: how to decode its params (once,
@@ -90,7 +93,7 @@ func (d *Dispatcher) listTools(rq *request, p *listParams) ([]byte, error) {
 	}
 	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}, NextCursor: pg.Next}
 	res.ResultType, res.Meta, res.Cacheable = "complete", d.meta(), d.listCache("tools/list")
-	return spliceList(res, pg)
+	return spliceList(rq, res, pg)
 }
 
 func (d *Dispatcher) listResources(rq *request, p *listParams) ([]byte, error) {
@@ -100,7 +103,7 @@ func (d *Dispatcher) listResources(rq *request, p *listParams) ([]byte, error) {
 	}
 	res := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}, NextCursor: pg.Next}
 	res.ResultType, res.Meta, res.Cacheable = "complete", d.meta(), d.listCache("resources/list")
-	return spliceList(res, pg)
+	return spliceList(rq, res, pg)
 }
 
 func (d *Dispatcher) listTemplates(rq *request, p *listParams) ([]byte, error) {
@@ -110,7 +113,7 @@ func (d *Dispatcher) listTemplates(rq *request, p *listParams) ([]byte, error) {
 	}
 	res := &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{}, NextCursor: pg.Next}
 	res.ResultType, res.Meta, res.Cacheable = "complete", d.meta(), d.listCache("resources/templates/list")
-	return spliceList(res, pg)
+	return spliceList(rq, res, pg)
 }
 
 func (d *Dispatcher) listPrompts(rq *request, p *listParams) ([]byte, error) {
@@ -120,14 +123,16 @@ func (d *Dispatcher) listPrompts(rq *request, p *listParams) ([]byte, error) {
 	}
 	res := &mcp.ListPromptsResult{Prompts: []*mcp.Prompt{}, NextCursor: pg.Next}
 	res.ResultType, res.Meta, res.Cacheable = "complete", d.meta(), d.listCache("prompts/list")
-	return spliceList(res, pg)
+	return spliceList(rq, res, pg)
 }
 
 // spliceList is the JSON of res, an SDK list result with its list member
 // (its last field) empty, with the page's items spliced into that member
 // from the JSON the catalogue encoded once: json.Marshal of res with the
-// items, without re-encoding them.
-func spliceList(res mcp.Result, pg *policy.Page) ([]byte, error) {
+// items, without re-encoding them. Unless a stream is open it writes the
+// whole response itself, built in a reused buffer (rq.written), and
+// returns nil.
+func spliceList(rq *request, res mcp.Result, pg *policy.Page) ([]byte, error) {
 	b, err := json.Marshal(res)
 	if err != nil {
 		return nil, err
@@ -135,12 +140,25 @@ func spliceList(res mcp.Result, pg *policy.Page) ([]byte, error) {
 	if !bytes.HasSuffix(b, []byte(":[]}")) { // the SDK moved the member: not spliceable
 		return nil, fmt.Errorf("%T: list member is not its last field", res)
 	}
-	out := make([]byte, 0, len(b)+pg.SizeHint())
-	out, err = pg.AppendJSON(append(out, b[:len(b)-2]...))
+	if rq.stream != nil {
+		out := make([]byte, 0, len(b)+pg.SizeHint())
+		if out, err = pg.AppendJSON(append(out, b[:len(b)-2]...)); err != nil {
+			return nil, err
+		}
+		return append(out, ']', '}'), nil
+	}
+	buf := wire.Buffer()
+	defer wire.Release(buf)
+	out := slices.Grow(*buf, 64+len(rq.id)+len(b)+pg.SizeHint())
+	out, err = pg.AppendJSON(append(wire.AppendResponseHead(out, rq.id), b[:len(b)-2]...))
+	*buf = out
 	if err != nil {
 		return nil, err
 	}
-	return append(out, ']', '}'), nil
+	*buf = append(out, ']', '}', '}')
+	rq.write(http.StatusOK, *buf)
+	rq.written = true
+	return nil, nil
 }
 
 // page is keyset pagination over one sorted list of the view of the
