@@ -15,7 +15,7 @@
 #     idle Legacy session at 200/2,000/10,000; RSS after they close) and the
 #     fan-out row (one backend tools/list_changed to 1,000 Legacy GET and
 #     1,000 Modern listen streams, p50/p99/last, direct vs via vmcp).
-#     About 5 min. Extra arguments go to it
+#     About 7 min. Extra arguments go to it
 #     (e.g. -rounds 5, -rows modern, -profile DIR for vmcp pprof profiles).
 #  2. go test benchmarks, in process, with allocations per call; the
 #     ViaVMCP ones report vmcp's own share as vmcp-allocs/op and vmcp-B/op.
