@@ -61,6 +61,8 @@ type Catalogue struct {
 	templates map[string]Route // URI template -> route
 	matchers  []matcher        // templates in winner order
 	backends  map[Kind][]string
+
+	enc encodings // the lists as JSON, built on first use (encoded.go)
 }
 
 type toolEntry struct {

@@ -71,3 +71,29 @@ func TestLookupsDoNotAllocate(t *testing.T) {
 	})
 	assert.Zero(t, allocs)
 }
+
+// Each registry check makes the go-sdk allocate tens of KB: a backend
+// relisting thousands of tools re-checked every one. Verdicts are now kept
+// by schema: tools of one schema share a verdict (refused ones too), and
+// a tool of another schema is judged by the registry.
+func TestRegistryVerdictIsKeptBySchemaNotByTool(t *testing.T) {
+	registryCheck.Lock()
+	registryCheck.verdicts = nil
+	registryCheck.Unlock()
+	bad := map[string]any{"type": "string"}
+	in := Inventory{Backend: "a", Tools: []*mcp.Tool{
+		{Name: "ok1"}, {Name: "ok2", InputSchema: map[string]any{"type": "object"}},
+		{Name: "bad1", InputSchema: bad}, {Name: "bad2", InputSchema: bad},
+		{Name: "out", InputSchema: map[string]any{"type": "object"}, OutputSchema: map[string]any{"type": "object"}},
+	}}
+	out, refused := refuseInvalid(in)
+	require.Len(t, out.Tools, 3)
+	require.Len(t, refused, 2)
+	assert.Equal(t, refused[0].Reason, refused[1].Reason, "one verdict for one schema")
+	registryCheck.Lock()
+	n := len(registryCheck.verdicts)
+	registryCheck.Unlock()
+	assert.Equal(t, 3, n, "verdicts: object (ok1 with the default, ok2), string, object with an output schema")
+	_, again := refuseInvalid(Inventory{Backend: "b", Tools: []*mcp.Tool{{Name: "bad3", InputSchema: bad}}})
+	require.Len(t, again, 1, "a kept refusal still refuses")
+}

@@ -214,12 +214,21 @@ func (b *Backend) watch(ctx context.Context, cs *mcp.ClientSession) (forgotten b
 	}
 }
 
-// probe checks that the backend still answers: ping on Legacy, a first
-// tools/list page on Modern (which has no ping).
+// probe checks that the backend still answers: ping on Legacy; on Modern
+// (which has no ping) server/discover sent directly (streamable HTTP),
+// else a first tools/list page.
 func (b *Backend) probe(ctx context.Context, cs *mcp.ClientSession) error {
 	ctx, cancel := context.WithTimeout(ctx, b.Timeout())
 	defer cancel()
 	if v := cs.InitializeResult(); v != nil && v.ProtocolVersion >= "2026-07-28" {
+		if version, ok := b.DirectVersion(); ok {
+			// server/discover: a first tools/list page of a backend with
+			// thousands of tools costs vmcp megabytes per probe.
+			p := &mcp.DiscoverParams{}
+			p.SetMeta(map[string]any{mcp.MetaKeyClientCapabilities: map[string]any{}})
+			_, err := b.Direct(ctx, version, DirectRequest{Method: "server/discover", Params: p})
+			return err
+		}
 		_, err := cs.ListTools(ctx, nil)
 		return err
 	}

@@ -15,26 +15,35 @@ import (
 // aliases items; errors wrap ErrInvalidCursor. A key too long for a cursor
 // (> ~700 bytes) can't end a page (see pageEnd).
 func Page[T any](c *Codec, items []T, key func(T) string, verb, owner, s string, size int) (page []T, next string, err error) {
-	start := 0
+	start, end, next, err := Bounds(c, items, key, verb, owner, s, size)
+	if err != nil {
+		return nil, "", err
+	}
+	return nonNil(items[start:end]), next, nil
+}
+
+// Bounds is Page as indices: the page is items[start:end] (start == end:
+// empty), with the same next cursor and errors.
+func Bounds[T any](c *Codec, items []T, key func(T) string, verb, owner, s string, size int) (start, end int, next string, err error) {
 	if s != "" {
 		cur, err := c.Decode(s, verb, owner)
 		if err != nil {
-			return nil, "", err
+			return 0, 0, "", err
 		}
 		start = resume(items, key, cur)
 	}
 	n := len(items)
 	if size <= 0 || size >= n-start {
-		return nonNil(items[start:]), "", nil
+		return start, n, "", nil
 	}
-	end := pageEnd(items, key, verb, start, start+size)
+	end = pageEnd(items, key, verb, start, start+size)
 	if end >= n {
-		return nonNil(items[start:]), "", nil
+		return start, n, "", nil
 	}
 	last := key(items[end-1])
 	runStart := sort.Search(end, func(i int) bool { return key(items[i]) >= last })
 	next = c.Encode(Cursor{Verb: verb, LastKey: last, Delivered: end - runStart, Owner: owner})
-	return items[start:end], next, nil
+	return start, end, next, nil
 }
 
 // resume returns the index of the first item after cur: past the first

@@ -22,6 +22,9 @@ type View struct {
 
 	once    sync.Once
 	digests [3][sha256.Size]byte // tools, prompts, resources+templates (as list_changed names them)
+
+	cat *aggregator.Catalogue // the catalogue the lists are of (nil: a view made by hand)
+	idx indices               // filtered views: each item's index in cat's list
 }
 
 // The list_changed kinds a View's digest covers.
@@ -101,7 +104,7 @@ func (c *viewCache) put(cat *aggregator.Catalogue, sig string, v *View) {
 // (sharing its slices, no copy).
 func (p *Policy) View(pr identity.Principal, cat *aggregator.Catalogue) *View {
 	if p == nil {
-		return &View{Tools: cat.Tools, Resources: cat.Resources, Templates: cat.Templates, Prompts: cat.Prompts}
+		return &View{Tools: cat.Tools, Resources: cat.Resources, Templates: cat.Templates, Prompts: cat.Prompts, cat: cat}
 	}
 	sig := p.signature(pr)
 	if v := p.views.get(cat, sig); v != nil {
@@ -114,35 +117,37 @@ func (p *Policy) View(pr identity.Principal, cat *aggregator.Catalogue) *View {
 
 // filter builds the view of the rules selected by sig.
 func (p *Policy) filter(sig string, cat *aggregator.Catalogue) *View {
-	return &View{
-		Tools: keep(cat.Tools, func(t *mcp.Tool) bool {
-			_, r, _ := cat.Tool(t.Name)
-			return p.allows(sig, aggregator.KindTools, r.Backend, t.Name)
-		}),
-		Prompts: keep(cat.Prompts, func(x *mcp.Prompt) bool {
-			_, r, _ := cat.Prompt(x.Name)
-			return p.allows(sig, aggregator.KindPrompts, r.Backend, x.Name)
-		}),
-		Resources: keep(cat.Resources, func(x *mcp.Resource) bool {
-			r, _ := cat.Resource(x.URI)
-			return p.allows(sig, aggregator.KindResources, r.Backend, x.URI)
-		}),
-		Templates: keep(cat.Templates, func(x *mcp.ResourceTemplate) bool {
-			r, _ := cat.Template(x.URITemplate)
-			return p.allows(sig, aggregator.KindTemplates, r.Backend, x.URITemplate)
-		}),
-	}
+	v := &View{cat: cat}
+	v.Tools, v.idx.tools = keep(cat.Tools, func(t *mcp.Tool) bool {
+		_, r, _ := cat.Tool(t.Name)
+		return p.allows(sig, aggregator.KindTools, r.Backend, t.Name)
+	})
+	v.Prompts, v.idx.prompts = keep(cat.Prompts, func(x *mcp.Prompt) bool {
+		_, r, _ := cat.Prompt(x.Name)
+		return p.allows(sig, aggregator.KindPrompts, r.Backend, x.Name)
+	})
+	v.Resources, v.idx.resources = keep(cat.Resources, func(x *mcp.Resource) bool {
+		r, _ := cat.Resource(x.URI)
+		return p.allows(sig, aggregator.KindResources, r.Backend, x.URI)
+	})
+	v.Templates, v.idx.templates = keep(cat.Templates, func(x *mcp.ResourceTemplate) bool {
+		r, _ := cat.Template(x.URITemplate)
+		return p.allows(sig, aggregator.KindTemplates, r.Backend, x.URITemplate)
+	})
+	v.idx.filtered = true
+	return v
 }
 
-// keep returns the items ok accepts, in order (never nil).
-func keep[T any](all []T, ok func(T) bool) []T {
-	out := make([]T, 0, len(all))
-	for _, x := range all {
+// keep returns the items ok accepts, in order (never nil), and their
+// indices in all.
+func keep[T any](all []T, ok func(T) bool) ([]T, []int32) {
+	out, idx := make([]T, 0, len(all)), make([]int32, 0, len(all))
+	for i, x := range all {
 		if ok(x) {
-			out = append(out, x)
+			out, idx = append(out, x), append(idx, int32(i))
 		}
 	}
-	return out
+	return out, idx
 }
 
 // Changed reports which of pr's lists differ between catalogues old and

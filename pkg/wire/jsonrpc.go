@@ -58,6 +58,13 @@ func Response(id, result json.RawMessage) []byte {
 	return append(append(append(b, `,"result":`...), result...), '}')
 }
 
+// AppendResponseHead appends the start of a response to id up to its
+// result value: `{"jsonrpc":"2.0","id":ID,"result":`; the caller appends
+// the result and a closing '}' (as Response builds it).
+func AppendResponseHead(dst []byte, id json.RawMessage) []byte {
+	return append(append(append(append(dst, header...), `,"id":`...), id...), `,"result":`...)
+}
+
 // ErrorResponse is an error response to id (nil: no id member, for a
 // message whose id could not be read); err that is not a *jsonrpc.Error
 // is sent as -32603 with its text.

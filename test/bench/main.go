@@ -12,6 +12,11 @@
 //     memstats via vmcp serve --pprof) per proxied call
 //   - a full tools/list walk (every page) → time per walk
 //
+// The walk row (walk.go) walks a large catalogue (2 backends × 5,000
+// tools) on both revisions: vmcp CPU µs and walk time per tool listed,
+// vmcp peak RSS. The idle and fan-out rows measure idle sessions and
+// list_changed fan-out.
+//
 // and prints the ratios vmcp/direct with PASS/MISS against the targets,
 // beside the same ratios for a plain reverse proxy (test/bench/plainproxy):
 // what one more process and HTTP hop costs on this machine.
@@ -65,7 +70,7 @@ var (
 	walkTime   = flag.Duration("walk", 600*time.Millisecond, "time spent on tools/list walks per round")
 	nTools     = flag.Int("tools", 200, "extra backend tools (the list walk sees tools+2: echo and touch too)")
 	pageSize   = flag.Int("page-size", 50, "tools/list page size, backend and vmcp")
-	rowsFlag   = flag.String("rows", "legacy,modern,idle,fanout,redis,forward", "rows to run: legacy, modern, idle, fanout, redis, forward")
+	rowsFlag   = flag.String("rows", "legacy,modern,walk,idle,fanout,redis,forward", "rows to run: legacy, modern, walk, idle, fanout, redis, forward")
 	profileDir = flag.String("profile", "", "if set, write vmcp CPU and alloc profiles of one c=N run per row here")
 	vmcpEnv    = flag.String("vmcp-env", "", "extra environment for vmcp, e.g. GOGC=200 (comma separated)")
 	verbose    = flag.Bool("v", false, "print every round")
@@ -150,7 +155,7 @@ func run() error {
 	for _, x := range []struct {
 		name string
 		run  func(string) error
-	}{{"idle", runIdle}, {"fanout", runFanout}, {"redis", runRedis}, {"forward", runForward}} {
+	}{{"walk", runWalk}, {"idle", runIdle}, {"fanout", runFanout}, {"redis", runRedis}, {"forward", runForward}} {
 		if !extra[x.name] {
 			continue
 		}
@@ -171,7 +176,7 @@ func parseRows(list string) ([]row, map[string]bool, error) {
 			rows = append(rows, row{"Legacy client → stateful backend", legacyVersion, false})
 		case "modern":
 			rows = append(rows, row{"Modern client → stateless backend", "", true})
-		case "idle", "fanout", "redis", "forward":
+		case "walk", "idle", "fanout", "redis", "forward":
 			extra[r] = true
 		default:
 			return nil, nil, fmt.Errorf("-rows: unknown row %q", r)

@@ -115,12 +115,16 @@ func (p *proc) memstats() memstats {
 // startProfile starts a CPU profile of vmcp covering the next run; the
 // returned func waits for it and saves it with an allocation profile.
 func (p *proc) startProfile(tag string) func() error {
+	return p.startProfileFor(tag, int(2*durN.Seconds()))
+}
+
+// startProfileFor is startProfile over the next secs seconds (at least 1).
+func (p *proc) startProfileFor(tag string, secs int) func() error {
 	type res struct {
 		b   []byte
 		err error
 	}
 	ch := make(chan res, 1)
-	secs := int(2 * durN.Seconds())
 	if secs < 1 {
 		secs = 1
 	}
@@ -198,6 +202,21 @@ func startListening(bin string, args, env []string) (*proc, string, error) {
 // names stay bare; extra is appended, top-level YAML) and starts vmcp
 // serve with --pprof, waiting for /readyz.
 func startVMCP(tmp, backendURL, extra string) (*proc, string, error) {
+	return startVMCPConfig(tmp, fmt.Sprintf(`backends:
+  - name: echo
+    url: %s
+aggregation:
+  conflict_resolution: priority
+  priority: [echo]
+pagination:
+  page_size: %d
+%s`, backendURL, *pageSize, extra))
+}
+
+// startVMCPConfig starts vmcp serve with --pprof on a config of body
+// (top-level YAML: backends, aggregation, ...) after its listen, path and
+// name, waiting for /readyz.
+func startVMCPConfig(tmp, body string) (*proc, string, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, "", err
@@ -206,18 +225,7 @@ func startVMCP(tmp, backendURL, extra string) (*proc, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	cfg := fmt.Sprintf(`listen: %s
-path: /mcp
-name: vmcp-bench
-backends:
-  - name: echo
-    url: %s
-aggregation:
-  conflict_resolution: priority
-  priority: [echo]
-pagination:
-  page_size: %d
-%s`, addr, backendURL, *pageSize, extra)
+	cfg := fmt.Sprintf("listen: %s\npath: /mcp\nname: vmcp-bench\n%s", addr, body)
 	path := filepath.Join(tmp, "vmcp-"+strconv.Itoa(os.Getpid())+"-"+strconv.FormatInt(time.Now().UnixNano(), 36)+".yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		return nil, "", err

@@ -1,18 +1,22 @@
 package legacy
 
 import (
-	"encoding/json"
+	"crypto/sha256"
 	"fmt"
+	"runtime"
+	"runtime/debug"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
 )
 
 // registered remembers what was last registered on the SDK server, by
-// advertised name or URI, as JSON, so sync only touches what changed (each
-// Add/Remove makes the SDK send list_changed to every Legacy session).
+// advertised name or URI, as the digest of its JSON (the catalogue's
+// encoding, aggregator.Catalogue.JSON), so sync only touches what changed
+// (each Add/Remove makes the SDK send list_changed to every Legacy
+// session).
 type registered struct {
-	tools, prompts, resources, templates map[string]string
+	tools, prompts, resources, templates map[string][sha256.Size]byte
 }
 
 // sync makes the SDK server's registry equal to cat. Calls are routed by
@@ -21,29 +25,59 @@ func (d *Dispatcher) sync(cat *aggregator.Catalogue) {
 	d.regMu.Lock()
 	defer d.regMu.Unlock()
 	if d.reg.tools == nil {
-		d.reg = registered{tools: map[string]string{}, prompts: map[string]string{}, resources: map[string]string{}, templates: map[string]string{}}
+		d.reg = registered{tools: map[string][sha256.Size]byte{}, prompts: map[string][sha256.Size]byte{},
+			resources: map[string][sha256.Size]byte{}, templates: map[string][sha256.Size]byte{}}
 	}
-	syncKind(d.reg.tools, cat.Tools, func(t *mcp.Tool) string { return t.Name },
-		func(t *mcp.Tool) { d.addTool(t) }, d.server.RemoveTools)
-	syncKind(d.reg.prompts, cat.Prompts, func(p *mcp.Prompt) string { return p.Name },
+	var bulk bulkRegistration
+	syncKind(d.reg.tools, cat.Tools, cat.JSON(aggregator.KindTools), func(t *mcp.Tool) string { return t.Name },
+		func(t *mcp.Tool) { d.addTool(t); bulk.added() }, d.server.RemoveTools)
+	syncKind(d.reg.prompts, cat.Prompts, cat.JSON(aggregator.KindPrompts), func(p *mcp.Prompt) string { return p.Name },
 		func(p *mcp.Prompt) { d.server.AddPrompt(p, d.getPrompt) }, d.server.RemovePrompts)
-	syncKind(d.reg.resources, cat.Resources, func(r *mcp.Resource) string { return r.URI },
+	syncKind(d.reg.resources, cat.Resources, cat.JSON(aggregator.KindResources), func(r *mcp.Resource) string { return r.URI },
 		func(r *mcp.Resource) { d.server.AddResource(r, d.readResource) }, d.server.RemoveResources)
-	syncKind(d.reg.templates, cat.Templates, func(t *mcp.ResourceTemplate) string { return t.URITemplate },
+	syncKind(d.reg.templates, cat.Templates, cat.JSON(aggregator.KindTemplates), func(t *mcp.ResourceTemplate) string { return t.URITemplate },
 		func(t *mcp.ResourceTemplate) { d.server.AddResourceTemplate(t, d.readResource) }, d.server.RemoveResourceTemplates)
+	bulk.done()
 }
 
-func syncKind[T any](have map[string]string, want []T, key func(T) string, add func(T), remove func(...string)) {
+// bulkAdds is how many tool registrations a bulk one collects after: each
+// go-sdk AddTool leaves some 50 KB of garbage (its JSON decoder's 32 KB
+// buffer per schema remarshal), so registering a backend's thousands of
+// tools at once would let the heap grow to many times its live size, and
+// the runtime would keep that memory long after.
+const bulkAdds = 500
+
+// bulkRegistration counts one sync's tool registrations: every bulkAdds
+// it collects the garbage (runtime.GC), and a sync of at least bulkAdds
+// hands the freed memory back to the OS at its end (debug.FreeOSMemory).
+type bulkRegistration struct{ n int }
+
+func (b *bulkRegistration) added() {
+	if b.n++; b.n%bulkAdds == 0 {
+		runtime.GC()
+	}
+}
+
+func (b *bulkRegistration) done() {
+	if b.n >= bulkAdds {
+		debug.FreeOSMemory()
+	}
+}
+
+// syncKind registers (add) the items of want, encoded as enc, that differ
+// from have, and removes those of have no longer wanted.
+func syncKind[T any](have map[string][sha256.Size]byte, want []T, enc *aggregator.JSONList, key func(T) string, add func(T), remove func(...string)) {
 	keep := make(map[string]bool, len(want))
-	for _, item := range want {
+	for i, item := range want {
 		k := key(item)
 		keep[k] = true
-		b, _ := json.Marshal(item)
-		if have[k] == string(b) {
+		b, _ := enc.Item(i) // an item that does not encode digests as empty
+		sum := sha256.Sum256(b)
+		if old, ok := have[k]; ok && old == sum {
 			continue
 		}
 		add(item)
-		have[k] = string(b)
+		have[k] = sum
 	}
 	var gone []string
 	for k := range have {

@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/pagination"
 	"github.com/vmcp/vmcp/pkg/policy"
 	"github.com/vmcp/vmcp/pkg/wire"
@@ -56,13 +56,15 @@ func (d *Dispatcher) serveList(w http.ResponseWriter, s *clientSession, m *messa
 	} else if cursor, err = pagination.ParamCursor(p.Cursor); err != nil {
 		err = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: m.Method + ": " + err.Error()}
 	}
-	var items any
-	var next string
+	var pg *policy.Page
 	if err == nil {
-		items, next, err = d.list(s, m.Method, cursor)
+		pg, err = d.list(s, m.Method, cursor)
 	}
 	if err == nil {
-		msg, err = listResult(m.ID, listMembers[m.Method], items, next)
+		buf := wire.Buffer()
+		defer wire.Release(buf) // after the write below
+		msg, err = listResult(*buf, m.ID, listMembers[m.Method], pg)
+		*buf = msg
 	}
 	if err != nil {
 		msg = wire.ErrorResponse(m.ID, err)
@@ -73,53 +75,41 @@ func (d *Dispatcher) serveList(w http.ResponseWriter, s *clientSession, m *messa
 }
 
 // listResult is the JSON-RPC response to id: {member: items, nextCursor}
-// (nextCursor omitted on the last page; no 2026-07-28-only fields).
-func listResult(id json.RawMessage, member string, items any, next string) ([]byte, error) {
-	b, err := json.Marshal(items)
+// (nextCursor omitted on the last page; no 2026-07-28-only fields), built
+// in b (reused: its contents are dropped) from the items' JSON as the
+// catalogue encoded it.
+func listResult(b []byte, id json.RawMessage, member string, pg *policy.Page) ([]byte, error) {
+	b = slices.Grow(b[:0], 256+len(id)+len(pg.Next)+pg.SizeHint())
+	b = append(wire.AppendResponseHead(b, id), '{')
+	b = append(wire.AppendString(b, member), ':', '[')
+	b, err := pg.AppendJSON(b)
 	if err != nil {
 		return nil, err
 	}
-	res := make([]byte, 0, len(b)+len(member)+len(next)+32)
-	res = append(wire.AppendString(append(res, '{'), member), ':')
-	res = append(res, b...)
-	if next != "" {
-		res = wire.AppendString(append(res, `,"nextCursor":`...), next)
+	b = append(b, ']')
+	if pg.Next != "" {
+		b = wire.AppendString(append(b, `,"nextCursor":`...), pg.Next)
 	}
-	return wire.Response(id, append(res, '}')), nil
+	return append(b, '}', '}'), nil
 }
 
-// list is one page of verb after cursor over the view of s's principal,
-// and the next cursor ("" on the last page); the session remembers the
-// view it was shown (for list_changed, see viewMarks).
-func (d *Dispatcher) list(s *clientSession, verb, cursor string) (items any, next string, err error) {
+// list is one page of verb after cursor over the view of s's principal
+// (a bad cursor is -32602); the session remembers the view it was shown
+// (for list_changed, see viewMarks).
+func (d *Dispatcher) list(s *clientSession, verb, cursor string) (*policy.Page, error) {
 	if !d.mgr.Ready() {
-		return nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no backend is available"}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no backend is available"}
 	}
 	pr := s.principal()
 	v := d.opts.Policy.View(pr, d.agg.For(pr.Key()))
-	switch verb {
-	case "tools/list":
-		items, next, err = page(d, v.Tools, func(t *mcp.Tool) string { return t.Name }, verb, pr, cursor)
-	case "prompts/list":
-		items, next, err = page(d, v.Prompts, func(p *mcp.Prompt) string { return p.Name }, verb, pr, cursor)
-	case "resources/list":
-		items, next, err = page(d, v.Resources, func(r *mcp.Resource) string { return r.URI }, verb, pr, cursor)
-	default:
-		items, next, err = page(d, v.Templates, func(t *mcp.ResourceTemplate) string { return t.URITemplate }, verb, pr, cursor)
+	pg, err := v.Page(d.opts.Codec, verb, pr.Tag(), cursor, d.opts.PageSize)
+	if errors.Is(err, pagination.ErrInvalidCursor) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: verb + ": " + err.Error()}
 	}
 	if err == nil && d.opts.Policy != nil {
 		s.marks.seen(listKinds[verb], v)
 	}
-	return items, next, err
-}
-
-// page is pagination.Page with a bad cursor as -32602.
-func page[T any](d *Dispatcher, items []T, key func(T) string, verb string, pr identity.Principal, cursor string) ([]T, string, error) {
-	out, next, err := pagination.Page(d.opts.Codec, items, key, verb, pr.Tag(), cursor, d.opts.PageSize)
-	if errors.Is(err, pagination.ErrInvalidCursor) {
-		return nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: verb + ": " + err.Error()}
-	}
-	return out, next, err
+	return pg, err
 }
 
 // listMiddleware is receiving middleware answering the list requests that
@@ -135,11 +125,11 @@ func (d *Dispatcher) listMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if err != nil {
 			return nil, err
 		}
-		items, nextCursor, err := d.list(s, method, paramCursor(req.GetParams()))
+		pg, err := d.list(s, method, paramCursor(req.GetParams()))
 		if err != nil {
 			return nil, err
 		}
-		return typedList(items, nextCursor), nil
+		return typedList(pg.Items(), pg.Next), nil
 	}
 }
 

@@ -1,8 +1,12 @@
 package modern
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -10,6 +14,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/pagination"
 	"github.com/vmcp/vmcp/pkg/policy"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // method is one entry of the method table: how to decode its params (once,
@@ -82,47 +87,101 @@ func (d *Dispatcher) discover(_ *request, _ *mcp.DiscoverParams) ([]byte, error)
 }
 
 func (d *Dispatcher) listTools(rq *request, p *listParams) ([]byte, error) {
-	pr, v := d.view(rq)
-	items, next, err := page(d, v.Tools, func(t *mcp.Tool) string { return t.Name }, "tools/list", pr, p.Cursor)
+	pg, err := d.page(rq, "tools/list", p.Cursor)
 	if err != nil {
 		return nil, err
 	}
-	res := &mcp.ListToolsResult{Tools: items, NextCursor: next}
+	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}, NextCursor: pg.Next}
 	res.ResultType, res.Meta, res.Cacheable = "complete", d.meta(), d.listCache("tools/list")
-	return json.Marshal(res)
+	return spliceList(rq, res, pg)
 }
 
 func (d *Dispatcher) listResources(rq *request, p *listParams) ([]byte, error) {
-	pr, v := d.view(rq)
-	items, next, err := page(d, v.Resources, func(r *mcp.Resource) string { return r.URI }, "resources/list", pr, p.Cursor)
+	pg, err := d.page(rq, "resources/list", p.Cursor)
 	if err != nil {
 		return nil, err
 	}
-	res := &mcp.ListResourcesResult{Resources: items, NextCursor: next}
+	res := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}, NextCursor: pg.Next}
 	res.ResultType, res.Meta, res.Cacheable = "complete", d.meta(), d.listCache("resources/list")
-	return json.Marshal(res)
+	return spliceList(rq, res, pg)
 }
 
 func (d *Dispatcher) listTemplates(rq *request, p *listParams) ([]byte, error) {
-	pr, v := d.view(rq)
-	items, next, err := page(d, v.Templates, func(t *mcp.ResourceTemplate) string { return t.URITemplate }, "resources/templates/list", pr, p.Cursor)
+	pg, err := d.page(rq, "resources/templates/list", p.Cursor)
 	if err != nil {
 		return nil, err
 	}
-	res := &mcp.ListResourceTemplatesResult{ResourceTemplates: items, NextCursor: next}
+	res := &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{}, NextCursor: pg.Next}
 	res.ResultType, res.Meta, res.Cacheable = "complete", d.meta(), d.listCache("resources/templates/list")
-	return json.Marshal(res)
+	return spliceList(rq, res, pg)
 }
 
 func (d *Dispatcher) listPrompts(rq *request, p *listParams) ([]byte, error) {
-	pr, v := d.view(rq)
-	items, next, err := page(d, v.Prompts, func(p *mcp.Prompt) string { return p.Name }, "prompts/list", pr, p.Cursor)
+	pg, err := d.page(rq, "prompts/list", p.Cursor)
 	if err != nil {
 		return nil, err
 	}
-	res := &mcp.ListPromptsResult{Prompts: items, NextCursor: next}
+	res := &mcp.ListPromptsResult{Prompts: []*mcp.Prompt{}, NextCursor: pg.Next}
 	res.ResultType, res.Meta, res.Cacheable = "complete", d.meta(), d.listCache("prompts/list")
-	return json.Marshal(res)
+	return spliceList(rq, res, pg)
+}
+
+// spliceList is the JSON of res, an SDK list result with its list member
+// (its last field) empty, with the page's items spliced into that member
+// from the JSON the catalogue encoded once: json.Marshal of res with the
+// items, without re-encoding them. Unless a stream is open it writes the
+// whole response itself, built in a reused buffer (rq.written), and
+// returns nil.
+func spliceList(rq *request, res mcp.Result, pg *policy.Page) ([]byte, error) {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.HasSuffix(b, []byte(":[]}")) { // the SDK moved the member: not spliceable
+		return nil, fmt.Errorf("%T: list member is not its last field", res)
+	}
+	if rq.stream != nil {
+		out := make([]byte, 0, len(b)+pg.SizeHint())
+		if out, err = pg.AppendJSON(append(out, b[:len(b)-2]...)); err != nil {
+			return nil, err
+		}
+		return append(out, ']', '}'), nil
+	}
+	buf := wire.Buffer()
+	defer wire.Release(buf)
+	out := slices.Grow(*buf, 64+len(rq.id)+len(b)+pg.SizeHint())
+	out, err = pg.AppendJSON(append(wire.AppendResponseHead(out, rq.id), b[:len(b)-2]...))
+	*buf = out
+	if err != nil {
+		return nil, err
+	}
+	*buf = append(out, ']', '}', '}')
+	rq.write(http.StatusOK, *buf)
+	rq.written = true
+	return nil, nil
+}
+
+// page is keyset pagination over one sorted list of the view of the
+// request's principal; a bad cursor (not a string, tampered, truncated,
+// over-long, another verb's or another principal's) is -32602. While no
+// backend is ready it fails with -32603, as Legacy lists do, since an
+// empty success would read as "this server has nothing".
+func (d *Dispatcher) page(rq *request, verb string, raw json.RawMessage) (*policy.Page, error) {
+	if !d.mgr.Ready() {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no backend is available"}
+	}
+	cursor, err := pagination.ParamCursor(raw)
+	if err == nil {
+		pr, v := d.view(rq)
+		var pg *policy.Page
+		if pg, err = v.Page(d.opts.Codec, verb, pr.Tag(), cursor, d.opts.PageSize); err == nil {
+			return pg, nil
+		}
+	}
+	if errors.Is(err, pagination.ErrInvalidCursor) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: verb + ": " + err.Error()}
+	}
+	return nil, err
 }
 
 // view is the request's principal and its part of the current catalogue
@@ -130,29 +189,6 @@ func (d *Dispatcher) listPrompts(rq *request, p *listParams) ([]byte, error) {
 func (d *Dispatcher) view(rq *request) (identity.Principal, *policy.View) {
 	pr := identity.From(rq.r.Context())
 	return pr, d.opts.Policy.View(pr, d.agg.For(pr.Key()))
-}
-
-// page is keyset pagination over one sorted list of pr's view; a bad
-// cursor (not a string, tampered, truncated, over-long, another verb's or
-// another principal's) is -32602. While no backend is ready it fails with
-// -32603, as Legacy lists do, since an empty success would read as "this
-// server has nothing".
-func page[T any](d *Dispatcher, items []T, key func(T) string, verb string, pr identity.Principal, raw json.RawMessage) ([]T, string, error) {
-	if !d.mgr.Ready() {
-		return nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no backend is available"}
-	}
-	cursor, err := pagination.ParamCursor(raw)
-	if err == nil {
-		var out []T
-		var next string
-		if out, next, err = pagination.Page(d.opts.Codec, items, key, verb, pr.Tag(), cursor, d.opts.PageSize); err == nil {
-			return out, next, nil
-		}
-	}
-	if errors.Is(err, pagination.ErrInvalidCursor) {
-		return nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: verb + ": " + err.Error()}
-	}
-	return nil, "", err
 }
 
 // listCache is the caching hint of a list result (2026-07-28 caching):
