@@ -9,34 +9,26 @@
 #     rounds): c=1 p50 latency and
 #     req/s, c=32 req/s, a full tools/list walk, and vmcp's CPU time and
 #     allocations per proxied call, with ratios vmcp/direct and PASS/MISS
-<<<<<<< HEAD
 #     against the targets, and vmcp against the plain proxy (throughput ≥,
-#     p50 ≤ 1.05×, and on the Modern row CPU per call ≤ the proxy's); then the idle row (RSS, goroutines, fds per
-#     idle Legacy session at 200/2,000/10,000; RSS after they close) and the
-#     fan-out row (one backend tools/list_changed to 1,000 Legacy GET and
-#     1,000 Modern listen streams, p50/p99/last, direct vs via vmcp); then
-#     the cluster rows, each on its own private redis-server: the redis row
+#     p50 ≤ 1.05×, and on the Modern row CPU per call ≤ the proxy's); then
+#     the walk row (full tools/list walks of 2 backends × 5,000 tools on
+#     both revisions: vmcp CPU µs per tool listed, walk time per tool, vmcp
+#     peak RSS); then the idle row (RSS, goroutines, fds per idle Legacy
+#     session at 200/2,000/10,000; RSS after they close) and the fan-out
+#     row (one backend tools/list_changed to 1,000 Legacy GET and 1,000
+#     Modern listen streams, p50/p99/last, direct vs via vmcp); then the
+#     cluster rows, each on its own private redis-server: the redis row
 #     (one node, 1,000 Legacy sessions with GET streams open: Redis
 #     commands per session start, per idle session-minute, per tools/call
 #     and per DELETE, executed (INFO commandstats deltas less the node's
 #     own) and requested (counted by a proxy in front of Redis); keys and
-#     bytes per session) and the forward row (sessions created on
-#     node A, called on A, on node B, which forwards to A, and through
-#     the plain proxy to A, the floor of any extra hop: c=1 p50 and what
-#     forwarding adds, target ≤ 0.3 ms; c=32 throughput).
-#     About 7 min. Extra arguments go to it (e.g. -rounds 5, -rows
+#     bytes per session) and the forward row (sessions created on node A,
+#     called on A, on node B, which forwards to A, and through the plain
+#     proxy to A, the floor of any extra hop: c=1 p50 and what forwarding
+#     adds, target ≤ 0.3 ms; c=32 throughput).
+#     About 12 min. Extra arguments go to it (e.g. -rounds 5, -rows
 #     modern, -rows redis,forward, -redis-idle 2m, -profile DIR for vmcp
 #     pprof profiles).
-=======
-#     against the targets; then the walk row (full tools/list walks of
-#     2 backends × 5,000 tools on both revisions: vmcp CPU µs per tool
-#     listed, walk time per tool, vmcp peak RSS); then the idle row (RSS, goroutines, fds per
-#     idle Legacy session at 200/2,000/10,000; RSS after they close) and the
-#     fan-out row (one backend tools/list_changed to 1,000 Legacy GET and
-#     1,000 Modern listen streams, p50/p99/last, direct vs via vmcp).
-#     About 7 min. Extra arguments go to it
-#     (e.g. -rounds 5, -rows modern, -profile DIR for vmcp pprof profiles).
->>>>>>> listwalk
 #  2. go test benchmarks, in process, with allocations per call; the
 #     ViaVMCP ones report vmcp's own share as vmcp-allocs/op and vmcp-B/op.
 #     BENCHTIME (default 1000x) sets -benchtime; BENCH_GO=0 skips them.
