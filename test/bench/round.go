@@ -113,36 +113,57 @@ const sliceN = 500 * time.Millisecond
 // slice1 is the length of one c=1 slice.
 const slice1 = 250 * time.Millisecond
 
+// acc accumulates one target's measurements within a round.
+type acc struct {
+	lat            []time.Duration
+	t1             time.Duration
+	nN, allN       int64
+	tN             time.Duration
+	cpu, beCPU     float64
+	mallocs, bytes uint64
+	walks          []time.Duration
+}
+
+// order is the targets' order in slice k: each target first in turn.
+func order(n, k int) []int {
+	o := make([]int, n)
+	for i := range o {
+		o[i] = (i + k) % n
+	}
+	return o
+}
+
 // round measures every target once, interleaved: c=1 slices, then c=N
 // slices, then tools/list walks, each alternating between the targets (the
 // order flips every slice).
 func round(targets []*target, profile bool, r row) ([]result, error) {
-	type acc struct {
-		lat            []time.Duration
-		t1             time.Duration
-		nN, allN       int64
-		tN             time.Duration
-		cpu, beCPU     float64
-		mallocs, bytes uint64
-		walks          []time.Duration
-	}
 	accs := make([]acc, len(targets))
-	order := func(k int) []int { // each target first in turn
-		o := make([]int, len(targets))
-		for i := range o {
-			o[i] = (i + k) % len(targets)
-		}
-		return o
+	if err := roundC1(targets, accs); err != nil {
+		return nil, err
 	}
-	// c=1
+	if err := roundCN(targets, accs, profile, r); err != nil {
+		return nil, err
+	}
+	if err := roundWalks(targets, accs); err != nil {
+		return nil, err
+	}
+	out := make([]result, len(targets))
+	for j, a := range accs {
+		out[j] = a.result(targets[j])
+	}
+	return out, nil
+}
+
+// roundC1 runs the c=1 slices.
+func roundC1(targets []*target, accs []acc) error {
 	for k := 0; k < max(1, int(*dur1/slice1)); k++ {
-		for _, j := range order(k) {
+		for _, j := range order(len(targets), k) {
 			a := &accs[j]
 			start := time.Now()
 			deadline := start.Add(min(slice1, *dur1))
 			for now := start; now.Before(deadline); {
 				if _, err := targets[j].one.CallTool(ctx, callParams); err != nil {
-					return nil, fmt.Errorf("%s: %w", targets[j].name, err)
+					return fmt.Errorf("%s: %w", targets[j].name, err)
 				}
 				end := time.Now()
 				a.lat = append(a.lat, end.Sub(now))
@@ -151,10 +172,22 @@ func round(targets []*target, profile bool, r row) ([]result, error) {
 			a.t1 += time.Since(start)
 		}
 	}
-	// c=N, with vmcp's and the backend's CPU and vmcp's allocations
+	return nil
+}
+
+// roundCN runs the c=N slices, with the hop's and the backend's CPU and
+// vmcp's allocations; with profile, vmcp's profiles of the first.
+func roundCN(targets []*target, accs []acc, profile bool, r row) error {
 	var stopProfile func() error
+	defer func() {
+		if stopProfile != nil {
+			if err := stopProfile(); err != nil {
+				fmt.Fprintln(os.Stderr, "bench: profile:", err)
+			}
+		}
+	}()
 	for k := 0; k < max(1, int(*durN/sliceN)); k++ {
-		for _, j := range order(k) {
+		for _, j := range order(len(targets), k) {
 			t, a := targets[j], &accs[j]
 			if profile && t.vmcp != nil && stopProfile == nil {
 				stopProfile = t.vmcp.startProfile(strings.Fields(strings.ToLower(r.name))[0])
@@ -164,59 +197,60 @@ func round(targets []*target, profile bool, r row) ([]result, error) {
 			d := min(sliceN, *durN)
 			n, all, err := t.concurrent(d)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", t.name, err)
+				return fmt.Errorf("%s: %w", t.name, err)
 			}
-			a.allN += all
-			cpu1, be1 := t.hop.cpu(), t.be.cpu()
 			ms1 := t.vmcp.memstats()
+			a.allN += all
 			a.nN += n
 			a.tN += d
-			a.cpu += cpu1 - cpu0
-			a.beCPU += be1 - be0
+			a.cpu += t.hop.cpu() - cpu0
+			a.beCPU += t.be.cpu() - be0
 			a.mallocs += ms1.Mallocs - ms0.Mallocs
 			a.bytes += ms1.TotalAlloc - ms0.TotalAlloc
 		}
 	}
-	if stopProfile != nil {
-		if err := stopProfile(); err != nil {
-			fmt.Fprintln(os.Stderr, "bench: profile:", err)
-		}
-	}
-	// tools/list walks
+	return nil
+}
+
+// roundWalks runs full tools/list walks (not through the plain proxy: the
+// floor is measured on calls only).
+func roundWalks(targets []*target, accs []acc) error {
 	wd := time.Now().Add(2 * *walkTime)
 	for k := 0; k < 6 || time.Now().Before(wd); k++ {
-		for _, j := range order(k) {
-			if targets[j].name == "proxy" { // the floor is measured on calls only
+		for _, j := range order(len(targets), k) {
+			if targets[j].name == "proxy" {
 				continue
 			}
 			s := time.Now()
 			if n, err := walk(targets[j].one); err != nil || n != wantTools() {
-				return nil, fmt.Errorf("%s: tools/list walk: %d tools, %v", targets[j].name, n, err)
+				return fmt.Errorf("%s: tools/list walk: %d tools, %v", targets[j].name, n, err)
 			}
 			accs[j].walks = append(accs[j].walks, time.Since(s))
 		}
 	}
-	out := make([]result, len(targets))
-	for j, a := range accs {
-		m := &out[j]
-		slices.Sort(a.lat)
-		m.p50 = a.lat[len(a.lat)/2]
-		m.rps1 = float64(len(a.lat)) / a.t1.Seconds()
-		m.rpsN = float64(a.nN) / a.tN.Seconds()
-		m.beCPUUS = a.beCPU * 1e6 / float64(a.allN)
-		if targets[j].hop != nil {
-			m.cpuUS = a.cpu * 1e6 / float64(a.allN) // vmcp's, or the plain proxy's
-		}
-		if targets[j].vmcp != nil {
-			m.allocs = float64(a.mallocs) / float64(a.allN)
-			m.bytes = float64(a.bytes) / float64(a.allN)
-		}
-		if len(a.walks) > 0 {
-			slices.Sort(a.walks)
-			m.walk = a.walks[len(a.walks)/2]
-		}
+	return nil
+}
+
+// result is what a measured for target t.
+func (a acc) result(t *target) result {
+	var m result
+	slices.Sort(a.lat)
+	m.p50 = a.lat[len(a.lat)/2]
+	m.rps1 = float64(len(a.lat)) / a.t1.Seconds()
+	m.rpsN = float64(a.nN) / a.tN.Seconds()
+	m.beCPUUS = a.beCPU * 1e6 / float64(a.allN)
+	if t.hop != nil {
+		m.cpuUS = a.cpu * 1e6 / float64(a.allN) // vmcp's, or the plain proxy's
 	}
-	return out, nil
+	if t.vmcp != nil {
+		m.allocs = float64(a.mallocs) / float64(a.allN)
+		m.bytes = float64(a.bytes) / float64(a.allN)
+	}
+	if len(a.walks) > 0 {
+		slices.Sort(a.walks)
+		m.walk = a.walks[len(a.walks)/2]
+	}
+	return m
 }
 
 // concurrent runs every c=N session in its own goroutine for d and returns

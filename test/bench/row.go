@@ -60,11 +60,22 @@ func runRow(tmp string, r row) (direct, via result, q ratios, err error) {
 			return direct, via, q, fmt.Errorf("%s: %w", t.name, err)
 		}
 	}
+	res, err := runRounds(targets, r)
+	if err != nil {
+		return direct, via, q, err
+	}
+	direct, via, q = summarize(res)
+	via.rssMiB = vm.peakRSS()
+	return direct, via, q, nil
+}
+
+// runRounds runs -rounds rounds and returns each target's results by name.
+func runRounds(targets []*target, r row) (map[string][]result, error) {
 	res := map[string][]result{}
 	for i := range *rounds {
 		ms, err := round(targets, i == 0 && *profileDir != "", r)
 		if err != nil {
-			return direct, via, q, fmt.Errorf("round %d: %w", i+1, err)
+			return nil, fmt.Errorf("round %d: %w", i+1, err)
 		}
 		for j, t := range targets {
 			m := ms[j]
@@ -75,6 +86,12 @@ func runRow(tmp string, r row) (direct, via result, q ratios, err error) {
 			res[t.name] = append(res[t.name], m)
 		}
 	}
+	return res, nil
+}
+
+// summarize is the medians of direct's and vmcp's results and of each
+// round's ratios to direct (vmcp's, and the plain proxy's as q.floor).
+func summarize(res map[string][]result) (direct, via result, q ratios) {
 	for i := range res["direct"] {
 		d := res["direct"][i]
 		q.all = append(q.all, ratioOf(res["vmcp"][i], d))
@@ -86,7 +103,6 @@ func runRow(tmp string, r row) (direct, via result, q ratios, err error) {
 		}
 	}
 	via = median(res["vmcp"])
-	via.rssMiB = vm.peakRSS()
 	if p := res["proxy"]; len(p) > 0 {
 		via.floorCPUUS = median(p).cpuUS
 	}
@@ -96,7 +112,7 @@ func runRow(tmp string, r row) (direct, via result, q ratios, err error) {
 		m := floor.median()
 		q.floor = &m
 	}
-	return median(res["direct"]), via, q, nil
+	return median(res["direct"]), via, q
 }
 
 // ratios are vmcp/direct ratios of one round (all: every round's); floor
