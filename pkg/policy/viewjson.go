@@ -48,12 +48,19 @@ func (v *View) AppendJSON(dst []byte, k aggregator.Kind, start, end int) ([]byte
 	if !v.idx.filtered {
 		return l.AppendRange(dst, start, end)
 	}
-	for n, i := range v.idx.of(k)[start:end] {
-		b, err := l.Item(int(i))
+	idx := v.idx.of(k)[start:end]
+	return appendItems(dst, len(idx), func(n int) ([]byte, error) { return l.Item(int(idx[n])) })
+}
+
+// appendItems appends the n items item(0..n-1) gives to dst, comma
+// separated; it stops at the first error.
+func appendItems(dst []byte, n int, item func(int) ([]byte, error)) ([]byte, error) {
+	for i := range n {
+		b, err := item(i)
 		if err != nil {
 			return dst, err
 		}
-		if n > 0 {
+		if i > 0 {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, b...)
@@ -82,15 +89,5 @@ func (v *View) marshalRange(dst []byte, k aggregator.Kind, start, end int) ([]by
 			items = append(items, x)
 		}
 	}
-	for n, x := range items {
-		b, err := json.Marshal(x)
-		if err != nil {
-			return dst, err
-		}
-		if n > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, b...)
-	}
-	return dst, nil
+	return appendItems(dst, len(items), func(n int) ([]byte, error) { return json.Marshal(items[n]) })
 }
