@@ -113,7 +113,11 @@ func setMemoryLimit(log *slog.Logger, provider memlimit.Provider) int64 {
 		log.Debug("no container memory limit read; GOMEMLIMIT not set", "error", err)
 	}
 	if limit > 0 && limit < math.MaxInt64 {
-		log.Info("memory limit in force", "GOMEMLIMIT_MiB", limit>>20)
+		source := "90% of the container's memory limit"
+		if os.Getenv("GOMEMLIMIT") != "" {
+			source = "GOMEMLIMIT"
+		}
+		log.Info("memory limit in force", "GOMEMLIMIT_MiB", limit>>20, "from", source)
 	}
 	return limit
 }

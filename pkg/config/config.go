@@ -6,7 +6,11 @@
 // validation (import.go); File.YAML prints such a file as vmcp's YAML.
 package config
 
-import "time"
+import (
+	"fmt"
+	"net"
+	"time"
+)
 
 // Config is the whole vmcp configuration file.
 type Config struct {
@@ -178,3 +182,15 @@ type Duration time.Duration
 
 // D returns d as a time.Duration.
 func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// AdvertiseFromListen is the advertise URL (http://host:port) implied by a
+// listen address with a concrete host and port; a wildcard or empty host,
+// or port 0, does not say how other nodes reach this one: an error naming
+// cluster.advertise_url.
+func AdvertiseFromListen(listen string) (string, error) {
+	host, port, err := net.SplitHostPort(listen)
+	if ip := net.ParseIP(host); err != nil || host == "" || port == "0" || (ip != nil && ip.IsUnspecified()) {
+		return "", fmt.Errorf("cluster.advertise_url is required: listen %q does not say how other nodes reach this one", listen)
+	}
+	return "http://" + net.JoinHostPort(host, port), nil
+}

@@ -94,6 +94,8 @@ func validate(ps *problems, c *Config) {
 	}
 	if u := c.Cluster.AdvertiseURL; u != "" && !isHTTPURL(u) {
 		ps.add("cluster.advertise_url", fmt.Sprintf("invalid URL %q: want an absolute http or https URL", u))
+	} else if _, err := AdvertiseFromListen(c.Listen); u == "" && c.Cluster.RedisURL != "" && err != nil {
+		ps.add("cluster.advertise_url", fmt.Sprintf("required with cluster.redis_url: listen %q does not say how other nodes reach this one", c.Listen))
 	}
 }
 

@@ -109,6 +109,7 @@ func TestValidationRules(t *testing.T) {
 		{"max events zero", okBackend + "cluster:\n  max_events_per_session: 0\n", "cluster.max_events_per_session", 5, "at least 1"},
 		{"key prefix chars", okBackend + "cluster:\n  key_prefix: \"a b\"\n", "cluster.key_prefix", 5, "invalid prefix"},
 		{"cluster without state key", okBackend + "cluster:\n  redis_url: redis://r:6379\n", "cluster.redis_url", 5, "requires mrtr.state_key"},
+		{"cluster on a wildcard listen without advertise url", okBackend + "listen: 0.0.0.0:8080\ncluster:\n  redis_url: redis://r:6379\nmrtr:\n  state_key: 0123456789abcdef0123456789abcdef\n", "cluster.advertise_url", 5, "does not say how other nodes reach this one"},
 		{"listen without port", okBackend + "listen: localhost\n", "listen", 4, "HOST:PORT"},
 		{"path without slash", okBackend + "path: mcp\n", "path", 4, `must start with "/"`},
 		{"per principal zero", okBackend + "sessions:\n  max_per_principal: 0\n", "sessions.max_per_principal", 5, "at least 1"},

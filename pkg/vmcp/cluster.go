@@ -3,11 +3,10 @@ package vmcp
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net"
 	"net/http"
 
 	"github.com/vmcp/vmcp/pkg/cluster"
+	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/tracing"
 )
@@ -20,7 +19,7 @@ func (s *Server) startCluster(timing cluster.Timing) error {
 	adv := c.AdvertiseURL
 	if adv == "" && c.RedisURL != "" {
 		var err error
-		if adv, err = advertiseFromListen(s.cfg.Listen); err != nil {
+		if adv, err = config.AdvertiseFromListen(s.cfg.Listen); err != nil {
 			return err
 		}
 	}
@@ -39,16 +38,6 @@ func (s *Server) startCluster(timing cluster.Timing) error {
 	}
 	s.cluster = cl
 	return nil
-}
-
-// advertiseFromListen is the advertise URL implied by a listen address with
-// a concrete host and port.
-func advertiseFromListen(listen string) (string, error) {
-	host, port, err := net.SplitHostPort(listen)
-	if ip := net.ParseIP(host); err != nil || host == "" || port == "0" || (ip != nil && ip.IsUnspecified()) {
-		return "", fmt.Errorf("cluster.advertise_url is required: listen %q does not say how other nodes reach this one", listen)
-	}
-	return "http://" + net.JoinHostPort(host, port), nil
 }
 
 // onSession is the Legacy dispatcher's session hook: a new session is
