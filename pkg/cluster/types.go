@@ -12,7 +12,7 @@
 // enforces it, with no Redis lease (ServeStream).
 //
 // An idle session costs Redis almost nothing: session records and event
-// logs live for Timing.SessionTTL (minutes) and are refreshed every
+// logs live for Timing.SessionTTL (90 s) and are refreshed every
 // SessionTTL/3; what makes them valid is the owner's node record, renewed
 // every heartbeat, which Lookup checks. The heartbeat also tells the node
 // when Redis lost its data (the node record was missing), and the node then
@@ -95,7 +95,7 @@ type Directory interface {
 type Timing struct {
 	Heartbeat    time.Duration // node record refresh (and Redis data loss check) period (3s)
 	NodeTTL      time.Duration // node liveness record lifetime (10s): a dead node's sessions are unknown after it
-	SessionTTL   time.Duration // session record and event log lifetime, refreshed every SessionTTL/3: how long an orphan outlives its dead node (10m)
+	SessionTTL   time.Duration // session record and event log lifetime, refreshed every SessionTTL/3: how long an orphan outlives its dead node, and the longest a record lost alone (a snapshot restore, a lagging replica) stays lost (90s)
 	StreamPing   time.Duration // period of the SSE comment that checks each GET stream's client (2s)
 	OpTimeout    time.Duration // bound on each Redis operation (1s)
 	Probe        time.Duration // Redis re-probe period while unreachable (250ms)
@@ -107,7 +107,7 @@ type Timing struct {
 var DefaultTiming = Timing{
 	Heartbeat:    3 * time.Second,
 	NodeTTL:      10 * time.Second,
-	SessionTTL:   10 * time.Minute,
+	SessionTTL:   90 * time.Second,
 	StreamPing:   2 * time.Second,
 	OpTimeout:    time.Second,
 	Probe:        250 * time.Millisecond,

@@ -25,7 +25,7 @@ import (
 // node's own commands with no session (measured first, for -redis-base).
 var (
 	redisN    = flag.Int("redis-sessions", 1000, "Legacy sessions of the redis row")
-	redisIdle = flag.Duration("redis-idle", 30*time.Second, "idle window of the redis row (the rate is scaled to a minute); make it a multiple of the refresh periods")
+	redisIdle = flag.Duration("redis-idle", 90*time.Second, "idle window of the redis row (the rate is scaled to a minute); make it a multiple of the refresh periods")
 	redisBase = flag.Duration("redis-base", 10*time.Second, "window of the redis row's no-session baseline")
 )
 
