@@ -46,7 +46,7 @@ func TestHeadroomIsCappedAtAQuarterOfTheMemoryLimit(t *testing.T) {
 		{math.MaxInt64, gcHeadroom}, // no limit
 		{0, gcHeadroom},
 		{1024 * MiB, gcHeadroom}, // a quarter is more than the headroom
-		{128 * MiB, gcHeadroom}, // exactly the headroom
+		{128 * MiB, gcHeadroom},  // exactly the headroom
 		{40 * MiB, 10 * MiB},
 		{32 * MiB, 8 * MiB},
 	} {
