@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
@@ -54,16 +55,13 @@ const (
 
 // tuneGC adjusts the GC percentage to the allocation rate and live heap
 // until ctx ends.
-func tuneGC(ctx context.Context) {
+func tuneGC(ctx context.Context, log *slog.Logger) {
 	if _, set := os.LookupEnv("GOGC"); set {
 		return
 	}
-	headroom := uint64(gcHeadroom)
-	if v, err := strconv.ParseUint(os.Getenv("VMCP_GC_HEADROOM_MB"), 10, 32); err == nil {
-		if v == 0 {
-			return
-		}
-		headroom = v << 20
+	headroom, on := headroomFromEnv(log)
+	if !on {
+		return
 	}
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/allocs:bytes"}, {Name: "/memory/classes/heap/free:bytes"}}
 	metrics.Read(sample)
@@ -103,13 +101,34 @@ func tuneGC(ctx context.Context) {
 	}
 }
 
+// headroomFromEnv is the tuner's headroom in bytes: VMCP_GC_HEADROOM_MB
+// MiB (0: the tuner is off, on is false), else gcHeadroom; a value that is
+// not a whole number of MiB below 2^32 is logged and ignored.
+func headroomFromEnv(log *slog.Logger) (headroom uint64, on bool) {
+	s, set := os.LookupEnv("VMCP_GC_HEADROOM_MB")
+	if !set {
+		return gcHeadroom, true
+	}
+	v, err := strconv.ParseUint(s, 10, 32)
+	if err != nil {
+		log.Warn("VMCP_GC_HEADROOM_MB ignored: want a whole number of MiB (0 turns the GC tuner off)", "value", s, "default_MiB", gcHeadroom>>20)
+		return gcHeadroom, true
+	}
+	return v << 20, v != 0
+}
+
 // setMemoryLimit sets GOMEMLIMIT to 90% of the memory limit the provider
 // reports (memlimit.FromCgroup: the container's) unless GOMEMLIMIT is set
 // in the environment; no limit leaves it unlimited. It returns the limit
 // in force (math.MaxInt64: none).
 func setMemoryLimit(log *slog.Logger, provider memlimit.Provider) int64 {
 	limit, err := memlimit.Set(memlimit.WithProvider(provider))
-	if err != nil && !errors.Is(err, memlimit.ErrNoLimit) {
+	badRatio := err != nil && (strings.Contains(err.Error(), "AUTOMEMLIMIT") || strings.Contains(err.Error(), "invalid ratio"))
+	switch {
+	case err == nil || errors.Is(err, memlimit.ErrNoLimit):
+	case badRatio:
+		log.Warn("AUTOMEMLIMIT ignored: want off or a ratio in (0, 1]; GOMEMLIMIT not set", "value", os.Getenv("AUTOMEMLIMIT"), "error", err)
+	default:
 		log.Debug("no container memory limit read; GOMEMLIMIT not set", "error", err)
 	}
 	if limit > 0 && limit < math.MaxInt64 {

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"log/slog"
 	"math"
 	"os"
 	"runtime/debug"
+	"strings"
 	"testing"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
@@ -73,5 +75,36 @@ func TestContainerMemoryLimitBecomesGOMEMLIMIT(t *testing.T) {
 	noLimit := func() (uint64, error) { return 0, memlimit.ErrNoLimit }
 	if got := setMemoryLimit(log, noLimit); got != math.MaxInt64 {
 		t.Fatalf("without a container limit GOMEMLIMIT = %d, want none (math.MaxInt64)", got)
+	}
+}
+
+// TestBadGCSettingsAreLoggedNotSilentlyIgnored pins VMCP_GC_HEADROOM_MB
+// and AUTOMEMLIMIT values that cannot be used: each is logged as a
+// warning naming the variable, and the default applies.
+func TestBadGCSettingsAreLoggedNotSilentlyIgnored(t *testing.T) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		t.Skip("GOMEMLIMIT is set in the environment, which memlimit leaves alone")
+	}
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	t.Setenv("VMCP_GC_HEADROOM_MB", "99999999999")
+	if h, on := headroomFromEnv(log); h != gcHeadroom || !on {
+		t.Fatalf("headroom %d, on %v; want the default %d", h, on, gcHeadroom)
+	}
+	t.Setenv("VMCP_GC_HEADROOM_MB", "0")
+	if _, on := headroomFromEnv(log); on {
+		t.Fatal("VMCP_GC_HEADROOM_MB=0 must turn the tuner off")
+	}
+	prev := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(prev) })
+	t.Setenv("AUTOMEMLIMIT", "abc")
+	if got := setMemoryLimit(log, memlimit.Limit(200<<20)); got != prev {
+		t.Fatalf("an invalid AUTOMEMLIMIT set GOMEMLIMIT to %d", got)
+	}
+	out := buf.String()
+	for _, want := range []string{"level=WARN msg=\"VMCP_GC_HEADROOM_MB ignored", "level=WARN msg=\"AUTOMEMLIMIT ignored"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
 	}
 }
