@@ -83,12 +83,6 @@ func sessionKeys(t *testing.T, rdb *redis.Client, ids []string) []string {
 	return out
 }
 
-// countSessionKeys is len(sessionKeys).
-func countSessionKeys(t *testing.T, rdb *redis.Client, ids []string) int {
-	t.Helper()
-	return len(sessionKeys(t, rdb, ids))
-}
-
 // requireNoSessionKeys fails if any key in rdb names one of ids.
 func requireNoSessionKeys(t *testing.T, rdb *redis.Client, ids []string) {
 	t.Helper()
