@@ -58,7 +58,11 @@ func TestRelayForwardedForeignAndLateProgress(t *testing.T) {
 				res, err := fc.call(flowCtx(t), backend+"_noisy", nil, "mine")
 				require.Equal(t, "noisy:<nil>:<nil>", flowText(res, err))
 				lp := <-late
-				require.NoError(t, lp.ss.NotifyProgress(context.Background(), &mcp.ProgressNotificationParams{ProgressToken: lp.token, Progress: 3}))
+				// the late progress travels on vmcp's GET stream to the backend
+				// session, which may still be connecting: the backend retries
+				require.Eventually(t, func() bool {
+					return lp.ss.NotifyProgress(context.Background(), &mcp.ProgressNotificationParams{ProgressToken: lp.token, Progress: 3}) == nil
+				}, stateWait, 5*time.Millisecond, "the backend could not send its late progress")
 				require.Eventually(t, func() bool { return testutil.ToFloat64(after) > a0 }, stateWait, 5*time.Millisecond, "late progress not dropped as after_end")
 				assert.Equal(t, 1.0, testutil.ToFloat64(unknown)-u0, "foreign token not dropped as unknown_token")
 				assert.Equal(t, 1, fc.wireCount("notifications/progress"), "only the call's own progress reaches the client")
