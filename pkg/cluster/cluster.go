@@ -104,6 +104,9 @@ func New(opts Options) (*Cluster, error) {
 	}
 	c.transport = newTransport(c.timing.DialTimeout)
 	c.beat(context.Background()) // announce now if possible; failures are retried by the heartbeat
+	if c.redis != nil {
+		c.log.Info("cluster: Legacy sessions coordinated through Redis", "node", c.self.ID, "advertise_url", c.self.URL, "redis", c.redis.addr, "redis_ok", c.Check() == nil)
+	}
 	go c.run()
 	go c.keeper()
 	return c, nil

@@ -139,8 +139,11 @@ func run() error {
 	if l, _ := strconv.ParseFloat(strings.Fields(startLoad + " 0")[0], 64); l > 1 {
 		fmt.Printf("warning: load average %s before starting: other processes use the CPU, so figures will be noisy\n", startLoad)
 	}
-	fmt.Printf("vmcp bench: %d CPUs, %d rounds, c=1 %s, c=%d %s, tools/list walk over %d tools (page size %d)\n",
-		runtime.NumCPU(), *rounds, *dur1, *conc, *durN, wantTools(), *pageSize)
+	fmt.Printf("vmcp bench: %d CPUs, %d rounds", runtime.NumCPU(), *rounds)
+	if len(rows) > 0 {
+		fmt.Printf(", c=1 %s, c=%d %s, tools/list walk over %d tools (page size %d)", *dur1, *conc, *durN, wantTools(), *pageSize)
+	}
+	fmt.Println()
 	var out []summary
 	for _, r := range rows {
 		d, v, q, err := runRow(tmp, r)
