@@ -44,7 +44,8 @@ type Cluster struct {
 	redis     *redisConn   // nil in memory mode
 	redisEvts *redisEvents // nil in memory mode
 	transport *http.Transport
-	owners    ownerCache // for ForwardSession
+	owners    ownerCache  // for ForwardSession
+	watches   nodeWatches // forwards in flight, by target node (watch.go)
 
 	mu           sync.Mutex
 	sessions     map[string]string  // owned by this node: session ID -> principal key

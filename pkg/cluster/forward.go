@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -44,7 +45,8 @@ func newTransport(dial time.Duration) *http.Transport {
 // (r was already forwarded, or nodeURL is this node), ErrNotNode (nodeURL
 // is not a live node: forwarding never leaves the cluster), ErrUnavailable
 // (Redis), ErrUnreachable (the node refused the connection: treat its state
-// as lost), or another error (the node failed before answering; 502). A
+// as lost), ErrNotFound (the node was declared dead before it answered:
+// its record expired or was withdrawn; watch.go), or another error (the node failed before answering; 502). A
 // failure after the response started aborts the client connection, as the
 // node's own failure would.
 func (c *Cluster) Forward(w http.ResponseWriter, r *http.Request, nodeURL string) error {
@@ -172,10 +174,15 @@ func (c *Cluster) forward(w http.ResponseWriter, r *http.Request, n NodeInfo) er
 		ErrorLog:      log.New(io.Discard, "", 0),
 		ErrorHandler:  func(_ http.ResponseWriter, _ *http.Request, err error) { failed = err },
 	}
-	rp.ServeHTTP(w, r)
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	defer c.watchNode(n.ID, cancel)()
+	rp.ServeHTTP(w, r.WithContext(ctx))
 	switch {
 	case failed == nil:
 		return nil
+	case errors.Is(context.Cause(ctx), errOwnerGone): // nothing was written
+		return fmt.Errorf("%w: %w", ErrNotFound, context.Cause(ctx))
 	case isDialError(failed):
 		return fmt.Errorf("%w: node %s at %s: %v", ErrUnreachable, n.ID, n.URL, failed)
 	default:

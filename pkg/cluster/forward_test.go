@@ -47,6 +47,11 @@ func newPair(t testing.TB) *pair {
 			w.(http.Flusher).Flush()
 			<-p.release
 			fmt.Fprint(w, "data: two\n\n")
+		case "/hang": // a frozen owner: never answers
+			select {
+			case <-r.Context().Done():
+			case <-p.release:
+			}
 		default:
 			b, _ := io.ReadAll(r.Body)
 			fmt.Fprintf(w, "%s %s %s", r.Method, r.URL.Path, b)
