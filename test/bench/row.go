@@ -133,14 +133,7 @@ func ratioOf(v, d result) ratios {
 }
 
 func (q ratios) median() ratios {
-	med := func(f func(ratios) float64) float64 {
-		v := make([]float64, len(q.all))
-		for i, r := range q.all {
-			v[i] = f(r)
-		}
-		slices.Sort(v)
-		return v[len(v)/2]
-	}
+	med := func(f func(ratios) float64) float64 { return medianBy(q.all, f) }
 	return ratios{
 		rpsN: med(func(r ratios) float64 { return r.rpsN }),
 		p50:  med(func(r ratios) float64 { return r.p50 }),
@@ -159,14 +152,7 @@ func loadavg() string {
 }
 
 func median(rs []result) result {
-	pick := func(f func(result) float64) float64 {
-		v := make([]float64, len(rs))
-		for i, r := range rs {
-			v[i] = f(r)
-		}
-		slices.Sort(v)
-		return v[len(v)/2]
-	}
+	pick := func(f func(result) float64) float64 { return medianBy(rs, f) }
 	return result{
 		p50:     time.Duration(pick(func(r result) float64 { return float64(r.p50) })),
 		rps1:    pick(func(r result) float64 { return r.rps1 }),
@@ -177,4 +163,14 @@ func median(rs []result) result {
 		bytes:   pick(func(r result) float64 { return r.bytes }),
 		beCPUUS: pick(func(r result) float64 { return r.beCPUUS }),
 	}
+}
+
+// medianBy is the median of f over xs (the upper one of an even count).
+func medianBy[T any](xs []T, f func(T) float64) float64 {
+	v := make([]float64, len(xs))
+	for i, x := range xs {
+		v[i] = f(x)
+	}
+	slices.Sort(v)
+	return v[len(v)/2]
 }

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"time"
 
@@ -230,14 +229,7 @@ func (t *walkTarget) walkFor(d time.Duration, profile bool) (walkResult, error) 
 
 // medianWalk is the median of each figure over rounds.
 func medianWalk(rs []walkResult) walkResult {
-	pick := func(f func(walkResult) float64) float64 {
-		v := make([]float64, len(rs))
-		for i, r := range rs {
-			v[i] = f(r)
-		}
-		slices.Sort(v)
-		return v[len(v)/2]
-	}
+	pick := func(f func(walkResult) float64) float64 { return medianBy(rs, f) }
 	return walkResult{
 		perTool: time.Duration(pick(func(r walkResult) float64 { return float64(r.perTool) })),
 		walk:    time.Duration(pick(func(r walkResult) float64 { return float64(r.walk) })),
