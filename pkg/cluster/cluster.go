@@ -351,5 +351,26 @@ func (c *Cluster) refresh(ctx context.Context) error {
 	if err == nil && c.redisEvts != nil {
 		err = c.redisEvts.touch(ctx, owned, c.timing.SessionTTL)
 	}
+	c.releaseEnded(ctx, owned)
 	return err
+}
+
+// releaseEnded releases the records of those of ids that ended while
+// they were being refreshed: the refresh may have re-set a record just
+// after SessionEnded deleted it, which would outlive its session by
+// SessionTTL.
+func (c *Cluster) releaseEnded(ctx context.Context, ids []string) {
+	c.mu.Lock()
+	var ended []string
+	for _, id := range ids {
+		if _, ok := c.sessions[id]; !ok {
+			ended = append(ended, id)
+		}
+	}
+	c.mu.Unlock()
+	for _, id := range ended {
+		if err := c.dir.Release(ctx, id, c.self.ID); err != nil {
+			c.log.Debug("cluster: record of a session ended during its refresh not released; it will expire", "session", id, "error", err)
+		}
+	}
 }

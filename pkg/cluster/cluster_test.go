@@ -116,3 +116,41 @@ func TestClusterSessionsPerPrincipalAreLimited(t *testing.T) {
 	require.False(t, ok)
 	require.NoError(t, c.SessionStarted(ctx, "a3", "alice", 2), "an ended session frees its place")
 }
+
+// refreshGate is a Directory whose Refresh waits, once it has read its
+// sessions, until released: a session can end in between.
+type refreshGate struct {
+	Directory
+	entered, release chan struct{}
+}
+
+func (g *refreshGate) Refresh(ctx context.Context, node string, sessions map[string]string, ttl time.Duration) error {
+	close(g.entered)
+	<-g.release
+	return g.Directory.Refresh(ctx, node, sessions, ttl)
+}
+
+// A session that ended while the heartbeat was re-asserting its record
+// got the record back (the refresh's SET landed after SessionEnded's
+// DEL): another node found an owner for a session that no longer existed
+// until the record expired, SessionTTL later (CI: "keys of closed
+// sessions left behind").
+func TestClusterSessionEndedDuringARefreshLeavesNoRecord(t *testing.T) {
+	timing := fast
+	timing.Heartbeat = time.Hour // only the test's own refresh runs
+	c, err := New(Options{Timing: timing})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	ctx := context.Background()
+	require.NoError(t, c.SessionStarted(ctx, "S", "", 0))
+	gate := &refreshGate{Directory: c.dir, entered: make(chan struct{}), release: make(chan struct{})}
+	c.dir = gate
+	done := make(chan error, 1)
+	go func() { done <- c.refresh(ctx) }()
+	<-gate.entered
+	c.SessionEnded("S")
+	close(gate.release)
+	require.NoError(t, <-done)
+	_, _, err = c.dir.Lookup(ctx, "S")
+	require.ErrorIs(t, err, ErrNotFound, "the ended session's record")
+}

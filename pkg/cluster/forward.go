@@ -74,7 +74,7 @@ func (c *Cluster) Forward(w http.ResponseWriter, r *http.Request, nodeURL string
 // 404); ErrLoop means r was already forwarded or this node is named owner
 // (answer from local state: 404); ErrUnavailable means Redis (503).
 //
-// Owners are cached for up to a second (ownerCacheTTL): safe, because the
+// Owners are cached for Timing.OwnerCache (at most a heartbeat): safe, because the
 // owner re-checks that the session exists (404 otherwise) and a dead owner
 // refuses the connection (ErrUnreachable); the entry is dropped on any
 // forwarding error.
@@ -93,7 +93,7 @@ func (c *Cluster) ForwardSession(w http.ResponseWriter, r *http.Request, session
 			return ErrLoop
 		}
 		owner = cachedOwner{n: n, principal: p}
-		c.owners.put(session, owner, min(c.timing.Heartbeat, ownerCacheTTL))
+		c.owners.put(session, owner, min(c.timing.Heartbeat, c.timing.OwnerCache))
 	}
 	if owner.principal != principal {
 		return ErrForbidden
@@ -104,9 +104,6 @@ func (c *Cluster) ForwardSession(w http.ResponseWriter, r *http.Request, session
 	}
 	return err
 }
-
-// ownerCacheTTL bounds how long ForwardSession reuses a looked-up owner.
-const ownerCacheTTL = time.Second
 
 // ownerCacheMax bounds the cache; it is emptied when full.
 const ownerCacheMax = 10000

@@ -101,6 +101,7 @@ type Timing struct {
 	Probe        time.Duration // Redis re-probe period while unreachable (250ms)
 	DialTimeout  time.Duration // connect timeout when forwarding to a node (2s)
 	WriteTimeout time.Duration // bound on one write to a GET stream (10s)
+	OwnerCache   time.Duration // how long a node reuses a session owner it looked up to forward to (1s; at most Heartbeat)
 }
 
 // DefaultTiming is the Timing used for zero fields.
@@ -113,6 +114,7 @@ var DefaultTiming = Timing{
 	Probe:        250 * time.Millisecond,
 	DialTimeout:  2 * time.Second,
 	WriteTimeout: 10 * time.Second,
+	OwnerCache:   time.Second,
 }
 
 func (t Timing) withDefaults() Timing {
@@ -130,5 +132,6 @@ func (t Timing) withDefaults() Timing {
 	set(&t.Probe, d.Probe)
 	set(&t.DialTimeout, d.DialTimeout)
 	set(&t.WriteTimeout, d.WriteTimeout)
+	set(&t.OwnerCache, d.OwnerCache)
 	return t
 }

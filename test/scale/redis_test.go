@@ -83,10 +83,17 @@ func sessionKeys(t *testing.T, rdb *redis.Client, ids []string) []string {
 	return out
 }
 
-// requireNoSessionKeys fails if any key in rdb names one of ids.
-func requireNoSessionKeys(t *testing.T, rdb *redis.Client, ids []string) {
+// requireNoSessionKeys fails if a key in rdb still names one of ids
+// within of their DELETEs (a session is released on a goroutine after
+// its DELETE is answered). Keep within below the records' TTL, so that a
+// record re-set after its release is caught before it expires.
+func requireNoSessionKeys(t *testing.T, rdb *redis.Client, ids []string, within time.Duration) {
 	t.Helper()
-	require.Empty(t, sessionKeys(t, rdb, ids), "keys of closed sessions left behind")
+	deadline := time.Now().Add(within)
+	for len(sessionKeys(t, rdb, ids)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.Empty(t, sessionKeys(t, rdb, ids), "keys of closed sessions left behind %s after their DELETEs", within)
 }
 
 // requireOwned checks every node owns want sessions (its /readyz), so
