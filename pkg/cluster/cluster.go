@@ -5,7 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"github.com/prometheus/client_golang/prometheus"
+	"hash/maphash"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // DefaultKeyPrefix prefixes every Redis key when Options.KeyPrefix is empty.
@@ -40,7 +41,8 @@ type Cluster struct {
 	timing    Timing
 	log       *slog.Logger
 	dir       Directory
-	events    mcp.EventStore
+	events    liveEvents   // the store, delivering standalone messages to own streams (ownstream.go)
+	locks     streamLocks  // a stream's attach vs its session's stored messages
 	redis     *redisConn   // nil in memory mode
 	redisEvts *redisEvents // nil in memory mode
 	transport *http.Transport
@@ -73,6 +75,7 @@ func New(opts Options) (*Cluster, error) {
 		stop:         make(chan struct{}),
 		done:         make(chan struct{}),
 		keeperDone:   make(chan struct{}),
+		locks:        streamLocks{seed: maphash.MakeSeed()},
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -82,7 +85,7 @@ func New(opts Options) (*Cluster, error) {
 		c.self.ID = "node-" + rand.Text()[:10]
 	}
 	if opts.RedisURL == "" {
-		c.dir, c.events = newMemoryDirectory(), mcp.NewMemoryEventStore(nil)
+		c.dir, c.events = newMemoryDirectory(), liveEvents{mcp.NewMemoryEventStore(nil), c}
 	} else {
 		if opts.AdvertiseURL == "" {
 			return nil, errors.New("cluster: an advertise URL is required with a Redis URL (cluster.advertise_url)")
@@ -101,7 +104,7 @@ func New(opts Options) (*Cluster, error) {
 		}
 		c.redis = rc
 		c.redisEvts = newRedisEvents(rc, maxEvents, c.timing.SessionTTL, c.log, opts.EventsNotStored)
-		c.dir, c.events = &redisDirectory{c: rc}, c.redisEvts
+		c.dir, c.events = &redisDirectory{c: rc}, liveEvents{c.redisEvts, c}
 	}
 	c.transport = newTransport(c.timing.DialTimeout)
 	c.beat(context.Background()) // announce now if possible; failures are retried by the heartbeat
@@ -135,12 +138,21 @@ type Status struct {
 	Store string   `json:"store"`           // "redis" or "memory"
 	Redis string   `json:"redis,omitempty"` // "ok" or why not (cluster mode only)
 	Owned int      `json:"sessions"`        // Legacy sessions owned by this node
+	// Streams are the standalone GET streams this node serves; OwnStreams
+	// of them on hijacked HTTP/1.x connections (no goroutine while idle).
+	Streams    int `json:"streams"`
+	OwnStreams int `json:"own_streams"`
 }
 
 // Status reports this node's cluster state (no I/O).
 func (c *Cluster) Status() Status {
 	c.mu.Lock()
-	st := Status{Node: c.self, Store: "memory", Owned: len(c.sessions)}
+	st := Status{Node: c.self, Store: "memory", Owned: len(c.sessions), Streams: len(c.holders)}
+	for _, h := range c.holders {
+		if h.own != nil {
+			st.OwnStreams++
+		}
+	}
 	c.mu.Unlock()
 	if c.redis != nil {
 		st.Store, st.Redis = "redis", "ok"
@@ -255,6 +267,7 @@ func (c *Cluster) Close() error {
 	close(c.stop)
 	<-c.done
 	<-c.keeperDone
+	c.endOwnStreams()
 	ctx := context.Background()
 	var errs []error
 	for _, id := range owned {

@@ -53,10 +53,9 @@ func TestClusterIdleSessionsCostRedisOnlyTheirRefresh(t *testing.T) {
 		c.ServeStream(w, r, r.URL.Query().Get("s"), sdkLike)
 	}))
 	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
-	ctx := context.Background()
 	for i := range n {
 		id := fmt.Sprint("S", i)
-		require.NoError(t, c.SessionStarted(ctx, id, "", 0))
+		startSession(t, c, id)
 		resp, _ := openStream(t, hs.URL+"?s="+id)
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 	}

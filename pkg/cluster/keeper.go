@@ -52,7 +52,7 @@ func (c *Cluster) keep(h *holder) {
 	if h.ctx.Err() != nil {
 		return
 	}
-	if h.sw.ping() != nil {
+	if h.ping() != nil {
 		h.cancel()
 	}
 }

@@ -22,16 +22,29 @@ func StandaloneGET(r *http.Request) bool {
 	return id == "" || strings.HasPrefix(id, "_")
 }
 
-// holder is a standalone GET stream served by this node.
+// holder is a standalone GET stream served by this node: by vmcp itself
+// on the hijacked connection (own), or by the SDK handler (sw).
 type holder struct {
 	ctx    context.Context // the stream's; cancel ends it
 	cancel context.CancelFunc
-	sw     *streamWriter
-	done   chan struct{} // closed once the stream's handler has returned
+	sw     *streamWriter // the SDK handler's stream (HTTP/2, HTTP/1.0)
+	own    *ownStream    // this node's own stream (HTTP/1.1)
+	done   chan struct{} // closed once the stream has ended
 }
 
-// ServeStream serves a session's standalone GET stream with next (the SDK
-// handler). It must be called on the session's owner only (every request
+// ping checks the stream's client with an SSE comment.
+func (h *holder) ping() error {
+	if h.own != nil {
+		return h.own.ping()
+	}
+	return h.sw.ping()
+}
+
+// ServeStream serves a session's standalone GET stream: over HTTP/1.1
+// itself, on the hijacked connection (ownStream: no goroutine and no
+// net/http buffers while idle), otherwise (HTTP/2, HTTP/1.0) with next
+// (the SDK handler).
+// It must be called on the session's owner only (every request
 // of a session runs there), so this node's own map of streams keeps at
 // most one live per session, with no Redis I/O at open, while live or at
 // the end. A new GET replaces the stream this node serves for the session
@@ -49,10 +62,30 @@ func (c *Cluster) ServeStream(w http.ResponseWriter, r *http.Request, session st
 		WriteUnavailable(w, err)
 		return
 	}
+	if !acceptsSSE(r.Header.Values("Accept")) {
+		http.Error(w, "Accept must contain 'text/event-stream' for GET requests", http.StatusBadRequest)
+		return
+	}
+	last, err := lastEventIndex(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	evicted := c.evict(session)
 	if r.Context().Err() != nil {
 		return
 	}
+	if r.ProtoMajor == 1 && r.ProtoMinor >= 1 { // chunked: HTTP/1.1
+		if err := c.serveOwn(w, r, session, last); !errors.Is(err, errNoHijack) {
+			return
+		}
+	}
+	c.serveSDK(w, r, session, evicted, next)
+}
+
+// serveSDK serves a session's standalone GET stream with the SDK handler,
+// replacing evicted (the stream evict ended, if any).
+func (c *Cluster) serveSDK(w http.ResponseWriter, r *http.Request, session string, evicted *holder, next http.Handler) {
 	ctx, cancel := context.WithCancel(r.Context())
 	sw := &streamWriter{w: w, rc: http.NewResponseController(w), timeout: c.timing.WriteTimeout}
 	h := &holder{ctx: ctx, cancel: cancel, sw: sw, done: make(chan struct{})}

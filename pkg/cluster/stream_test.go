@@ -26,8 +26,10 @@ var sdkLike = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 	<-r.Context().Done()
 })
 
-// streamServer serves ServeStream for session "S" with sdkLike.
+// streamServer serves ServeStream for session "S" (started here): over
+// HTTP/1.1 this node's own stream; sdkLike would serve HTTP/2 ones.
 func streamServer(t *testing.T, c *Cluster) *httptest.Server {
+	startSession(t, c, "S")
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.ServeStream(w, r, "S", sdkLike)
 	}))
@@ -35,11 +37,39 @@ func streamServer(t *testing.T, c *Cluster) *httptest.Server {
 	return hs
 }
 
+// streamServerFor serves ServeStream for the session named by ?s=.
+func streamServerFor(t *testing.T, c *Cluster) *httptest.Server {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.ServeStream(w, r, r.URL.Query().Get("s"), sdkLike)
+	}))
+	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+	return hs
+}
+
+// startSession does for session id what the SDK handler and the Legacy
+// dispatcher do at initialize: the store opens its standalone stream, the
+// cluster records the session as this node's.
+func startSession(t *testing.T, c *Cluster, id string) {
+	t.Helper()
+	require.NoError(t, c.SessionStarted(context.Background(), id, "", 0))
+	require.NoError(t, c.EventStore().Open(context.Background(), id, ""))
+}
+
 // openStream opens a GET; cancel closes its connection.
 func openStream(t *testing.T, url string) (*http.Response, context.CancelFunc) {
+	return openStreamWith(t, http.DefaultClient, url, "")
+}
+
+// openStreamWith opens a GET with client, resuming after lastEventID if
+// set; cancel closes its connection.
+func openStreamWith(t *testing.T, client *http.Client, url, lastEventID string) (*http.Response, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	resp, err := http.DefaultClient.Do(req)
+	req.Header.Set("Accept", "text/event-stream")
+	if lastEventID != "" {
+		req.Header.Set("Last-Event-ID", lastEventID)
+	}
+	resp, err := client.Do(req)
 	require.NoError(t, err)
 	t.Cleanup(func() { cancel(); resp.Body.Close() })
 	return resp, cancel
@@ -113,7 +143,8 @@ func TestClusterStreamReplacesAStuckHolderWithinTheWriteTimeout(t *testing.T) {
 	backendsCluster(t, func(t *testing.T, c *Cluster) {
 		var calls atomic.Int32
 		stuck := make(chan struct{})
-		hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		startSession(t, c, "S")
+		hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			c.ServeStream(w, r, "S", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if calls.Add(1) > 1 {
 					sdkLike.ServeHTTP(w, r)
@@ -125,12 +156,15 @@ func TestClusterStreamReplacesAStuckHolderWithinTheWriteTimeout(t *testing.T) {
 				<-stuck // ignores its context
 			}))
 		}))
+		hs.EnableHTTP2 = true // the SDK handler serves HTTP/2 streams
+		hs.StartTLS()
 		t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
 		t.Cleanup(func() { close(stuck) }) // runs first: hs.Close waits for the handler
-		first, _ := openStream(t, hs.URL)
+		first, _ := openStreamWith(t, hs.Client(), hs.URL, "")
 		require.Equal(t, http.StatusOK, first.StatusCode)
+		require.Equal(t, 2, first.ProtoMajor)
 		start := time.Now()
-		second, _ := openStream(t, hs.URL)
+		second, _ := openStreamWith(t, hs.Client(), hs.URL, "")
 		require.Equal(t, http.StatusOK, second.StatusCode)
 		require.Less(t, time.Since(start), fast.WriteTimeout+500*time.Millisecond, "bounded by the write timeout")
 	})
@@ -144,9 +178,7 @@ func TestClusterStreamRedisDownIs503NamingRedis(t *testing.T) {
 	// Opening a stream does no Redis I/O: it is refused once the node
 	// knows Redis is down (its heartbeat finds out).
 	require.Eventually(t, func() bool { return c.Check() != nil }, fast.Heartbeat+2*fast.OpTimeout, 10*time.Millisecond)
-	resp, err := http.Get(hs.URL)
-	require.NoError(t, err)
-	defer resp.Body.Close()
+	resp, _ := openStream(t, hs.URL)
 	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 	var b strings.Builder
 	_, _ = bufio.NewReader(resp.Body).WriteTo(&b)

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bytes"
+	"context"
 	"runtime/pprof"
 	"strings"
 	"testing"
@@ -21,18 +22,14 @@ func goroutineStacks() []string {
 }
 
 // vmcpBackground counts goroutines running vmcp code outside any HTTP
-// request (a request's goroutines start in net/http.(*conn).serve), and
-// GET streams being served.
-func vmcpBackground() (background, getStreams int) {
+// request (a request's goroutines start in net/http.(*conn).serve).
+func vmcpBackground() (background int) {
 	for _, s := range goroutineStacks() {
-		switch {
-		case strings.Contains(s, "(*streamableServerConn).serveGET"):
-			getStreams++
-		case strings.Contains(s, "github.com/vmcp/vmcp/pkg/") && !strings.Contains(s, "net/http.(*conn).serve"):
+		if strings.Contains(s, "github.com/vmcp/vmcp/pkg/") && !strings.Contains(s, "net/http.(*conn).serve") {
 			background++
 		}
 	}
-	return background, getStreams
+	return background
 }
 
 // Regression: every idle Legacy session kept two goroutines of its own
@@ -41,12 +38,48 @@ func vmcpBackground() (background, getStreams int) {
 func TestIdleLegacySessionsEachHeldTwoGoroutinesOfTheirOwn(t *testing.T) {
 	be := harness.StartBackend(t, "echo", harness.Stateful, func(s *mcp.Server) { echoTool(s, "echo", "echo") })
 	v := harness.StartVMCP(t, nil, be.Config())
-	before, _ := vmcpBackground()
+	before := vmcpBackground()
 	const n = 20
 	for range n {
 		v.Connect(t, legacy, nil)
 	}
-	require.Eventually(t, func() bool { _, g := vmcpBackground(); return g >= n }, 10*time.Second, 10*time.Millisecond, "every session's GET stream is served")
-	after, _ := vmcpBackground()
+	require.Eventually(t, func() bool { return v.Server.Cluster().Status().Streams >= n }, 10*time.Second, 10*time.Millisecond, "every session's GET stream is served")
+	after := vmcpBackground()
 	assert.Less(t, after-before, n/2, "vmcp goroutines outside requests grow with idle sessions: %d → %d for %d sessions", before, after, n)
+}
+
+// Regression: the go-sdk handler kept every standalone GET in its handler
+// until the session ended, so each idle Legacy session held net/http's
+// connection goroutine, its background read and their buffers besides the
+// SDK session's reader. vmcp now serves the stream itself on the hijacked
+// connection: no goroutine hangs in serveGET, and a list_changed still
+// reaches every session, through vmcp's own writes.
+func TestIdleLegacyGETStreamsEachHeldAServerGoroutine(t *testing.T) {
+	be := harness.StartBackend(t, "echo", harness.Stateful, func(s *mcp.Server) { echoTool(s, "echo", "echo") })
+	v := harness.StartVMCP(t, nil, be.Config())
+	const n = 20
+	changed := make(chan struct{}, n)
+	for range n {
+		v.Connect(t, legacy, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{},
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
+	}
+	require.Eventually(t, func() bool { return v.Server.Cluster().Status().OwnStreams == n }, 10*time.Second, 10*time.Millisecond,
+		"every session's GET stream is served by vmcp: %+v", v.Server.Cluster().Status())
+	hanging := func() (k int) {
+		for _, s := range goroutineStacks() {
+			if strings.Contains(s, "(*streamableServerConn).serveGET") && strings.Contains(s, "vmcp/pkg/cluster.") { // not the backend's
+				k++
+			}
+		}
+		return k
+	}
+	require.Eventually(t, func() bool { return hanging() == 0 }, 5*time.Second, 10*time.Millisecond, "GET handlers hanging in the go-sdk")
+	harness.AddEcho(be.Server, "added")
+	for i := range n {
+		select {
+		case <-changed:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d of %d sessions got tools/list_changed", i, n)
+		}
+	}
 }

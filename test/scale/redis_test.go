@@ -64,7 +64,8 @@ func waitKeys(t *testing.T, rdb *redis.Client, want int64) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); keysNow(t, rdb) > want; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("Redis holds %d keys 10s after the last DELETE, want %d (those before any session)", keysNow(t, rdb), want)
+			ks, _ := rdb.Keys(context.Background(), "*").Result()
+			t.Fatalf("Redis holds %d keys 10s after the last DELETE, want %d (those before any session): %v", keysNow(t, rdb), want, ks)
 		}
 	}
 }

@@ -16,16 +16,16 @@ type sessionEnds struct {
 	d *Dispatcher
 }
 
-// SessionClosed implements mcp.EventStore: the store forgets the session's
-// events, then the session is released (its in-flight calls cancelled and
+// SessionClosed implements mcp.EventStore: the session is forgotten, the
+// store forgets its events (and ends its GET stream), then it is released (its in-flight calls cancelled and
 // its backend sessions closed) on a goroutine the dispatcher waits for,
 // since the SDK calls this holding its connection's lock.
 func (e sessionEnds) SessionClosed(ctx context.Context, sessionID string) error {
-	err := e.EventStore.SessionClosed(ctx, sessionID)
 	e.d.mu.Lock()
 	s := e.d.sessions[sessionID]
 	delete(e.d.sessions, sessionID) // whoever removes it owns the admit's wg.Add
 	e.d.mu.Unlock()
+	err := e.EventStore.SessionClosed(ctx, sessionID) // after: no new GET stream reaches the store's session
 	if s != nil {
 		go func() {
 			defer e.d.wg.Done() // the Add of admit
