@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -55,7 +56,8 @@ type Cluster struct {
 	holders      map[string]*holder // live GET streams served here, by session
 	closed       bool
 
-	nextRefresh time.Time // when session records are next re-asserted (heartbeat goroutine only)
+	nextRefresh time.Time    // when session records are next re-asserted (heartbeat goroutine only)
+	ownStreams  atomic.Int64 // own streams attached (ownstream.go)
 
 	stop       chan struct{}
 	done       chan struct{} // the heartbeat ended
@@ -147,12 +149,7 @@ type Status struct {
 // Status reports this node's cluster state (no I/O).
 func (c *Cluster) Status() Status {
 	c.mu.Lock()
-	st := Status{Node: c.self, Store: "memory", Owned: len(c.sessions), Streams: len(c.holders)}
-	for _, h := range c.holders {
-		if h.own != nil {
-			st.OwnStreams++
-		}
-	}
+	st := Status{Node: c.self, Store: "memory", Owned: len(c.sessions), Streams: len(c.holders), OwnStreams: c.OwnStreams()}
 	c.mu.Unlock()
 	if c.redis != nil {
 		st.Store, st.Redis = "redis", "ok"

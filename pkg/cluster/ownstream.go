@@ -295,6 +295,7 @@ func (c *Cluster) serveOwn(w http.ResponseWriter, r *http.Request, session strin
 	c.holders[session] = h
 	c.mu.Unlock()
 	l.Unlock()
+	c.ownStreams.Add(1)
 	context.AfterFunc(ctx, func() { c.endOwn(session, h) })
 	if prev != nil { // a concurrent GET registered first: this one replaces it
 		prev.cancel()
@@ -316,8 +317,14 @@ func (c *Cluster) endOwn(session string, h *holder) {
 		delete(c.holders, session)
 	}
 	c.mu.Unlock()
+	c.ownStreams.Add(-1)
 	close(h.done)
 }
+
+// OwnStreams is how many standalone GET streams this node serves on
+// hijacked connections (their requests have returned: an endpoint's
+// in-flight GET count misses them).
+func (c *Cluster) OwnStreams() int { return int(c.ownStreams.Load()) }
 
 // endOwnStreams ends every own stream (Close: the HTTP server does not
 // track hijacked connections).

@@ -35,7 +35,7 @@ func (s *Server) startTelemetry(opts Options) error {
 	s.tracer = tp.Tracer(tracing.ScopeName, trace.WithInstrumentationVersion(Version))
 	s.metrics.Observe(telemetry.Live{
 		LegacySessions: s.SessionCount,
-		GetStreams:     func() int { return int(s.getStreams.Load()) },
+		GetStreams:     func() int { return int(s.getStreams.Load()) + s.cluster.OwnStreams() }, // in flight, and served on hijacked connections
 		ListenStreams:  s.ModernListens,
 		ParkedCalls:    s.ParkedCalls,
 		Backends: func() []telemetry.BackendState {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -149,4 +150,17 @@ func TestGrafanaDashboardUsesDocumentedMetrics(t *testing.T) {
 	for _, m := range regexp.MustCompile(`\*\*([^*]+)\*\*`).FindAllStringSubmatch(grafana, -1) {
 		require.True(t, titles[m[1]], "README lists panel %q, not on the dashboard", m[1])
 	}
+}
+
+// Once vmcp served GET streams on hijacked connections, their requests
+// returned at once and vmcp_get_streams (then counting GET requests in
+// flight) read 0 with every stream open.
+func TestGetStreamsGaugeReadZeroWithStreamsServedOnHijackedConnections(t *testing.T) {
+	b := harness.StartBackend(t, "alpha", harness.Stateful, func(s *mcp.Server) { harness.AddEcho(s, "echo") })
+	v := harness.StartVMCP(t, nil, b.Config())
+	for range 3 {
+		v.Connect(t, "2025-11-25", nil) // each opens its standalone GET stream
+	}
+	require.Eventually(t, func() bool { return v.Server.Cluster().OwnStreams() == 3 }, 10*time.Second, 10*time.Millisecond)
+	require.Equal(t, 3.0, gaugeValue(t, v.Server.Metrics().Registry, "vmcp_get_streams"))
 }
