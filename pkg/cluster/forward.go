@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 )
@@ -166,8 +167,9 @@ func (c *Cluster) forward(w http.ResponseWriter, r *http.Request, n NodeInfo) er
 			pr.SetXForwarded()
 			pr.Out.Header.Set(ForwardedHeader, c.self.ID)
 		},
-		Transport:     c.transport,
-		FlushInterval: -1, // flush every write: SSE and streamed responses pass through as they come
+		Transport:      c.transport,
+		FlushInterval:  -1, // flush every write: SSE and streamed responses pass through as they come
+		ModifyResponse: func(resp *http.Response) error { dropRepeatedVary(w.Header(), resp.Header); return nil },
 		ErrorLog:      log.New(io.Discard, "", 0),
 		ErrorHandler:  func(_ http.ResponseWriter, _ *http.Request, err error) { failed = err },
 	}
@@ -184,6 +186,33 @@ func (c *Cluster) forward(w http.ResponseWriter, r *http.Request, n NodeInfo) er
 		return fmt.Errorf("%w: node %s at %s: %v", ErrUnreachable, n.ID, n.URL, failed)
 	default:
 		return fmt.Errorf("cluster: forwarding to node %s at %s: %w", n.ID, n.URL, failed)
+	}
+}
+
+// dropRepeatedVary removes from the owner's response the Vary values this
+// node's own middleware (CORS: Vary: Origin) has already set on out, which
+// ReverseProxy would otherwise add a second time.
+func dropRepeatedVary(out, owner http.Header) {
+	have := map[string]bool{}
+	for _, v := range out.Values("Vary") {
+		for _, f := range strings.Split(v, ",") {
+			have[strings.ToLower(strings.TrimSpace(f))] = true
+		}
+	}
+	if len(have) == 0 {
+		return
+	}
+	var keep []string
+	for _, v := range owner.Values("Vary") {
+		for _, f := range strings.Split(v, ",") {
+			if f = strings.TrimSpace(f); f != "" && !have[strings.ToLower(f)] {
+				keep = append(keep, f)
+			}
+		}
+	}
+	owner.Del("Vary")
+	if len(keep) > 0 {
+		owner.Set("Vary", strings.Join(keep, ", "))
 	}
 }
 

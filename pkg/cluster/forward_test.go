@@ -40,6 +40,7 @@ func newPair(t testing.TB) *pair {
 	p.own = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Seen-Host", r.Host)
 		w.Header().Set("X-Seen-Forwarded-By", r.Header.Get(ForwardedHeader))
+		w.Header()["Vary"] = []string{"Origin", "Accept-Encoding"} // as the owner's CORS middleware and more
 		switch r.URL.Path {
 		case "/sse":
 			w.Header().Set("Content-Type", "text/event-stream")
@@ -59,6 +60,7 @@ func newPair(t testing.TB) *pair {
 	}))
 	t.Cleanup(p.own.Close)
 	p.front = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Add("Vary", "Origin") // the front's CORS middleware
 		var err error
 		if s := r.URL.Query().Get("session"); s != "" {
 			err = p.a.ForwardSession(w, r, s, r.URL.Query().Get("principal"))
@@ -177,4 +179,15 @@ func TestClusterForwardSessionRefusesAnotherPrincipal(t *testing.T) {
 	require.Equal(t, ErrForbidden.Error(), post("").Header.Get("X-Forward-Error"), "anonymous is another principal")
 	require.Equal(t, http.StatusOK, post("alice").StatusCode)
 	require.Equal(t, ErrForbidden.Error(), post("bob").Header.Get("X-Forward-Error"), "also from the owner cache")
+}
+
+// A forwarded response carried Vary: Origin twice: once from the front
+// node's CORS middleware, once copied from the owner's response.
+func TestClusterForwardedResponseRepeatedVaryOrigin(t *testing.T) {
+	p := newPair(t)
+	resp, err := http.Get(p.front.URL + "/x?to=" + p.own.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, []string{"Origin", "Accept-Encoding"}, resp.Header.Values("Vary"))
 }
