@@ -170,8 +170,8 @@ func (c *Cluster) forward(w http.ResponseWriter, r *http.Request, n NodeInfo) er
 		Transport:      c.transport,
 		FlushInterval:  -1, // flush every write: SSE and streamed responses pass through as they come
 		ModifyResponse: func(resp *http.Response) error { dropRepeatedVary(w.Header(), resp.Header); return nil },
-		ErrorLog:      log.New(io.Discard, "", 0),
-		ErrorHandler:  func(_ http.ResponseWriter, _ *http.Request, err error) { failed = err },
+		ErrorLog:       log.New(io.Discard, "", 0),
+		ErrorHandler:   func(_ http.ResponseWriter, _ *http.Request, err error) { failed = err },
 	}
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
