@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -77,7 +76,6 @@ func New(opts Options) (*Cluster, error) {
 		stop:         make(chan struct{}),
 		done:         make(chan struct{}),
 		keeperDone:   make(chan struct{}),
-		locks:        streamLocks{seed: maphash.MakeSeed()},
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)

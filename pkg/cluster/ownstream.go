@@ -2,18 +2,18 @@ package cluster
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
-	"hash/maphash"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // An own stream is a standalone GET stream this node serves itself on the
@@ -23,29 +23,77 @@ import (
 // (liveEvents) even with no stream attached; liveEvents writes it to the
 // session's own stream as the SDK would (event IDs "_N", numbered as the
 // SDK numbers them: from the replayed history, then one per message).
+//
+// Live messages are queued for a writer goroutine that runs only while the
+// queue is not empty, so the SDK's loop over every session (a list_changed
+// fan-out) never waits on one client's connection.
 type ownStream struct {
-	mu      sync.Mutex
+	mu      sync.Mutex // the connection: writes, pings, close
 	conn    net.Conn
-	timeout time.Duration // bound on each write
-	lastIdx int           // SDK index of the last event written
+	cut     atomic.Pointer[net.Conn] // conn, for close to cut a stuck write without mu
+	timeout time.Duration            // bound on each write
+	lastIdx int                      // SDK index of the last event written
 	closed  bool
+	broken  bool // a write failed: the body may end mid-chunk, nothing more is written
 	buf     []byte
+
+	qmu     sync.Mutex
+	log     *slog.Logger
+	queue   [][]byte // live messages not yet written
+	queued  int      // their bytes
+	writing bool     // a writer is draining queue
 }
+
+// maxQueued bounds the bytes of live messages waiting for one stream's
+// client; beyond it the stream ends (the client resumes from the store).
+const maxQueued = 4 << 20
+
+// errQueueFull: the client has not read maxQueued bytes of messages.
+var errQueueFull = errors.New("cluster: the GET stream's client is too slow (4 MiB of messages unwritten)")
 
 // errNoHijack: the connection cannot be taken over (HTTP/2, or a writer
 // that does not unwrap to net/http's); the SDK handler serves the stream.
 var errNoHijack = errors.New("cluster: the connection cannot be hijacked")
 
-// streamLocks serialise, per session (striped), a stream's attach (replay
-// and registration) with the storing of that session's standalone
-// messages, so that a message is either replayed or written live, once.
+// streamLocks serialise, per session, a stream's attach (replay and
+// registration) with the storing of that session's standalone messages, so
+// that a message is either replayed or written live, once. Each session
+// has its own lock (while in use): a slow store operation for one session
+// (a replay's XRANGE, an end's DEL) holds up no other session's messages.
 type streamLocks struct {
-	seed  maphash.Seed
-	locks [64]sync.Mutex
+	mu sync.Mutex
+	m  map[string]*sessionLock
 }
 
-func (l *streamLocks) of(session string) *sync.Mutex {
-	return &l.locks[maphash.String(l.seed, session)%uint64(len(l.locks))]
+// sessionLock is one session's lock and the number of its holders and
+// waiters (the entry is dropped at zero).
+type sessionLock struct {
+	sync.Mutex
+	refs int
+}
+
+// lock locks session's lock; it returns the unlock.
+func (l *streamLocks) lock(session string) (unlock func()) {
+	l.mu.Lock()
+	sl := l.m[session]
+	if sl == nil {
+		if l.m == nil {
+			l.m = map[string]*sessionLock{}
+		}
+		sl = &sessionLock{}
+		l.m[session] = sl
+	}
+	sl.refs++
+	l.mu.Unlock()
+	sl.Lock()
+	return func() {
+		sl.Unlock()
+		l.mu.Lock()
+		if sl.refs--; sl.refs == 0 {
+			delete(l.m, session)
+		}
+		l.mu.Unlock()
+	}
 }
 
 // lastEventIndex parses a standalone Last-Event-ID ("_N"); -1 when absent.
@@ -54,11 +102,12 @@ func lastEventIndex(r *http.Request) (int, error) {
 		return -1, nil
 	}
 	id := r.Header.Get("Last-Event-ID")
-	n, err := strconv.Atoi(strings.TrimPrefix(id, "_"))
-	if !strings.HasPrefix(id, "_") || err != nil || n < 0 {
-		return 0, fmt.Errorf("malformed Last-Event-ID %q", id)
+	digits, ok := strings.CutPrefix(id, "_")
+	n, err := strconv.ParseUint(digits, 10, 31) // digits only, and no index near overflow
+	if !ok || err != nil {
+		return 0, fmt.Errorf("malformed Last-Event-ID %s", wire.Quote(id))
 	}
-	return n, nil
+	return int(n), nil
 }
 
 // acceptsSSE reports whether an Accept header admits text/event-stream
@@ -106,7 +155,7 @@ func (o *ownStream) attachLocked(w http.ResponseWriter, replay [][]byte) error {
 		o.closed = true
 		return errors.Join(errNoHijack, err)
 	}
-	o.conn = conn
+	o.setConn(conn)
 	_ = conn.SetDeadline(time.Time{})
 	o.buf = append(o.buf, head...)
 	o.buf = appendChunk(o.buf, []byte(": ok\n\n"))
@@ -121,6 +170,12 @@ func (o *ownStream) attachLocked(w http.ResponseWriter, replay [][]byte) error {
 	return nil
 }
 
+// setConn makes conn the stream's connection. Requires o.mu.
+func (o *ownStream) setConn(conn net.Conn) {
+	o.conn = conn
+	o.cut.Store(&conn)
+}
+
 // appendChunk appends p as one chunk of a chunked body.
 func appendChunk(b, p []byte) []byte {
 	b = strconv.AppendInt(b, int64(len(p)), 16)
@@ -129,10 +184,17 @@ func appendChunk(b, p []byte) []byte {
 	return append(b, "\r\n"...)
 }
 
-// flushLocked writes o.buf within the write timeout. Requires o.mu.
+// flushLocked writes o.buf within the write timeout; after a failed
+// write (the client is gone or stuck) it writes nothing more and fails at
+// once. Requires o.mu.
 func (o *ownStream) flushLocked() error {
+	if o.broken {
+		o.buf = o.buf[:0]
+		return ErrStreamEnded
+	}
 	_ = o.conn.SetWriteDeadline(time.Now().Add(o.timeout))
 	_, err := o.conn.Write(o.buf)
+	o.broken = err != nil
 	o.buf = o.buf[:0]
 	if cap(o.buf) > 16<<10 {
 		o.buf = nil // a large message's buffer is not kept by an idle stream
@@ -143,7 +205,7 @@ func (o *ownStream) flushLocked() error {
 // eventLocked writes one message as the SDK's SSE event ("message", id
 // "_N"; a line break in data starts another data line). Requires o.mu.
 func (o *ownStream) eventLocked(data []byte) error {
-	if o.closed {
+	if o.closed || o.broken {
 		return ErrStreamEnded
 	}
 	o.lastIdx++
@@ -164,11 +226,55 @@ func (o *ownStream) eventLocked(data []byte) error {
 	return o.flushLocked()
 }
 
-// send writes one live message; an error means the client is gone.
-func (o *ownStream) send(data []byte) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.eventLocked(data)
+// send queues one live message and starts the writer if it is idle;
+// gone runs (once) if the stream must end: a write failed, or the queue
+// is full (errQueueFull, also returned).
+func (o *ownStream) send(data []byte, gone func()) error {
+	o.qmu.Lock()
+	defer o.qmu.Unlock()
+	if o.queued+len(data) > maxQueued {
+		o.log.Info("cluster: GET stream ended: its client lags too far behind; unwritten messages stay in the event store for its resume", "unwritten_bytes", o.queued)
+		gone()
+		return errQueueFull
+	}
+	o.queue = append(o.queue, data)
+	o.queued += len(data)
+	if !o.writing {
+		o.writing = true
+		go o.drain(gone)
+	}
+	return nil
+}
+
+// drain is the writer: it writes queued messages in order until the queue
+// is empty (then it ends), or a write fails (then gone ends the stream).
+func (o *ownStream) drain(gone func()) {
+	for {
+		o.qmu.Lock()
+		if len(o.queue) == 0 {
+			o.queue, o.writing = nil, false
+			o.qmu.Unlock()
+			return
+		}
+		data := o.queue[0]
+		o.queue[0], o.queue = nil, o.queue[1:]
+		o.queued -= len(data)
+		o.qmu.Unlock()
+		o.mu.Lock()
+		err := o.eventLocked(data)
+		o.mu.Unlock()
+		if err != nil {
+			gone()
+			o.qmu.Lock()
+			left := len(o.queue)
+			o.queue, o.queued, o.writing = nil, 0, false
+			o.qmu.Unlock()
+			if !errors.Is(err, ErrStreamEnded) {
+				o.log.Info("cluster: GET stream ended: its client is gone; unwritten messages stay in the event store for its resume", "unwritten", left+1, "error", err)
+			}
+			return
+		}
+	}
 }
 
 // ping writes an SSE comment; an error means the client is gone.
@@ -182,10 +288,17 @@ func (o *ownStream) ping() error {
 	return o.flushLocked()
 }
 
-// close ends the response (the last chunk, bounded by the write timeout)
-// and closes the connection; later writes fail with ErrStreamEnded.
+// close ends the response (the last chunk, bounded by lastChunkTimeout,
+// unless a write failed) and closes the connection; later writes fail with
+// ErrStreamEnded. A write in progress (a client that stopped reading) is
+// cut short by closing the connection under it.
 func (o *ownStream) close() {
-	o.mu.Lock()
+	if !o.mu.TryLock() {
+		if c := o.cut.Load(); c != nil {
+			_ = (*c).Close() // the writer holding o.mu fails at once
+		}
+		o.mu.Lock()
+	}
 	defer o.mu.Unlock()
 	if o.closed {
 		return
@@ -195,152 +308,14 @@ func (o *ownStream) close() {
 		return
 	}
 	o.buf = append(o.buf[:0], "0\r\n\r\n"...)
+	o.timeout = min(o.timeout, lastChunkTimeout)
 	_ = o.flushLocked()
 	_ = o.conn.Close()
 }
 
+// lastChunkTimeout bounds the write of a stream's last chunk: a client
+// that cannot take 5 bytes within it is not reading.
+const lastChunkTimeout = time.Second
+
 // ErrStreamEnded fails a write to an own stream that has ended.
 var ErrStreamEnded = errors.New("cluster: the GET stream has ended")
-
-// liveEvents is the event store the SDK handler is given (EventStore): the
-// node's store, which also writes each standalone message to its session's
-// own stream, and ends that stream when the session closes.
-type liveEvents struct {
-	mcp.EventStore
-	c *Cluster
-}
-
-// Append implements mcp.EventStore. A standalone message written to the
-// session's own stream counts as delivered even if storing it failed; one
-// whose write failed ends the stream (the client resumes from the store).
-func (e liveEvents) Append(ctx context.Context, session, stream string, data []byte) error {
-	if stream != "" {
-		return e.EventStore.Append(ctx, session, stream, data)
-	}
-	l := e.c.locks.of(session)
-	l.Lock()
-	err := e.EventStore.Append(ctx, session, stream, data)
-	h := e.c.holder(session)
-	l.Unlock()
-	if h == nil || h.own == nil {
-		return err
-	}
-	if werr := h.own.send(data); werr != nil {
-		h.cancel()
-		if err == nil {
-			return nil // stored: a resume replays it
-		}
-		return errors.Join(err, werr)
-	}
-	return nil
-}
-
-// SessionClosed implements mcp.EventStore: the session's events are
-// forgotten, it is no longer this node's (no stream attaches to it any
-// more) and its own stream, if any, ends.
-func (e liveEvents) SessionClosed(ctx context.Context, session string) error {
-	l := e.c.locks.of(session)
-	l.Lock()
-	err := e.EventStore.SessionClosed(ctx, session)
-	e.c.mu.Lock()
-	if p, ok := e.c.sessions[session]; ok {
-		delete(e.c.sessions, session)
-		e.c.unreserve(p)
-	}
-	h := e.c.holders[session]
-	e.c.mu.Unlock()
-	l.Unlock()
-	if h != nil && h.own != nil {
-		h.cancel()
-	}
-	return err
-}
-
-// holder returns the stream this node serves for session, if any.
-func (c *Cluster) holder(session string) *holder {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.holders[session]
-}
-
-// serveOwn serves session's standalone stream itself (see ownStream):
-// 404 if the session is no longer this node's, 400 if its history after
-// last cannot be replayed; errNoHijack if the SDK handler must serve it.
-func (c *Cluster) serveOwn(w http.ResponseWriter, r *http.Request, session string, last int) error {
-	l := c.locks.of(session)
-	l.Lock()
-	if _, ok := c.SessionPrincipal(session); !ok {
-		l.Unlock()
-		http.Error(w, "session not found", http.StatusNotFound)
-		return nil
-	}
-	var replay [][]byte
-	for data, err := range c.events.EventStore.After(r.Context(), session, "", last) {
-		if err != nil {
-			l.Unlock()
-			c.log.Info("cluster: GET stream history cannot be replayed", "session", session, "last_event_id", last, "error", err)
-			http.Error(w, "failed to replay events", http.StatusBadRequest)
-			return nil
-		}
-		if len(data) > 0 {
-			replay = append(replay, data)
-		}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	o := &ownStream{timeout: c.timing.WriteTimeout, lastIdx: last}
-	h := &holder{ctx: ctx, cancel: cancel, own: o, done: make(chan struct{})}
-	o.mu.Lock() // messages stored from here on wait for the replay
-	c.mu.Lock()
-	prev := c.holders[session]
-	c.holders[session] = h
-	c.mu.Unlock()
-	l.Unlock()
-	c.ownStreams.Add(1)
-	context.AfterFunc(ctx, func() { c.endOwn(session, h) })
-	if prev != nil { // a concurrent GET registered first: this one replaces it
-		prev.cancel()
-	}
-	err := o.attachLocked(w, replay)
-	o.mu.Unlock()
-	if err != nil {
-		cancel()
-		<-h.done
-	}
-	return err
-}
-
-// endOwn ends own stream h of session and forgets it.
-func (c *Cluster) endOwn(session string, h *holder) {
-	h.own.close()
-	c.mu.Lock()
-	if c.holders[session] == h {
-		delete(c.holders, session)
-	}
-	c.mu.Unlock()
-	c.ownStreams.Add(-1)
-	close(h.done)
-}
-
-// OwnStreams is how many standalone GET streams this node serves on
-// hijacked connections (their requests have returned: an endpoint's
-// in-flight GET count misses them).
-func (c *Cluster) OwnStreams() int { return int(c.ownStreams.Load()) }
-
-// endOwnStreams ends every own stream (Close: the HTTP server does not
-// track hijacked connections).
-func (c *Cluster) endOwnStreams() {
-	c.mu.Lock()
-	var own []*holder
-	for _, h := range c.holders {
-		if h.own != nil {
-			own = append(own, h)
-		}
-	}
-	c.mu.Unlock()
-	for _, h := range own {
-		h.cancel()
-	}
-	for _, h := range own {
-		<-h.done
-	}
-}

@@ -5,12 +5,16 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"iter"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 )
 
@@ -119,4 +123,152 @@ func TestClusterOwnStreamConnectionWasPooledAfterItsEnd(t *testing.T) {
 	resp, _ := openStream(t, hs.URL)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.True(t, resp.Close, "the client must not reuse the stream's connection")
+}
+
+// attachPipe registers an own stream for session on one end of a pipe
+// (writes block until the returned end reads), bounded by timeout.
+func attachPipe(t *testing.T, c *Cluster, session string, timeout time.Duration) net.Conn {
+	srv, cli := net.Pipe()
+	t.Cleanup(func() { cli.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	o := &ownStream{timeout: timeout, lastIdx: -1, log: discard}
+	o.setConn(srv)
+	h := &holder{ctx: ctx, cancel: cancel, own: o, done: make(chan struct{})}
+	c.mu.Lock()
+	c.holders[session] = h
+	c.mu.Unlock()
+	c.ownStreams.Add(1)
+	context.AfterFunc(ctx, func() { c.endOwn(session, h) })
+	return cli
+}
+
+// The SDK sends a list_changed to every session in one loop; while the
+// own stream wrote in that loop, one client that did not read held up
+// every later session's message until its write timed out (and its
+// stream ended).
+func TestClusterOwnStreamStuckClientHeldUpOtherSessionsMessages(t *testing.T) {
+	timing := fast
+	timing.StreamPing = time.Hour // no ping touches the stuck stream
+	c, err := New(Options{Timing: timing, Logger: discard})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	startSession(t, c, "stuck")
+	startSession(t, c, "live")
+	stuck := attachPipe(t, c, "stuck", 2*time.Second)
+	live := bufio.NewReader(attachPipe(t, c, "live", 2*time.Second))
+	ctx, store := context.Background(), c.EventStore()
+	sent := make(chan error, 1)
+	go func() {
+		if err := store.Append(ctx, "stuck", "", []byte(`{"m":"stuck"}`)); err != nil {
+			sent <- err
+			return
+		}
+		sent <- store.Append(ctx, "live", "", []byte(`{"m":"live"}`))
+	}()
+	line, err := live.ReadString('\n')
+	for err == nil && !strings.HasPrefix(line, "event:") {
+		line, err = live.ReadString('\n')
+	}
+	require.NoError(t, err)
+	require.NoError(t, <-sent)
+	select {
+	case <-c.holder("stuck").done:
+		t.Fatal("the stuck stream ended before the other session's message was written")
+	default:
+	}
+	br := bufio.NewReader(stuck)
+	require.Equal(t, `_0 {"m":"stuck"}`, readEvent(t, br), "the stuck client's message is still written once it reads")
+}
+
+// With writes queued, a client that never reads would let its stream's
+// queue grow without bound: past maxQueued bytes the stream ends instead
+// (the messages stay stored: the client resumes with Last-Event-ID).
+func TestClusterOwnStreamQueueGrewWithoutBoundForAClientThatDoesNotRead(t *testing.T) {
+	timing := fast
+	timing.StreamPing = time.Hour
+	c, err := New(Options{Timing: timing, Logger: discard})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	startSession(t, c, "S")
+	attachPipe(t, c, "S", time.Minute) // its client never reads
+	h := c.holder("S")
+	msg := []byte(`{"pad":"` + strings.Repeat("x", 64<<10) + `"}`)
+	for range maxQueued/len(msg) + 2 {
+		require.NoError(t, c.EventStore().Append(context.Background(), "S", "", msg), "stored, so delivered by a resume")
+	}
+	<-h.done
+	require.Nil(t, c.holder("S"), "the stream ended")
+}
+
+// replayGate is an event store whose replays of session "A" wait until
+// released.
+type replayGate struct {
+	mcp.EventStore
+	entered, release chan struct{}
+}
+
+func (g replayGate) After(ctx context.Context, session, stream string, index int) iter.Seq2[[]byte, error] {
+	if session == "A" {
+		close(g.entered)
+		<-g.release
+	}
+	return g.EventStore.After(ctx, session, stream, index)
+}
+
+// The lock ordering a stream's replay against its session's new messages
+// was one of 64 stripes: while one session's replay was slow (Redis
+// XRANGE), the messages of every session sharing its stripe waited, and a
+// fan-out (the SDK sends one session after another) stalled whole (found
+// by an adversarial trial with Redis DEBUG SLEEP). Each session has its
+// own lock now.
+func TestClusterOwnStreamSlowReplayHeldUpOtherSessionsMessages(t *testing.T) {
+	c, err := New(Options{Timing: fast, Logger: discard})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	gate := replayGate{c.events.EventStore, make(chan struct{}), make(chan struct{})}
+	c.events.EventStore = gate
+	hs := streamServerFor(t, c)
+	startSession(t, c, "A")
+	go func() { resp, _ := openStream(t, hs.URL+"?s=A"); _ = resp }()
+	<-gate.entered
+	done := make(chan error, 1)
+	go func() {
+		for i := range 256 { // with 64 stripes, some would share A's
+			if err := c.EventStore().Append(context.Background(), fmt.Sprint("B", i), "", []byte(`{}`)); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		close(gate.release)
+		t.Fatal("other sessions' messages waited for session A's replay")
+	}
+	close(gate.release)
+	locks := func() int { c.locks.mu.Lock(); defer c.locks.mu.Unlock(); return len(c.locks.m) }
+	require.Eventually(t, func() bool { return locks() == 0 && c.holder("A") != nil }, 10*time.Second, 5*time.Millisecond,
+		"A's stream attached, and no session lock outlives its use")
+}
+
+// Last-Event-ID "_+1" was taken as 1, and one near the largest int made
+// the stream's numbering overflow (found by an adversarial trial): only
+// "_" and decimal digits below 2^31 are an index.
+func TestClusterOwnStreamLastEventIDWithSignOrOverflowWasAccepted(t *testing.T) {
+	for id, want := range map[string]int{"_0": 0, "_12": 12, "_2147483647": 2147483647} {
+		r := httptest.NewRequest(http.MethodGet, "/mcp", nil)
+		r.Header.Set("Last-Event-ID", id)
+		got, err := lastEventIndex(r)
+		require.NoError(t, err, id)
+		require.Equal(t, want, got, id)
+	}
+	for _, id := range []string{"_+1", "_-1", "_", "", "1", "_2147483648", "_9223372036854775807", "_1e3"} {
+		r := httptest.NewRequest(http.MethodGet, "/mcp", nil)
+		r.Header.Set("Last-Event-ID", id)
+		_, err := lastEventIndex(r)
+		require.Error(t, err, "%q", id)
+	}
 }
