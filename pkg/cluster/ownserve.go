@@ -92,7 +92,7 @@ func (c *Cluster) serveOwn(w http.ResponseWriter, r *http.Request, session strin
 	ctx, cancel := context.WithCancel(context.Background())
 	o := &ownStream{timeout: c.timing.WriteTimeout, lastIdx: last, log: c.log}
 	h := &holder{ctx: ctx, cancel: cancel, own: o, done: make(chan struct{})}
-	o.mu.Lock() // messages stored from here on wait for the replay
+	o.mu.Lock() // writes of messages stored from here on wait for the replay
 	c.mu.Lock()
 	prev := c.holders[session]
 	c.holders[session] = h
