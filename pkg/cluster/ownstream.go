@@ -131,9 +131,7 @@ func acceptsSSE(values []string) bool {
 // pooled it would send its next request into a closed connection).
 func responseHead(h http.Header) []byte {
 	h = h.Clone()
-	h["Content-Type"] = []string{"text/event-stream"}
-	h["Cache-Control"] = []string{"no-cache"}
-	h["X-Accel-Buffering"] = []string{"no"}
+	wire.SSEHeaders(h)
 	h["Date"] = []string{time.Now().UTC().Format(http.TimeFormat)}
 	h["Transfer-Encoding"] = []string{"chunked"}
 	h["Connection"] = []string{"close"} // closed at the end: a client must not pool it
