@@ -6,9 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
-	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"strconv"
 	"strings"
 	"time"
@@ -51,10 +49,20 @@ const (
 	gcReturnFree       = 64 << 20
 	gcReturnGoroutines = 1000
 	gcReturnEvery      = 20 * time.Second
+	// When allocation goes quiet (gcQuietTicks ticks in a row at a rate that
+	// would not reach the next collection within gcQuietFor), garbage and
+	// free pages held over gcQuietHeld and a quarter of the live heap go
+	// back too, at most every gcQuietEvery: the headroom a burst used (200
+	// sessions opening) is not kept by an idle node until the forced
+	// collection two minutes later.
+	gcQuietTicks = 2
+	gcQuietFor   = 10 * time.Second
+	gcQuietHeld  = 4 << 20
+	gcQuietEvery = 5 * time.Second
 )
 
-// tuneGC adjusts the GC percentage to the allocation rate and live heap
-// until ctx ends.
+// tuneGC adjusts the GC percentage to the allocation rate and live heap,
+// and hands memory back to the OS, every gcTuneInterval until ctx ends.
 func tuneGC(ctx context.Context, log *slog.Logger) {
 	if _, set := os.LookupEnv("GOGC"); set {
 		return
@@ -63,16 +71,11 @@ func tuneGC(ctx context.Context, log *slog.Logger) {
 	if !on {
 		return
 	}
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/allocs:bytes"}, {Name: "/memory/classes/heap/free:bytes"}}
-	metrics.Read(sample)
-	if sample[0].Value.Kind() != metrics.KindUint64 || sample[1].Value.Kind() != metrics.KindUint64 {
+	r, ok := readGC()
+	if !ok {
 		return
 	}
-	current := 100
-	lastAllocs, last := sample[1].Value.Uint64(), time.Now()
-	var returned time.Time          // last debug.FreeOSMemory
-	peakG := runtime.NumGoroutine() // since then
-	var rate float64                // bytes allocated per second, smoothed
+	tu := newGCTuner(headroom, r, time.Now())
 	t := time.NewTicker(gcTuneInterval)
 	defer t.Stop()
 	for {
@@ -80,22 +83,12 @@ func tuneGC(ctx context.Context, log *slog.Logger) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			metrics.Read(sample)
-			allocs := sample[1].Value.Uint64()
-			r := float64(allocs-lastAllocs) / now.Sub(last).Seconds()
-			lastAllocs, last = allocs, now
-			rate = 0.5*rate + 0.5*r
-			p := gcPercent(sample[0].Value.Uint64(), uint64(rate), limitedHeadroom(headroom, debug.SetMemoryLimit(-1)))
-			if p != current && (p > current*11/10 || p < current*9/10 || p == 100) {
+			r, _ := readGC()
+			if p, set := tu.percent(now, r, debug.SetMemoryLimit(-1)); set {
 				debug.SetGCPercent(p)
-				current = p
 			}
-			g := runtime.NumGoroutine()
-			peakG = max(peakG, g)
-			free := sample[2].Value.Uint64()
-			if (free > gcReturnFree && free > sample[0].Value.Uint64() || peakG-g >= gcReturnGoroutines && g < peakG/2) && now.Sub(returned) >= gcReturnEvery {
+			if tu.release(now, r) {
 				debug.FreeOSMemory() // a full collection, then free pages go back to the OS
-				returned, peakG = now, g
 			}
 		}
 	}

@@ -235,6 +235,7 @@ func (env *envelope) response(id int64, anyID bool) (json.RawMessage, error) {
 // 2026-07-28 server sends no requests on it).
 func (b *Backend) readSSE(body io.ReadCloser, id int64, sink Sink) (json.RawMessage, error) {
 	er := wire.NewEventReader(body)
+	defer er.Release() // the envelope's members are copies
 	for {
 		data, err := er.Next()
 		if err != nil {

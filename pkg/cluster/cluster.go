@@ -14,6 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/vmcp/vmcp/pkg/shrink"
 )
 
 // DefaultKeyPrefix prefixes every Redis key when Options.KeyPrefix is empty.
@@ -54,6 +56,7 @@ type Cluster struct {
 	perPrincipal map[string]int     // sessions owned here per principal key
 	holders      map[string]*holder // live GET streams served here, by session
 	closed       bool
+	peaks        struct{ sessions, holders shrink.Peak }
 
 	nextRefresh time.Time    // when session records are next re-asserted (heartbeat goroutine only)
 	ownStreams  atomic.Int64 // own streams attached (ownstream.go)
@@ -205,7 +208,7 @@ func (c *Cluster) SessionPrincipal(session string) (principal string, ok bool) {
 func (c *Cluster) SessionEnded(session string) {
 	c.mu.Lock()
 	if p, ok := c.sessions[session]; ok {
-		delete(c.sessions, session)
+		shrink.Delete(&c.sessions, &c.peaks.sessions, session)
 		c.unreserve(p)
 	}
 	c.mu.Unlock()

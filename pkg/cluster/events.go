@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/prometheus/client_golang/prometheus"
 	"iter"
 	"log/slog"
 	"strconv"
@@ -12,7 +11,10 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/vmcp/vmcp/pkg/shrink"
 )
 
 // redisEvents is the mcp.EventStore on Redis Streams: one Redis stream per
@@ -44,6 +46,7 @@ type redisEvents struct {
 	mu       sync.Mutex
 	flushed  *sync.Cond // broadcast when queued ops complete
 	sessions map[string]*sessionStreams
+	peak     shrink.Peak // of sessions
 }
 
 // evOp is one queued write: an XADD, or (del) the session's deletion.
@@ -341,7 +344,7 @@ func (e *redisEvents) rebase(session, stream string, first int) {
 // re-creates it); it waits for the deletion, bounded by the op timeout.
 func (e *redisEvents) SessionClosed(_ context.Context, session string) error {
 	e.mu.Lock()
-	delete(e.sessions, session)
+	shrink.Delete(&e.sessions, &e.peak, session)
 	e.mu.Unlock()
 	op := &evOp{session: session, del: true, done: make(chan error, 1)}
 	e.sendMu.RLock()

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/vmcp/vmcp/pkg/shrink"
 )
 
 // ForwardedHeader marks a request forwarded by a cluster node; its value is
@@ -111,8 +113,9 @@ const ownerCacheMax = 10000
 
 // ownerCache remembers recently looked-up session owners.
 type ownerCache struct {
-	mu sync.Mutex
-	m  map[string]cachedOwner
+	mu   sync.Mutex
+	m    map[string]cachedOwner
+	peak shrink.Peak // of m
 }
 
 type cachedOwner struct {
@@ -144,7 +147,7 @@ func (oc *ownerCache) put(session string, o cachedOwner, ttl time.Duration) {
 func (oc *ownerCache) drop(session string) {
 	oc.mu.Lock()
 	defer oc.mu.Unlock()
-	delete(oc.m, session)
+	shrink.Delete(&oc.m, &oc.peak, session)
 }
 
 // forward sends r to node n (already known to be live), as Forward.

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/vmcp/vmcp/pkg/shrink"
 )
 
 // record is a value with an expiry time.
@@ -18,9 +20,10 @@ func (r record) live(now time.Time) bool { return now.Before(r.expires) }
 // memStore is a tiny in-process TTL key-value map shared by the memory
 // implementations (one node: nothing is shared with anyone else).
 type memStore struct {
-	mu  sync.Mutex
-	now func() time.Time
-	m   map[string]record
+	mu   sync.Mutex
+	now  func() time.Time
+	m    map[string]record
+	peak shrink.Peak // of m
 }
 
 func newMemStore() *memStore { return &memStore{now: time.Now, m: map[string]record{}} }
@@ -32,7 +35,7 @@ func (s *memStore) get(key string) (string, bool) {
 		return "", false
 	}
 	if !r.live(s.now()) {
-		delete(s.m, key)
+		shrink.Delete(&s.m, &s.peak, key)
 		return "", false
 	}
 	return r.val, true
@@ -128,7 +131,7 @@ func (d *memDirectory) Release(_ context.Context, session, node string) error {
 	defer d.s.mu.Unlock()
 	if cur, ok := d.s.get("sess:" + session); ok {
 		if id, _ := splitOwner(cur); id == node {
-			delete(d.s.m, "sess:"+session)
+			shrink.Delete(&d.s.m, &d.s.peak, "sess:"+session)
 		}
 	}
 	return nil

@@ -6,6 +6,8 @@ import (
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vmcp/vmcp/pkg/shrink"
 )
 
 // liveEvents is the event store the SDK handler is given (EventStore): the
@@ -48,7 +50,7 @@ func (e liveEvents) SessionClosed(ctx context.Context, session string) error {
 	err := e.EventStore.SessionClosed(ctx, session)
 	e.c.mu.Lock()
 	if p, ok := e.c.sessions[session]; ok {
-		delete(e.c.sessions, session)
+		shrink.Delete(&e.c.sessions, &e.c.peaks.sessions, session)
 		e.c.unreserve(p)
 	}
 	h := e.c.holders[session]
@@ -117,7 +119,7 @@ func (c *Cluster) endOwn(session string, h *holder) {
 	h.own.close()
 	c.mu.Lock()
 	if c.holders[session] == h {
-		delete(c.holders, session)
+		shrink.Delete(&c.holders, &c.peaks.holders, session)
 	}
 	c.mu.Unlock()
 	c.ownStreams.Add(-1)

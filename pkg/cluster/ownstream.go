@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vmcp/vmcp/pkg/shrink"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
 
@@ -61,8 +62,9 @@ var errNoHijack = errors.New("cluster: the connection cannot be hijacked")
 // has its own lock (while in use): a slow store operation for one session
 // (a replay's XRANGE, an end's DEL) holds up no other session's messages.
 type streamLocks struct {
-	mu sync.Mutex
-	m  map[string]*sessionLock
+	mu   sync.Mutex
+	m    map[string]*sessionLock
+	peak shrink.Peak // of m
 }
 
 // sessionLock is one session's lock and the number of its holders and
@@ -90,7 +92,7 @@ func (l *streamLocks) lock(session string) (unlock func()) {
 		sl.Unlock()
 		l.mu.Lock()
 		if sl.refs--; sl.refs == 0 {
-			delete(l.m, session)
+			shrink.Delete(&l.m, &l.peak, session)
 		}
 		l.mu.Unlock()
 	}

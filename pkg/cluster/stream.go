@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/vmcp/vmcp/pkg/shrink"
 )
 
 // StandaloneGET reports whether r opens or resumes a session's standalone
@@ -105,7 +107,7 @@ func (c *Cluster) serveSDK(w http.ResponseWriter, r *http.Request, session strin
 		sw.finish() // no keeper write reaches w after this
 		c.mu.Lock()
 		if c.holders[session] == h {
-			delete(c.holders, session)
+			shrink.Delete(&c.holders, &c.peaks.holders, session)
 		}
 		c.mu.Unlock()
 		close(h.done)

@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // EventReader reads the data of each event of a text/event-stream body
@@ -17,9 +19,30 @@ type EventReader struct {
 	data []byte
 }
 
-// NewEventReader reads SSE events from body.
+// eventReaders are released EventReaders: a direct call or relayed
+// request reads one response stream each, and a 4 KiB buffer per call was
+// the largest allocation of a Modern tools/call.
+var eventReaders = sync.Pool{New: func() any { return &EventReader{r: bufio.NewReaderSize(nil, 4096)} }}
+
+// keptEventData is the largest event buffer a released EventReader keeps.
+const keptEventData = 64 << 10
+
+// NewEventReader reads SSE events from body; Release it when done.
 func NewEventReader(body io.Reader) *EventReader {
-	return &EventReader{r: bufio.NewReaderSize(body, 4096)}
+	er := eventReaders.Get().(*EventReader)
+	er.r.Reset(body)
+	return er
+}
+
+// Release hands er back for reuse; neither er nor any data it returned may
+// be used after.
+func (er *EventReader) Release() {
+	er.r.Reset(nil)
+	if cap(er.data) > keptEventData {
+		er.data = nil
+	}
+	er.data = er.data[:0]
+	eventReaders.Put(er)
 }
 
 // MaxEvent bounds one SSE event's data (the go-sdk client's default

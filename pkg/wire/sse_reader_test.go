@@ -1,7 +1,9 @@
 package wire
 
 import (
+	"bytes"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -34,4 +36,49 @@ func TestEventReaderRefusesOversizeEvents(t *testing.T) {
 	er := NewEventReader(strings.NewReader("data: " + strings.Repeat("x", MaxEvent+1) + "\n\n"))
 	_, err := er.Next()
 	require.ErrorContains(t, err, "exceeds")
+}
+
+// TestEventReaderAllocatedABufferPerResponse: every direct call and relayed
+// request read its response through a fresh 4 KiB buffer; released readers
+// are reused (sync.Pool, which under -race drops a quarter of them).
+func TestEventReaderAllocatedABufferPerResponse(t *testing.T) {
+	payload := []byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n")
+	body := bytes.NewReader(payload)
+	read := func() {
+		body.Reset(payload)
+		er := NewEventReader(body)
+		if data, err := er.Next(); err != nil || !bytes.HasPrefix(data, []byte(`{"jsonrpc"`)) {
+			t.Fatalf("Next = %q, %v", data, err)
+		}
+		er.Release()
+	}
+	read()
+	const runs = 1000
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		read()
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > 2048 {
+		t.Fatalf("%d bytes allocated per response read; want the released reader reused", per)
+	}
+}
+
+// TestReleasedEventReaderKeepsNoData: a reader taken after another's
+// release starts empty, on its own body.
+func TestReleasedEventReaderKeepsNoData(t *testing.T) {
+	er := NewEventReader(strings.NewReader("data: first\n\ndata: unread\n\n"))
+	if d, _ := er.Next(); string(d) != "first" {
+		t.Fatalf("first event %q", d)
+	}
+	er.Release()
+	er = NewEventReader(strings.NewReader("data: second\n\n"))
+	defer er.Release()
+	if d, err := er.Next(); string(d) != "second" || err != nil {
+		t.Fatalf("event after a release = %q, %v; want \"second\"", d, err)
+	}
+	if _, err := er.Next(); err != io.EOF {
+		t.Fatalf("after the last event: %v, want io.EOF", err)
+	}
 }

@@ -72,6 +72,15 @@ func (p *proc) settled() footprint {
 	return last
 }
 
+// idle waits until p's goroutines and then its RSS settle (settleRSS) and
+// takes a footprint: idle means a while after the last session opened, once
+// the runtime has handed back what opening them left behind.
+func (p *proc) idle() footprint {
+	p.settled()
+	p.settleRSS()
+	return p.settled()
+}
+
 // idleTarget is one process serving idle sessions: the backend, vmcp or
 // the plain proxy, with the URL its clients use.
 type idleTarget struct {
@@ -145,12 +154,12 @@ func closeIdle(ss []*mcp.ClientSession, tr *http.Transport) {
 // for t's RSS to come within 2× of pre, its RSS in KiB before any load.
 func measureIdle(t idleTarget, n int, watchRSS bool, pre float64) (idleResult, error) {
 	var r idleResult
-	base := t.proc.settled()
+	base := t.proc.idle()
 	ss, tr, err := openIdle(t.url, n)
 	if err != nil {
 		return r, err
 	}
-	loaded := t.proc.settled()
+	loaded := t.proc.idle()
 	r.per, r.loadedRSS = loaded.minus(base).per(n), loaded.rssKB
 	start := time.Now()
 	closeIdle(ss, tr)

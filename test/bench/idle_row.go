@@ -36,7 +36,7 @@ func runIdle(tmp string) error {
 	res := map[string]map[int]idleResult{}
 	for _, t := range targets {
 		res[t.name] = map[int]idleResult{}
-		pre := t.proc.settled().rssKB
+		pre := t.proc.idle().rssKB
 		for i, n := range counts {
 			if t.name == "proxy" && uint64(2*n+200) > lim.Cur { // a proxy holds two connections per stream
 				res[t.name][n] = idleResult{skipped: true}

@@ -20,6 +20,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/pagination"
 	"github.com/vmcp/vmcp/pkg/policy"
+	"github.com/vmcp/vmcp/pkg/shrink"
 	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/pkg/upstream"
 	"github.com/vmcp/vmcp/pkg/wire"
@@ -81,6 +82,7 @@ type Dispatcher struct {
 
 	mu       sync.Mutex
 	sessions map[string]*clientSession // by Mcp-Session-Id
+	peak     shrink.Peak               // of sessions
 	closed   bool
 	wg       sync.WaitGroup // session watchers
 }
@@ -290,7 +292,7 @@ func (d *Dispatcher) admit(ctx context.Context, ss *mcp.ServerSession, header ht
 			d.mu.Lock()
 			mine := d.sessions[s.id] == s // else its end was reported meanwhile (sessionEnds releases it)
 			if mine {
-				delete(d.sessions, s.id)
+				shrink.Delete(&d.sessions, &d.peak, s.id)
 			}
 			d.mu.Unlock()
 			if mine {
@@ -308,7 +310,7 @@ func (d *Dispatcher) admit(ctx context.Context, ss *mcp.ServerSession, header ht
 func (d *Dispatcher) release(s *clientSession) {
 	d.mu.Lock()
 	if d.sessions[s.id] == s {
-		delete(d.sessions, s.id)
+		shrink.Delete(&d.sessions, &d.peak, s.id)
 	}
 	d.mu.Unlock()
 	if d.opts.OnSession != nil {

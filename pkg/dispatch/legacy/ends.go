@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vmcp/vmcp/pkg/shrink"
 )
 
 // sessionEnds is the event store given to the go-sdk handler: the
@@ -23,7 +25,7 @@ type sessionEnds struct {
 func (e sessionEnds) SessionClosed(ctx context.Context, sessionID string) error {
 	e.d.mu.Lock()
 	s := e.d.sessions[sessionID]
-	delete(e.d.sessions, sessionID) // whoever removes it owns the admit's wg.Add
+	shrink.Delete(&e.d.sessions, &e.d.peak, sessionID) // whoever removes it owns the admit's wg.Add
 	e.d.mu.Unlock()
 	err := e.EventStore.SessionClosed(ctx, sessionID) // after: no new GET stream reaches the store's session
 	if s != nil {

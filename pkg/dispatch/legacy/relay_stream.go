@@ -150,6 +150,7 @@ func (rs *relayStream) read(ctx context.Context, resp *http.Response) (json.RawM
 		return nil, errors.New("JSON response is not the response to the request")
 	case wire.IsMediaType(ct, "text/event-stream"):
 		er := wire.NewEventReader(resp.Body)
+		defer er.Release() // onMessage's results are copies
 		for {
 			data, err := er.Next()
 			if err != nil {
