@@ -102,7 +102,9 @@ func (b *Backend) Direct(ctx context.Context, version string, req DirectRequest)
 	if req.Name != "" {
 		h["Mcp-Name"] = []string{headerValue(req.Name)}
 	}
-	resp, err := b.http.Do(hr)
+	// The transport itself, as the relay does: a JSON-RPC POST follows no
+	// redirects, and http.Client.Do clones every header for them.
+	resp, err := b.http.Transport.RoundTrip(hr)
 	if err != nil {
 		return nil, b.transportFailure(ctx, err)
 	}

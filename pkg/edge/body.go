@@ -1,7 +1,6 @@
 package edge
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -69,17 +68,30 @@ func readAll(rd io.Reader, size, limit int64) ([]byte, error) {
 	if size < 0 || size > 1<<20 {
 		size = 512
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, size+1))
 	if limit > 0 {
 		rd = io.LimitReader(rd, limit+1)
 	}
-	if _, err := buf.ReadFrom(rd); err != nil {
-		return nil, err
+	// As io.ReadAll, into a buffer of the announced size plus the one byte
+	// that lets a read see the end: bytes.Buffer.ReadFrom wants 512 bytes
+	// free before each read, so it grew (copied) every body it had sized.
+	buf := make([]byte, 0, size+1)
+	for {
+		n, err := rd.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
 	}
-	if limit > 0 && int64(buf.Len()) > limit {
+	if limit > 0 && int64(len(buf)) > limit {
 		return nil, errTooLarge
 	}
-	return buf.Bytes(), nil
+	return buf, nil
 }
 
 // refuse answers a request whose body may not have been read whole, and

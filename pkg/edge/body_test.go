@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -69,4 +70,35 @@ func TestStalledBodyIs408AndTheConnectionCloses(t *testing.T) {
 	_, err = conn.Read(make([]byte, 1))
 	assert.ErrorIs(t, err, io.EOF, "the server closed the connection")
 	assert.Empty(t, ran, "the handler never ran")
+}
+
+// TestBodyOfAnnouncedLengthWasCopiedWhileRead: a body read into a buffer
+// of its Content-Length was grown (copied into one of twice the size) on
+// its first read; it is read in place now, also without a length and
+// over several reads.
+func TestBodyOfAnnouncedLengthWasCopiedWhileRead(t *testing.T) {
+	text := strings.Repeat("x", 4000)
+	body := []byte(text)
+	rd := strings.NewReader(text)
+	read := func(size int64) []byte {
+		rd.Reset(text)
+		got, err := readAll(io.Reader(rd), size, 1<<20)
+		require.NoError(t, err)
+		return got
+	}
+	require.Equal(t, body, read(int64(len(body))))
+	require.Equal(t, body, read(-1))
+	require.Equal(t, body, read(10))
+	const runs = 200
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		read(int64(len(body)))
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > uint64(len(body))*3/2 {
+		t.Fatalf("%d bytes allocated to read a %d-byte body of announced length; want one buffer of its size", per, len(body))
+	}
+	_, err := readAll(strings.NewReader(text), int64(len(body)), 100)
+	require.ErrorIs(t, err, errTooLarge)
 }
