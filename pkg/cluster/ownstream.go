@@ -290,14 +290,18 @@ func (o *ownStream) ping() error {
 
 // close ends the response (the last chunk, bounded by lastChunkTimeout,
 // unless a write failed) and closes the connection; later writes fail with
-// ErrStreamEnded. A write in progress (a client that stopped reading) is
-// cut short by closing the connection under it.
+// ErrStreamEnded. It waits for a write in progress (an attach's replay, a
+// message) and cuts it short by closing the connection under it only when
+// it is still stuck after lastChunkTimeout (a client that stopped reading).
 func (o *ownStream) close() {
 	if !o.mu.TryLock() {
-		if c := o.cut.Load(); c != nil {
-			_ = (*c).Close() // the writer holding o.mu fails at once
-		}
+		cut := time.AfterFunc(lastChunkTimeout, func() {
+			if c := o.cut.Load(); c != nil {
+				_ = (*c).Close() // the writer holding o.mu fails at once
+			}
+		})
 		o.mu.Lock()
+		cut.Stop()
 	}
 	defer o.mu.Unlock()
 	if o.closed {

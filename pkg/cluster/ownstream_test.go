@@ -229,7 +229,19 @@ func TestClusterOwnStreamSlowReplayHeldUpOtherSessionsMessages(t *testing.T) {
 	c.events.EventStore = gate
 	hs := streamServerFor(t, c)
 	startSession(t, c, "A")
-	go func() { resp, _ := openStream(t, hs.URL+"?s=A"); _ = resp }()
+	opened := make(chan error, 1) // the GET answers only after the replay
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, hs.URL+"?s=A", nil)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		opened <- err
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body) // until cancel or Close
+			resp.Body.Close()
+		}
+	}()
 	<-gate.entered
 	done := make(chan error, 1)
 	go func() {
@@ -252,6 +264,12 @@ func TestClusterOwnStreamSlowReplayHeldUpOtherSessionsMessages(t *testing.T) {
 	locks := func() int { c.locks.mu.Lock(); defer c.locks.mu.Unlock(); return len(c.locks.m) }
 	require.Eventually(t, func() bool { return locks() == 0 && c.holder("A") != nil }, 10*time.Second, 5*time.Millisecond,
 		"A's stream attached, and no session lock outlives its use")
+	select { // a GET failing after the test had ended panicked it
+	case err := <-opened:
+		require.NoError(t, err, "A's GET")
+	case <-time.After(10 * time.Second):
+		t.Fatal("A's GET got no response head")
+	}
 }
 
 // Last-Event-ID "_+1" was taken as 1, and one near the largest int made
@@ -270,5 +288,35 @@ func TestClusterOwnStreamLastEventIDWithSignOrOverflowWasAccepted(t *testing.T) 
 		r.Header.Set("Last-Event-ID", id)
 		_, err := lastEventIndex(r)
 		require.Error(t, err, "%q", id)
+	}
+}
+
+// A stream ended while a write was in progress (its attach still writing
+// the replay, or a message) was cut at once, so a client that was reading
+// got a body cut short instead of the message and the last chunk (seen
+// under load as "unexpected EOF" when a session ended right after its
+// GET's head). close now waits for the write, and cuts only a stuck one.
+func TestClusterOwnStreamEndedDuringAWriteWasCutShort(t *testing.T) {
+	for range 20 {
+		srv, cli := net.Pipe() // unbuffered: a write waits for the client's read
+		o := &ownStream{timeout: 5 * time.Second, lastIdx: -1, log: discard}
+		o.setConn(srv)
+		wrote := make(chan error, 1)
+		o.mu.Lock()
+		go func() {
+			defer o.mu.Unlock()
+			wrote <- o.eventLocked([]byte(`{"m":1}`))
+		}()
+		entered, closed := make(chan struct{}), make(chan struct{})
+		go func() { close(entered); o.close(); close(closed) }()
+		<-entered
+		runtime.Gosched()
+		body, err := io.ReadAll(cli)
+		require.NoError(t, err)
+		require.NoError(t, <-wrote, "the write in progress")
+		<-closed
+		require.Contains(t, string(body), `data: {"m":1}`)
+		require.True(t, strings.HasSuffix(string(body), "0\r\n\r\n"), "the stream ends with its last chunk: %q", body)
+		cli.Close()
 	}
 }

@@ -21,7 +21,8 @@ import (
 // when its connection is dropped silently (no FIN, no RST) on the way.
 // What the server still sends is read and discarded; the first
 // connection's is also parsed, so that ended tells when the server ended
-// its response. Its goroutines end with the test.
+// its response (its last chunk, or closing the connection: vmcp cuts a
+// stream it cannot end in time). Its goroutines end with the test.
 type freezingProxy struct {
 	lis        net.Listener
 	target     string
@@ -91,6 +92,9 @@ func (p *freezingProxy) pipe(dst, src net.Conn, fromServer io.Writer) {
 	for {
 		n, err := src.Read(buf)
 		if err != nil {
+			if c, ok := fromServer.(io.Closer); ok {
+				_ = c.Close() // the server closed the connection: its response ended too
+			}
 			return
 		}
 		if fromServer != nil {
