@@ -102,9 +102,7 @@ func (b *Backend) Direct(ctx context.Context, version string, req DirectRequest)
 	if req.Name != "" {
 		h["Mcp-Name"] = []string{headerValue(req.Name)}
 	}
-	// The transport itself, as the relay does: a JSON-RPC POST follows no
-	// redirects, and http.Client.Do clones every header for them.
-	resp, err := b.http.Transport.RoundTrip(hr)
+	resp, err := roundTrip(b.http, hr)
 	if err != nil {
 		return nil, b.transportFailure(ctx, err)
 	}

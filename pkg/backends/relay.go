@@ -89,9 +89,7 @@ func (r *RawSession) Post(ctx context.Context, client http.Header, body []byte) 
 	if r.id != "" {
 		h["Mcp-Session-Id"] = []string{r.id}
 	}
-	// The transport itself, not http.Client.Do: a JSON-RPC POST follows no
-	// redirects, and Do's redirect bookkeeping clones every header.
-	resp, err := r.b.http.Transport.RoundTrip(hr)
+	resp, err := roundTrip(r.b.http, hr)
 	if err != nil {
 		if ctx.Err() == nil {
 			r.e.broken.Store(true)

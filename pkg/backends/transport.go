@@ -130,3 +130,15 @@ func (c *sseConn) Close() error {
 	c.cancel()
 	return err
 }
+
+// roundTrip sends req on hc's transport itself, not hc.Do (a JSON-RPC
+// POST follows no redirects, and Do's redirect bookkeeping clones every
+// header), with what Do would still have added: the URL's user info as
+// Basic auth when the request has no Authorization.
+func roundTrip(hc *http.Client, req *http.Request) (*http.Response, error) {
+	if u := req.URL.User; u != nil && req.Header.Get("Authorization") == "" {
+		p, _ := u.Password()
+		req.SetBasicAuth(u.Username(), p)
+	}
+	return hc.Transport.RoundTrip(req)
+}
