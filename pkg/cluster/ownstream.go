@@ -43,6 +43,7 @@ type ownStream struct {
 	queue   [][]byte // live messages not yet written
 	queued  int      // their bytes
 	writing bool     // a writer is draining queue
+	lagged  bool     // the queue was full: the stream is ending (logged once)
 }
 
 // maxQueued bounds the bytes of live messages waiting for one stream's
@@ -232,7 +233,11 @@ func (o *ownStream) eventLocked(data []byte) error {
 func (o *ownStream) send(data []byte, gone func()) error {
 	o.qmu.Lock()
 	defer o.qmu.Unlock()
+	if o.lagged {
+		return errQueueFull
+	}
 	if o.queued+len(data) > maxQueued {
+		o.lagged = true
 		o.log.Info("cluster: GET stream ended: its client lags too far behind; unwritten messages stay in the event store for its resume", "unwritten_bytes", o.queued)
 		gone()
 		return errQueueFull
