@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -32,14 +31,7 @@ func (h countingHandler) WithGroup(string) slog.Handler      { return h }
 // lastChunkTimeout, while its stuck write is waited for): a flood of INFO
 // lines per stuck client under a busy backend's log messages.
 func TestClusterOwnStreamLaggingClientWasLoggedForEveryLaterMessage(t *testing.T) {
-	timing := fast
-	timing.StreamPing = time.Hour
-	c, err := New(Options{Timing: timing, Logger: discard})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	startSession(t, c, "S")
-	attachPipe(t, c, "S", time.Minute) // its client never reads
-	h := c.holder("S")
+	c, h := unreadStream(t)
 	var lags atomic.Int64
 	h.own.log = slog.New(countingHandler{substr: "lags too far behind", n: &lags})
 	msg := []byte(`{"pad":"` + strings.Repeat("x", 64<<10) + `"}`)

@@ -180,18 +180,24 @@ func TestClusterOwnStreamStuckClientHeldUpOtherSessionsMessages(t *testing.T) {
 	require.Equal(t, `_0 {"m":"stuck"}`, readEvent(t, br), "the stuck client's message is still written once it reads")
 }
 
-// With writes queued, a client that never reads would let its stream's
-// queue grow without bound: past maxQueued bytes the stream ends instead
-// (the messages stay stored: the client resumes with Last-Event-ID).
-func TestClusterOwnStreamQueueGrewWithoutBoundForAClientThatDoesNotRead(t *testing.T) {
+// unreadStream is a cluster with session "S" and its own stream, whose
+// client never reads (no pings).
+func unreadStream(t *testing.T) (*Cluster, *holder) {
 	timing := fast
 	timing.StreamPing = time.Hour
 	c, err := New(Options{Timing: timing, Logger: discard})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	startSession(t, c, "S")
-	attachPipe(t, c, "S", time.Minute) // its client never reads
-	h := c.holder("S")
+	attachPipe(t, c, "S", time.Minute)
+	return c, c.holder("S")
+}
+
+// With writes queued, a client that never reads would let its stream's
+// queue grow without bound: past maxQueued bytes the stream ends instead
+// (the messages stay stored: the client resumes with Last-Event-ID).
+func TestClusterOwnStreamQueueGrewWithoutBoundForAClientThatDoesNotRead(t *testing.T) {
+	c, h := unreadStream(t)
 	msg := []byte(`{"pad":"` + strings.Repeat("x", 64<<10) + `"}`)
 	for range maxQueued/len(msg) + 2 {
 		require.NoError(t, c.EventStore().Append(context.Background(), "S", "", msg), "stored, so delivered by a resume")
