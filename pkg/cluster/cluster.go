@@ -186,6 +186,15 @@ func (c *Cluster) SessionStarted(ctx context.Context, session, principal string,
 	return nil
 }
 
+// forgetLocked drops session from those this node owns, and from its
+// principal's count. Requires c.mu.
+func (c *Cluster) forgetLocked(session string) {
+	if p, ok := c.sessions[session]; ok {
+		shrink.Delete(&c.sessions, &c.peaks.sessions, session)
+		c.unreserve(p)
+	}
+}
+
 // unreserve drops one session of principal from the count. Requires c.mu.
 func (c *Cluster) unreserve(principal string) {
 	if c.perPrincipal[principal]--; c.perPrincipal[principal] <= 0 {
@@ -207,10 +216,7 @@ func (c *Cluster) SessionPrincipal(session string) (principal string, ok bool) {
 // handler deletes the session's events itself (EventStore.SessionClosed).
 func (c *Cluster) SessionEnded(session string) {
 	c.mu.Lock()
-	if p, ok := c.sessions[session]; ok {
-		shrink.Delete(&c.sessions, &c.peaks.sessions, session)
-		c.unreserve(p)
-	}
+	c.forgetLocked(session)
 	c.mu.Unlock()
 	if err := c.dir.Release(context.Background(), session, c.self.ID); err != nil {
 		c.log.Debug("cluster: session record not released; it will expire", "session", session, "error", err)

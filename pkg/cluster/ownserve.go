@@ -49,10 +49,7 @@ func (e liveEvents) SessionClosed(ctx context.Context, session string) error {
 	unlock := e.c.locks.lock(session)
 	err := e.EventStore.SessionClosed(ctx, session)
 	e.c.mu.Lock()
-	if p, ok := e.c.sessions[session]; ok {
-		shrink.Delete(&e.c.sessions, &e.c.peaks.sessions, session)
-		e.c.unreserve(p)
-	}
+	e.c.forgetLocked(session)
 	h := e.c.holders[session]
 	e.c.mu.Unlock()
 	unlock()
