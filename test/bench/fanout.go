@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,6 +42,7 @@ type arrivals struct {
 	t0    time.Time   // just before the touch call
 	tN    time.Time   // the touching session got its list_changed
 	got   []time.Time // the listeners got theirs
+	group []int       // which of fanoutRounds' groups each arrival is of
 	want  int
 	done  chan struct{}
 	extra int // deliveries after the round completed (duplicates)
@@ -48,7 +51,7 @@ type arrivals struct {
 func (a *arrivals) reset(want int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.t0, a.tN, a.got, a.want, a.done = time.Now(), time.Time{}, a.got[:0], want, make(chan struct{})
+	a.t0, a.tN, a.got, a.group, a.want, a.done = time.Now(), time.Time{}, a.got[:0], a.group[:0], want, make(chan struct{})
 }
 
 // notified records the touching session's own list_changed, once a round.
@@ -60,7 +63,7 @@ func (a *arrivals) notified() {
 	}
 }
 
-func (a *arrivals) add() {
+func (a *arrivals) add(group int) {
 	now := time.Now()
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -68,6 +71,7 @@ func (a *arrivals) add() {
 		a.extra++
 		return
 	}
+	a.group = append(a.group, group)
 	if a.got = append(a.got, now); len(a.got) == a.want {
 		close(a.done)
 	}
@@ -87,16 +91,37 @@ func (a *arrivals) delays() (fromNotify, fromCall []time.Duration, ok bool) {
 	return fromNotify, fromCall, !a.tN.IsZero()
 }
 
+// groupLine is, for -v, the first, p50 and last delivery of each group
+// from the backend's notification.
+func (a *arrivals) groupLine(groups [][2]string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []string
+	for g, gr := range groups {
+		var ds []time.Duration
+		for i, t := range a.got {
+			if a.group[i] == g {
+				ds = append(ds, t.Sub(a.tN))
+			}
+		}
+		if slices.Sort(ds); len(ds) > 0 {
+			out = append(out, fmt.Sprintf("%s %s: first %s p50 %s last %s", gr[0], cmp.Or(gr[1], "default"),
+				fmtDur(ds[0]), fmtDur(quantile(ds, 0.5)), fmtDur(ds[len(ds)-1])))
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
 // openListeners opens n sessions at version on url whose
 // tools/list_changed handler reports to a.
-func openListeners(url, version string, n int, a *arrivals) ([]*mcp.ClientSession, *http.Transport, error) {
+func openListeners(url, version string, n int, a *arrivals, group int) ([]*mcp.ClientSession, *http.Transport, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 64
 	hc := &http.Client{Transport: tr}
 	out := make([]*mcp.ClientSession, 0, n)
 	for range n {
 		c := mcp.NewClient(&mcp.Implementation{Name: "bench-fanout", Version: "1"}, &mcp.ClientOptions{
-			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { a.add() },
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { a.add(group) },
 		})
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		cs, err := c.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: version})
@@ -163,8 +188,8 @@ func fanoutRounds(beURL string, groups [][2]string) ([4]time.Duration, error) {
 		return out, err
 	}
 	defer touch.Close()
-	for _, g := range groups {
-		ss, tr, err := openListeners(g[0], g[1], *fanoutN, &a)
+	for gi, g := range groups {
+		ss, tr, err := openListeners(g[0], g[1], *fanoutN, &a, gi)
 		if err != nil {
 			return out, err
 		}
@@ -187,6 +212,9 @@ func fanoutRounds(beURL string, groups [][2]string) ([4]time.Duration, error) {
 		ds, dc, ok := a.delays()
 		if !ok {
 			return out, fmt.Errorf("round %d: the touching session got no tools/list_changed", i)
+		}
+		if *verbose {
+			fmt.Printf("  round %d: %s\n", i, a.groupLine(groups))
 		}
 		if i > 0 {
 			for k, v := range [4]time.Duration{quantile(ds, 0.5), quantile(ds, 0.99), ds[len(ds)-1], quantile(dc, 0.99)} {
