@@ -57,7 +57,7 @@ func (s *Server) onSession(ctx context.Context, id string, start bool) error {
 // handler, the standalone GET stream through Cluster.ServeStream (one live
 // stream per session, kept by this node: the owner). A
 // request for a session living on another node is forwarded to its owner;
-// a session that is gone gets the SDK's own 404. A session belongs to the
+// a session that is gone gets 404 (the SDK's answer). A session belongs to the
 // principal that initialized it: another principal's request (POST, GET,
 // DELETE) gets 403 before anything is served or forwarded. In
 // cluster mode with Redis unreachable every Legacy request gets 503.
@@ -112,7 +112,7 @@ func (s *Server) forwardLegacy(w http.ResponseWriter, r *http.Request, id string
 		if errors.Is(err, cluster.ErrUnreachable) {
 			s.log.Info("session owner unreachable; the session is lost", "session", id, "error", err)
 		}
-		s.legacy.ServeHTTP(w, r) // not here either: the SDK's 404, as for any unknown session
+		s.legacy.ServeHTTP(w, r) // not here either: 404, as for any unknown session
 	case r.Context().Err() != nil: // the client left
 	case errors.Is(err, cluster.ErrUnavailable):
 		cluster.WriteUnavailable(w, err)

@@ -237,3 +237,30 @@ func TestSDKAndEdgeRefusalsWereTextPlain(t *testing.T) {
 	require.Contains(t, string(body), `"code":-32600`)
 	require.Contains(t, string(body), publicHost, "the message names the Host")
 }
+
+// A second initialize on a Legacy session got JSON-RPC error code 0 (the
+// go-sdk refuses it with a plain error): now -32600, naming the duplicate.
+func TestSecondInitializeGotErrorCode0(t *testing.T) {
+	v := echoVMCP(t)
+	sid := legacySession(t, v.URL)
+	a := send(t, http.MethodPost, v.URL, `{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"again","version":"1"}}}`,
+		map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"})
+	body := a.body
+	for line := range strings.Lines(a.body) { // an SSE answer: its message event's data
+		if data, ok := strings.CutPrefix(line, "data: {"); ok {
+			body = "{" + strings.TrimSpace(data)
+		}
+	}
+	var m struct {
+		ID    json.RawMessage `json:"id"`
+		Error *struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &m), a.body)
+	require.NotNil(t, m.Error, a.body)
+	assert.EqualValues(t, -32600, m.Error.Code, a.body)
+	assert.Contains(t, m.Error.Message, "initialize")
+	assert.JSONEq(t, "7", string(m.ID))
+}

@@ -7,6 +7,7 @@ package legacy
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -134,13 +135,21 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 	return d
 }
 
-// ServeHTTP serves initialize, session POSTs, the GET stream and DELETE.
-// A session POST pauses the session's idle timer, and is relayed (relay.go)
+// ServeHTTP serves initialize, session POSTs, the GET stream and DELETE;
+// a request for a session not (or no longer) live here gets 404. A
+// session POST pauses the session's idle timer, and is relayed (relay.go)
 // when it can be, else served by the go-sdk handler.
 func (d *Dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get("Mcp-Session-Id")
-	if s := d.lookup(id); s != nil && id != "" { // the owner's request (the edge refused others)
-		s.backends.Forward(r.Header)
+	live := d.lookup(id)
+	if id != "" && live == nil {
+		// the SDK's own answer, also while it still closes a session that
+		// ended here (it would answer a call on it 200 with no message)
+		http.Error(w, "session not found", http.StatusNotFound)
+		return
+	}
+	if live != nil { // the owner's request (the edge refused others)
+		live.backends.Forward(r.Header)
 	}
 	if r.Method == http.MethodDelete {
 		d.abortSession(id)
@@ -242,6 +251,10 @@ func (d *Dispatcher) lifecycle(next mcp.MethodHandler) mcp.MethodHandler {
 		res, err := next(ctx, method, req)
 		if err == nil {
 			d.discover(ctx, ss)
+		} else if !errors.As(err, new(*jsonrpc.Error)) {
+			// the go-sdk refuses a second initialize with a plain error, which
+			// it sends as code 0: the spec's code is -32600 (Invalid Request)
+			err = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
 		}
 		if ir, ok := res.(*mcp.InitializeResult); ok && err == nil && d.opts.Capabilities != nil {
 			ir.Capabilities = d.opts.Capabilities()
