@@ -179,7 +179,12 @@ func (c *Cluster) forward(w http.ResponseWriter, r *http.Request, n NodeInfo) er
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
 	defer c.watchNode(n.ID, cancel)()
-	rp.ServeHTTP(w, r.WithContext(ctx))
+	// every write to the client is bounded, as on the owner's own streams: a
+	// client that stops reading a forwarded stream would hold this node's
+	// proxy (and its connection to the owner) for as long as it stays
+	sw := &streamWriter{w: w, rc: http.NewResponseController(w), timeout: c.timing.WriteTimeout}
+	defer sw.finish()
+	rp.ServeHTTP(sw, r.WithContext(ctx))
 	switch {
 	case failed == nil:
 		return nil

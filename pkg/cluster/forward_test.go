@@ -9,8 +9,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/vmcp/vmcp/pkg/cluster/clustertest"
@@ -48,6 +51,15 @@ func newPair(t testing.TB) *pair {
 			w.(http.Flusher).Flush()
 			<-p.release
 			fmt.Fprint(w, "data: two\n\n")
+		case "/flood": // a stream that writes until its reader is gone
+			w.Header().Set("Content-Type", "text/event-stream")
+			event := "data: " + strings.Repeat("x", 32<<10) + "\n\n"
+			for r.Context().Err() == nil {
+				if _, err := io.WriteString(w, event); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+			}
 		case "/hang": // a frozen owner: never answers
 			select {
 			case <-r.Context().Done():
@@ -190,4 +202,64 @@ func TestClusterForwardedResponseRepeatedVaryOrigin(t *testing.T) {
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, []string{"Origin", "Accept-Encoding"}, resp.Header.Values("Vary"))
+}
+
+// stuckWriter is a client that stopped reading: a write blocks until the
+// write deadline set through http.ResponseController passes, or forever.
+type stuckWriter struct {
+	header   http.Header
+	mu       sync.Mutex
+	deadline time.Time
+	wrote    chan struct{} // closed at the first write
+	once     sync.Once
+	gone     chan struct{} // closed at the test's end
+}
+
+func (s *stuckWriter) Header() http.Header { return s.header }
+func (s *stuckWriter) WriteHeader(int)     {}
+func (s *stuckWriter) FlushError() error   { return nil }
+func (s *stuckWriter) SetWriteDeadline(t time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deadline = t
+	return nil
+}
+
+func (s *stuckWriter) Write(p []byte) (int, error) {
+	s.once.Do(func() { close(s.wrote) })
+	s.mu.Lock()
+	d := s.deadline
+	s.mu.Unlock()
+	if d.IsZero() {
+		<-s.gone
+		return 0, net.ErrClosed
+	}
+	select {
+	case <-time.After(time.Until(d)):
+		return 0, os.ErrDeadlineExceeded
+	case <-s.gone:
+		return 0, net.ErrClosed
+	}
+}
+
+// A client that stopped reading a forwarded stream held the forwarding
+// node's proxy (and its connection to the owner) for as long as it stayed:
+// no write toward it had a deadline. Now each is bounded by WriteTimeout.
+func TestClusterForwardedStreamToAClientThatStoppedReadingHeldTheProxy(t *testing.T) {
+	p := newPair(t)
+	w := &stuckWriter{header: http.Header{}, wrote: make(chan struct{}), gone: make(chan struct{})}
+	t.Cleanup(func() { close(w.gone) })
+	r := httptest.NewRequest(http.MethodGet, "/flood", nil)
+	done := make(chan error, 1)
+	go func() { done <- p.a.Forward(w, r, p.own.URL) }()
+	select {
+	case <-w.wrote:
+	case err := <-done:
+		t.Fatalf("the forward ended before it wrote: %v", err)
+	}
+	select {
+	case <-done:
+	case <-time.After(fast.WriteTimeout + 5*time.Second):
+		t.Fatal("the forward still writes to a client that stopped reading")
+	}
 }
