@@ -45,11 +45,13 @@ func TestCallOnSessionStillClosingGot200WithNoMessage(t *testing.T) {
 	d := legacy.New(agg, mgr, legacy.Options{Implementation: &mcp.Implementation{Name: "vmcp"}, MaxSessions: 10, Logger: log, EventStore: store})
 	srv := httptest.NewServer(d)
 	t.Cleanup(srv.Close)
-	id := post(t, srv.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`).Header.Get("Mcp-Session-Id")
-	require.NotEmpty(t, id)
-	require.Equal(t, http.StatusAccepted, post(t, srv.URL, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).StatusCode)
 	release := sync.OnceFunc(func() { close(store.release) })
-	defer release()
+	defer release() // before srv.Close: a failed check must not leave a close held
+	init := post(t, srv.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	id := init.Header.Get("Mcp-Session-Id")
+	require.NotEmpty(t, id)
+	_, _ = io.ReadAll(init.Body) // the response, as a client reads it before initialized
+	require.Equal(t, http.StatusAccepted, post(t, srv.URL, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).StatusCode)
 	deleted := make(chan error, 1)
 	go func() { // the SDK closes the session, the store holds it
 		req, _ := http.NewRequest(http.MethodDelete, srv.URL, nil)
