@@ -190,43 +190,39 @@ func (b *Backend) readResponse(resp *http.Response, id int64, sink Sink) (json.R
 	return nil, fmt.Errorf("unsupported content type %q (HTTP %d)", ct, resp.StatusCode)
 }
 
-// envelope is a JSON-RPC message as far as a direct call reads it.
-type envelope struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  *jsonrpc.Error  `json:"error"`
-}
-
 // errNotOurs marks a message on the stream that is not the awaited response.
 var errNotOurs = errors.New("not the awaited response")
 
-// decodeResponse decodes a JSON-RPC response to id. With anyID, an error
-// response without a matching id (as HTTP error bodies may be) counts.
+// decodeResponse decodes a JSON-RPC response to id (its result aliases b).
+// With anyID, an error response without a matching id (as HTTP error
+// bodies may be) counts.
 func decodeResponse(b []byte, id int64, anyID bool) (json.RawMessage, error) {
-	var env envelope
-	if err := json.Unmarshal(b, &env); err != nil {
+	var m wire.Message
+	if err := wire.Decode(b, &m); err != nil {
 		return nil, fmt.Errorf("malformed JSON-RPC message: %w", err)
 	}
-	return env.response(id, anyID)
+	return responseTo(&m, id, anyID)
 }
 
-// response is decodeResponse on a decoded message.
-func (env *envelope) response(id int64, anyID bool) (json.RawMessage, error) {
-	if env.Method != "" || (!anyID && string(env.ID) != strconv.FormatInt(id, 10)) {
+// responseTo is decodeResponse on a decoded message.
+func responseTo(m *wire.Message, id int64, anyID bool) (json.RawMessage, error) {
+	if m.Method != "" || (!anyID && string(m.ID) != strconv.FormatInt(id, 10)) {
 		return nil, errNotOurs
 	}
-	if env.Error != nil {
-		return nil, env.Error
+	if len(m.Error) > 0 && string(m.Error) != "null" {
+		we := new(jsonrpc.Error)
+		if err := json.Unmarshal(m.Error, we); err != nil {
+			return nil, fmt.Errorf("malformed JSON-RPC message: %w", err)
+		}
+		return nil, we
 	}
-	if env.Result == nil {
+	if m.Result == nil {
 		if anyID {
 			return nil, errNotOurs
 		}
 		return nil, errors.New("JSON-RPC response has neither result nor error")
 	}
-	return env.Result, nil
+	return m.Result, nil
 }
 
 // readSSE scans an SSE stream for the response to id. The progress and
@@ -235,7 +231,7 @@ func (env *envelope) response(id int64, anyID bool) (json.RawMessage, error) {
 // 2026-07-28 server sends no requests on it).
 func (b *Backend) readSSE(body io.ReadCloser, id int64, sink Sink) (json.RawMessage, error) {
 	er := wire.NewEventReader(body)
-	defer er.Release() // the envelope's members are copies
+	defer er.Release() // each event is copied: its message outlives the read
 	for {
 		data, err := er.Next()
 		if err != nil {
@@ -245,16 +241,16 @@ func (b *Backend) readSSE(body io.ReadCloser, id int64, sink Sink) (json.RawMess
 			}
 			return nil, err
 		}
-		var env envelope
-		if err := json.Unmarshal(data, &env); err != nil {
+		var m wire.Message
+		if err := wire.Decode(bytes.Clone(data), &m); err != nil {
 			body.Close()
 			return nil, fmt.Errorf("malformed JSON-RPC message: %w", err)
 		}
-		if env.Method != "" {
-			b.notifyCall(sink, env.Method, env.Params)
+		if m.Method != "" {
+			b.notifyCall(sink, m.Method, m.Params)
 			continue
 		}
-		res, derr := env.response(id, false)
+		res, derr := responseTo(&m, id, false)
 		if !errors.Is(derr, errNotOurs) {
 			go drain(body) // the stream ends after the response
 			return res, derr

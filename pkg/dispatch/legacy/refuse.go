@@ -88,7 +88,7 @@ func checkMessage(body []byte, inSession bool) (m *message, jerr *jsonrpc.Error)
 		return nil, invalidRequest("a JSON-RPC message is an object")
 	}
 	m = new(message)
-	if err := json.Unmarshal(body, m); err != nil {
+	if err := wire.Decode(body, m); err != nil {
 		return nil, invalidRequest(fmt.Sprintf("invalid JSON-RPC message: %v", err))
 	}
 	switch {

@@ -50,7 +50,7 @@ func (d *Dispatcher) relay(w http.ResponseWriter, r *http.Request, s *clientSess
 		return false, nil
 	}
 	var m message
-	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' || json.Unmarshal(body, &m) != nil || m.JSONRPC != "2.0" {
+	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' || wire.Decode(body, &m) != nil || m.JSONRPC != "2.0" {
 		return false, nil // batches and malformed messages get the go-sdk's answer
 	}
 	key, hasID := wire.IDKey(m.ID)
@@ -95,9 +95,9 @@ func (d *Dispatcher) readBody(r *http.Request) ([]byte, bool) {
 // relayCall relays one request the call core routes ViaRelay; false hands
 // it to the go-sdk handler (unknown name, stdio/SSE or Modern backend).
 func (d *Dispatcher) relayCall(w http.ResponseWriter, r *http.Request, s *clientSession, key string, m *message) bool {
-	var params map[string]json.RawMessage
+	params, err := wire.DecodeObject(m.Params)
 	var name string
-	if json.Unmarshal(m.Params, &params) != nil || json.Unmarshal(params[relayMethods[m.Method]], &name) != nil {
+	if err != nil || json.Unmarshal(params[relayMethods[m.Method]], &name) != nil {
 		return false
 	}
 	req := &upstream.Request{Method: m.Method, Name: name, Revision: upstream.RevisionLegacy, Principal: identity.From(r.Context()), Header: r.Header}

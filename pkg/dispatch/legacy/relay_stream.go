@@ -150,7 +150,7 @@ func (rs *relayStream) read(ctx context.Context, resp *http.Response) (json.RawM
 		return nil, errors.New("JSON response is not the response to the request")
 	case wire.IsMediaType(ct, "text/event-stream"):
 		er := wire.NewEventReader(resp.Body)
-		defer er.Release() // onMessage's results are copies
+		defer er.Release() // onMessage gets a copy of each event: its message outlives the read
 		for {
 			data, err := er.Next()
 			if err != nil {
@@ -160,7 +160,7 @@ func (rs *relayStream) read(ctx context.Context, resp *http.Response) (json.RawM
 				}
 				return nil, err
 			}
-			if res, err, done := rs.onMessage(ctx, data); done {
+			if res, err, done := rs.onMessage(ctx, bytes.Clone(data)); done {
 				rs.rest = resp.Body
 				return res, err
 			}
@@ -170,11 +170,12 @@ func (rs *relayStream) read(ctx context.Context, resp *http.Response) (json.RawM
 	return nil, fmt.Errorf("unsupported content type %q", ct)
 }
 
-// onMessage handles one message of the backend's stream; done is true for
-// the response to rs.id, with its result or JSON-RPC error.
+// onMessage handles one message of the backend's stream (data is its own:
+// the message and its result alias it); done is true for the response to
+// rs.id, with its result or JSON-RPC error.
 func (rs *relayStream) onMessage(ctx context.Context, data []byte) (res json.RawMessage, err error, done bool) {
 	var m message
-	if err := json.Unmarshal(data, &m); err != nil {
+	if err := wire.Decode(data, &m); err != nil {
 		rs.s.d.undeliverable("(malformed)", rs.s.id, rs.backend, err)
 		return nil, nil, false
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/tracing"
 	"github.com/vmcp/vmcp/pkg/upstream"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // callToolDirect forwards a tools/call the core routes ViaDirect (a Modern
@@ -52,8 +52,6 @@ func (d *Dispatcher) callToolDirect(ctx context.Context, rq *request, t upstream
 // emptyObject is sent for absent arguments, as the SDK client does.
 var emptyObject = json.RawMessage(`{}`)
 
-var errResultNotObject = errors.New("result is not a JSON object")
-
 // rewriteResult returns a backend's raw result object as vmcp answers it:
 // "_meta" keeps the backend's keys except the per-hop
 // io.modelcontextprotocol/* ones and gains vmcp's serverInfo; a missing
@@ -63,29 +61,29 @@ func (d *Dispatcher) rewriteResult(raw json.RawMessage) ([]byte, error) {
 	out[0] = '{'
 	var metaVal []byte
 	hasType := false
-	err := eachMember(raw, func(key, member []byte) {
+	err := wire.EachMember(raw, func(key, value, member []byte) {
 		switch {
-		case keyIs(key, "_meta"):
-			metaVal = member[len(key):]
+		case wire.KeyIs(key, "_meta"):
+			metaVal = value
 			return
-		case keyIs(key, "resultType"):
+		case wire.KeyIs(key, "resultType"):
 			hasType = true
 		}
 		out = append(out, member...)
 		out = append(out, ',')
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("backend result: %w", err)
 	}
 	out = append(out, `"_meta":{`...)
-	if v := metaVal[skipSpace(metaVal, skipColon(metaVal)):]; len(v) > 0 && v[0] == '{' {
-		if err := eachMember(v, func(key, member []byte) {
+	if len(metaVal) > 0 && metaVal[0] == '{' {
+		if err := wire.EachMember(metaVal, func(key, _, member []byte) {
 			if !reservedKey(key) {
 				out = append(out, member...)
 				out = append(out, ',')
 			}
 		}); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("backend result _meta: %w", err)
 		}
 	}
 	out = append(out, `"`+mcp.MetaKeyServerInfo+`":`...)
@@ -97,122 +95,6 @@ func (d *Dispatcher) rewriteResult(raw json.RawMessage) ([]byte, error) {
 	return append(out, '}'), nil
 }
 
-// eachMember calls f for every member of the JSON object obj (valid JSON,
-// as decoded by encoding/json) with its raw key token and the raw member
-// text from the key through the value.
-func eachMember(obj []byte, f func(key, member []byte)) error {
-	i := skipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return errResultNotObject
-	}
-	i = skipSpace(obj, i+1)
-	if i < len(obj) && obj[i] == '}' {
-		return nil
-	}
-	for i < len(obj) {
-		start := i
-		keyEnd, err := skipValue(obj, i)
-		if err != nil || obj[start] != '"' {
-			return errResultNotObject
-		}
-		i = skipSpace(obj, keyEnd)
-		if i >= len(obj) || obj[i] != ':' {
-			return errResultNotObject
-		}
-		end, err := skipValue(obj, skipSpace(obj, i+1))
-		if err != nil {
-			return err
-		}
-		f(obj[start:keyEnd], obj[start:end])
-		i = skipSpace(obj, end)
-		if i < len(obj) && obj[i] == ',' {
-			i = skipSpace(obj, i+1)
-			continue
-		}
-		if i < len(obj) && obj[i] == '}' {
-			return nil
-		}
-		return errResultNotObject
-	}
-	return errResultNotObject
-}
-
-// skipValue returns the index just past the JSON value starting at b[i].
-func skipValue(b []byte, i int) (int, error) {
-	if i >= len(b) {
-		return 0, errResultNotObject
-	}
-	switch b[i] {
-	case '"':
-		for j := i + 1; j < len(b); j++ {
-			switch b[j] {
-			case '\\':
-				j++
-			case '"':
-				return j + 1, nil
-			}
-		}
-		return 0, errResultNotObject
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				end, err := skipValue(b, j)
-				if err != nil {
-					return 0, err
-				}
-				j = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1, nil
-				}
-			}
-		}
-		return 0, errResultNotObject
-	}
-	j := i
-scan:
-	for ; j < len(b); j++ {
-		switch b[j] {
-		case ',', '}', ']', ' ', '\t', '\r', '\n':
-			break scan
-		}
-	}
-	if j == i {
-		return 0, errResultNotObject
-	}
-	return j, nil
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
-		i++
-	}
-	return i
-}
-
-// skipColon returns the index just past the ':' that starts b (a member's
-// text after its key), or 0 if there is none.
-func skipColon(b []byte) int {
-	i := skipSpace(b, 0)
-	if i < len(b) && b[i] == ':' {
-		return i + 1
-	}
-	return 0
-}
-
-// keyIs reports whether the raw key token names key.
-func keyIs(tok []byte, key string) bool {
-	if len(tok) == len(key)+2 && string(tok[1:len(tok)-1]) == key {
-		return true
-	}
-	return bytes.IndexByte(tok, '\\') >= 0 && unquoteKey(tok) == key
-}
-
 // reservedKey reports whether a raw _meta key token is a per-hop
 // io.modelcontextprotocol/* key.
 func reservedKey(tok []byte) bool {
@@ -220,15 +102,5 @@ func reservedKey(tok []byte) bool {
 	if bytes.IndexByte(tok, '\\') < 0 {
 		return len(tok) > len(prefix) && string(tok[1:1+len(prefix)]) == prefix
 	}
-	return strings.HasPrefix(unquoteKey(tok), prefix)
-}
-
-// unquoteKey decodes a raw key token (escapes are rare in keys).
-func unquoteKey(tok []byte) string {
-	if bytes.IndexByte(tok, '\\') < 0 {
-		return string(tok[1 : len(tok)-1])
-	}
-	var s string
-	_ = json.Unmarshal(tok, &s)
-	return s
+	return strings.HasPrefix(wire.UnquoteKey(tok), prefix)
 }

@@ -76,7 +76,7 @@ func (rq *request) decode(body []byte) *jsonrpc.Error {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "JSON-RPC batches are not supported in protocol 2026-07-28: send one message per POST"}
 	}
 	var env envelope
-	if err := json.Unmarshal(body, &env); err != nil {
+	if err := wire.Decode(body, &env); err != nil {
 		return &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: fmt.Sprintf("malformed JSON-RPC message: %v", err)}
 	}
 	if _, ok := wire.IDKey(env.ID); ok {
