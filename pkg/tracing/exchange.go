@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -48,8 +49,9 @@ type Exchange struct {
 	backend   string
 	errType   string
 	ended     bool
-	forwarded bool // served by another node (Forward)
-	observed  bool // method reported by a dispatcher or the core
+	forwarded bool   // served by another node (Forward)
+	observed  bool   // method reported by a dispatcher or the core
+	notified  string // the notification's method, reported before the go-sdk saw it (ObserveNotification)
 }
 
 var (
@@ -110,6 +112,22 @@ func (x *Exchange) Observe(method, name string, meta map[string]any) {
 		x.parent = Propagator.Extract(x.parent, metaCarrier(meta))
 	}
 	x.started()
+}
+
+// ObserveNotification is ObserveRawMeta for a notification, reported
+// before the go-sdk handler sees it: a request answered 202 is counted
+// under this method, whereas what the go-sdk reports of a notification
+// may come before that answer or after it.
+func (x *Exchange) ObserveNotification(method string, meta json.RawMessage) {
+	if x == nil {
+		return
+	}
+	x.ObserveRawMeta(method, "", meta)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if !x.ended {
+		x.notified = method
+	}
 }
 
 // Backend reports the backend serving the request.
@@ -206,6 +224,9 @@ func (x *Exchange) End(status int, sessionID string, record func(Outcome)) {
 	x.ended = true
 	if status == http.StatusAccepted { // a notification or response: the go-sdk may observe it after End, or before
 		x.method, x.name = x.header[0], x.header[1]
+		if x.notified != "" {
+			x.method, x.name = x.notified, ""
+		}
 	}
 	failed := status >= 400 || x.errType != ""
 	record(Outcome{Method: x.method, Failed: failed})

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/vmcp/vmcp/pkg/tracing"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
 
@@ -17,7 +18,8 @@ import (
 // nor a response (400, -32600); a message other than initialize without
 // Mcp-Session-Id (400, -32600), and a GET or DELETE without one. It
 // returns false, with r.Body intact, for everything else. A batch is left
-// to the go-sdk handler (2025-03-26 allows them).
+// to the go-sdk handler (2025-03-26 allows them). A notification's method,
+// and a refused message's, go to the request's tracing.Exchange.
 func (d *Dispatcher) Refuse(w http.ResponseWriter, r *http.Request) bool {
 	sid := r.Header.Get("Mcp-Session-Id")
 	switch r.Method {
@@ -39,6 +41,7 @@ func (d *Dispatcher) Refuse(w http.ResponseWriter, r *http.Request) bool {
 		return false // the go-sdk handler's 413
 	}
 	m, jerr := checkMessage(body, sid != "")
+	observe(r, m, jerr != nil)
 	if jerr == nil {
 		return false
 	}
@@ -68,6 +71,34 @@ func (d *Dispatcher) endAnswered(r *http.Request, sid string, m *message) {
 	d.handler.ServeHTTP(discarded{}, r)
 }
 
+// observe tells r's Exchange (the endpoint's metrics and span) the method
+// of m if nobody else will: a notification is answered 202 before the
+// go-sdk handles it, and a message refused here goes no further. A
+// request served on is reported by whoever serves it (with its target).
+func observe(r *http.Request, m *message, refused bool) {
+	if m == nil || m.Method == "" {
+		return
+	}
+	if _, hasID := wire.IDKey(m.ID); !hasID {
+		tracing.Lookup(r.Header).ObserveNotification(m.Method, metaOf(m.Params))
+	} else if refused {
+		tracing.Lookup(r.Header).Observe(m.Method, "", nil)
+	}
+}
+
+// metaOf is the raw _meta of params, decoded only if it may hold trace
+// context (nil otherwise).
+func metaOf(params json.RawMessage) json.RawMessage {
+	if !bytes.Contains(params, []byte("traceparent")) && !bytes.Contains(params, []byte("baggage")) {
+		return nil
+	}
+	var p struct {
+		Meta json.RawMessage `json:"_meta"`
+	}
+	_ = json.Unmarshal(params, &p)
+	return p.Meta
+}
+
 // discarded is a response nobody reads.
 type discarded struct{}
 
@@ -75,7 +106,8 @@ func (discarded) Header() http.Header         { return http.Header{} }
 func (discarded) Write(p []byte) (int, error) { return len(p), nil }
 func (discarded) WriteHeader(int)             {}
 
-// checkMessage checks one POST body; m is the message, if it is one.
+// checkMessage checks one POST body; m is the message, if it is one (nil
+// for a batch).
 func checkMessage(body []byte, inSession bool) (m *message, jerr *jsonrpc.Error) {
 	if !json.Valid(body) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: the request body is not valid JSON"}
@@ -103,7 +135,7 @@ func checkMessage(body []byte, inSession bool) (m *message, jerr *jsonrpc.Error)
 		}
 		return m, invalidRequest(fmt.Sprintf("Mcp-Session-Id header required: %s sent without a session (only initialize starts one)", what))
 	}
-	return nil, nil
+	return m, nil
 }
 
 func invalidRequest(msg string) *jsonrpc.Error {

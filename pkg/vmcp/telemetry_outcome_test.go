@@ -1,0 +1,94 @@
+package vmcp_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/require"
+	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/test/integration/harness"
+)
+
+// blockingServer has tool block, which reports its start on started and
+// returns only when its call is cancelled or the test ends.
+func blockingServer(t *testing.T, name string, started chan<- struct{}) *mcp.Server {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) }) // before the backends close (cleanups run last first)
+	srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: "test"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "block", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		started <- struct{}{}
+		select {
+		case <-ctx.Done():
+		case <-release:
+		}
+		return nil, ctx.Err()
+	})
+	return srv
+}
+
+// blockingBackends are a Legacy streamable HTTP backend "relayed" (a
+// Legacy client's calls are relayed), a Legacy SSE backend "sdk" (the
+// go-sdk path) and a stateless backend "modern" (Modern clients' calls go
+// direct or shared), each serving blockingServer's block.
+func blockingBackends(t *testing.T, started chan<- struct{}) []config.Backend {
+	rsrv := blockingServer(t, "relayed", started)
+	stateful := serveTraced(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return rsrv }, nil))
+	ssrv := blockingServer(t, "sdk", started)
+	sse := serveTraced(t, mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return ssrv }, nil))
+	msrv := blockingServer(t, "modern", started)
+	modern := serveTraced(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return msrv }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	return []config.Backend{
+		{Name: "relayed", URL: stateful.URL, Transport: config.TransportStreamableHTTP},
+		{Name: "sdk", URL: sse.URL, Transport: config.TransportSSE},
+		{Name: "modern", URL: modern.URL, Transport: config.TransportStreamableHTTP},
+	}
+}
+
+// cancelBlock calls tool on cs and cancels the call once the backend runs
+// it (a Legacy client sends notifications/cancelled; a Modern one closes
+// its request).
+func cancelBlock(t *testing.T, cs *mcp.ClientSession, tool string, started <-chan struct{}) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-started:
+		case <-time.After(20 * time.Second):
+		}
+		cancel()
+	}()
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
+	require.ErrorIs(t, err, context.Canceled, "%s", tool)
+}
+
+// The notifications a 2025-11-25 go-sdk client sends were answered 202
+// before vmcp learnt their method (the go-sdk handles them after the
+// answer; the relay answers a relayed call's cancellation itself), so
+// vmcp_requests_total counted them as method "POST".
+func TestLegacyNotificationsCountedAsPOST(t *testing.T) {
+	started := make(chan struct{}, 4)
+	v := harness.StartVMCP(t, nil, blockingBackends(t, started)...)
+	client := mcp.NewClient(&mcp.Implementation{Name: "roots-client", Version: "test"},
+		&mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}}})
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: v.URL}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+
+	client.AddRoots(&mcp.Root{URI: "file:///work"}) // notifications/roots/list_changed
+	cancelBlock(t, cs, "relayed_block", started)    // notifications/cancelled, answered by the relay
+	cancelBlock(t, cs, "sdk_block", started)        // notifications/cancelled, answered by the go-sdk
+
+	m := v.Server.Metrics()
+	count := func(label string) float64 {
+		return testutil.ToFloat64(m.Requests.WithLabelValues(label, "legacy", "ok"))
+	}
+	require.Eventually(t, func() bool {
+		return count("notifications/initialized") == 1 && count("notifications/roots/list_changed") == 1 && count("notifications/cancelled") == 2
+	}, 10*time.Second, 10*time.Millisecond, "initialized %v, roots/list_changed %v, cancelled %v, POST %v", count("notifications/initialized"),
+		count("notifications/roots/list_changed"), count("notifications/cancelled"), count("POST"))
+	require.Zero(t, count("POST"), "no notification counted as POST")
+}
