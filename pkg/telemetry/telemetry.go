@@ -21,7 +21,8 @@ type Metrics struct {
 
 	// Requests counts client requests at the MCP endpoint, by JSON-RPC
 	// method (MethodLabel; "GET"/"DELETE"/"POST" when the request carried
-	// none vmcp read), client revision (legacy|modern) and outcome (ok|error).
+	// none vmcp read), client revision (legacy|modern) and outcome
+	// (ok|error|cancelled: the client cancelled or left first, not an error).
 	Requests *prometheus.CounterVec
 	// RequestLatency observes each client request's duration at the
 	// endpoint in seconds (for streams: until the stream ends), by method
@@ -41,10 +42,11 @@ type Metrics struct {
 	ProgressDropped *prometheus.CounterVec
 	// BackendRequests counts requests sent to backends on a client's
 	// behalf, by backend, method, client revision (legacy|modern) and
-	// outcome (ok|error).
+	// outcome (ok|error|cancelled: the client cancelled, left or ended its
+	// session before the answer; not a backend failure).
 	BackendRequests *prometheus.CounterVec
-	// BackendErrors counts the failed ones, by backend, method and client
-	// revision.
+	// BackendErrors counts the failed ones (outcome error, never
+	// cancelled), by backend, method and client revision.
 	BackendErrors *prometheus.CounterVec
 	// BackendLatency observes each backend request's duration in seconds,
 	// by backend and method.

@@ -52,6 +52,8 @@ type Exchange struct {
 	forwarded bool   // served by another node (Forward)
 	observed  bool   // method reported by a dispatcher or the core
 	notified  string // the notification's method, reported before the go-sdk saw it (ObserveNotification)
+	handling  int    // go-sdk handlers serving the request that have not returned (Handle)
+	cancelled bool   // the client's side cut the request short (Cancel)
 }
 
 var (
@@ -155,6 +157,38 @@ func (x *Exchange) Fail(errType string) {
 	}
 }
 
+// Cancel reports that the request's client cut it short (it cancelled
+// the request, left, or its session ended): it is counted as cancelled,
+// whatever failure is reported of it.
+func (x *Exchange) Cancel() {
+	if x == nil {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if !x.ended {
+		x.cancelled = true
+	}
+}
+
+// Handle reports that a go-sdk handler began serving the request (the
+// go-sdk may end the HTTP request before its handler returns); the func
+// reports its return. A request that ends while a handler still serves it
+// is cancelled: its client left before the answer.
+func (x *Exchange) Handle() (returned func()) {
+	if x == nil {
+		return func() {}
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.handling++
+	return func() {
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		x.handling--
+	}
+}
+
 // Context returns ctx carrying the request's span (started now if need be)
 // and the client's baggage, the parent of the backend request's span.
 func (x *Exchange) Context(ctx context.Context) context.Context {
@@ -206,10 +240,12 @@ func (x *Exchange) started() context.Context {
 	return x.ctx
 }
 
-// Outcome is how a request ended: its method label and whether it failed.
+// Outcome is how a request ended: its method label and whether it failed
+// or its client cut it short (never both).
 type Outcome struct {
-	Method string // the JSON-RPC method; "" if no one reported it
-	Failed bool
+	Method    string // the JSON-RPC method; "" if no one reported it
+	Failed    bool
+	Cancelled bool
 }
 
 // End ends the request: status is the HTTP status written, sessionID the
@@ -228,8 +264,9 @@ func (x *Exchange) End(status int, sessionID string, record func(Outcome)) {
 			x.method, x.name = x.notified, ""
 		}
 	}
-	failed := status >= 400 || x.errType != ""
-	record(Outcome{Method: x.method, Failed: failed})
+	cancelled := x.cancelled || x.handling > 0
+	failed := !cancelled && (status >= 400 || x.errType != "")
+	record(Outcome{Method: x.method, Failed: failed, Cancelled: cancelled})
 	x.started()
 	if x.span.IsRecording() {
 		x.annotate(status, sessionID, failed)

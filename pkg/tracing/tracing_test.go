@@ -40,7 +40,8 @@ func TestBeginOverwritesAClientSentExchangeHeader(t *testing.T) {
 }
 
 // Reports after End change nothing (a go-sdk notification handled after
-// its 202), and a 202 keeps only what the headers said.
+// its 202), and a 202 keeps only what the headers said (or
+// ObserveNotification, below).
 func TestReportsAfterEndAreIgnored(t *testing.T) {
 	rec, tracer := newRecorder(t)
 	x := Begin(tracer, httptest.NewRequest("POST", "/mcp", nil), "legacy", "", "")
@@ -52,6 +53,30 @@ func TestReportsAfterEndAreIgnored(t *testing.T) {
 	x.Fail("-32603")
 	require.Len(t, rec.Ended(), 1)
 	require.Equal(t, "mcp POST", rec.Ended()[0].Name())
+}
+
+// A 202 is counted under the notification reported before the go-sdk
+// saw it; a request the core cancelled, or one that ends while its go-sdk
+// handler still runs, is cancelled, never failed.
+func TestNotificationAndCancelledOutcomes(t *testing.T) {
+	_, tracer := newRecorder(t)
+	end := func(x *Exchange, status int) (out Outcome) {
+		x.End(status, "", func(o Outcome) { out = o })
+		return out
+	}
+	x := Begin(tracer, httptest.NewRequest("POST", "/mcp", nil), "legacy", "", "")
+	x.ObserveNotification("notifications/cancelled", nil)
+	x.Observe("notifications/cancelled", "", nil) // the go-sdk, before the 202
+	require.Equal(t, Outcome{Method: "notifications/cancelled"}, end(x, http.StatusAccepted))
+	for _, report := range []func(*Exchange){
+		func(x *Exchange) { x.Fail("-32603"); x.Cancel() },
+		func(x *Exchange) { x.Handle() }, // never returned
+	} {
+		x := Begin(tracer, httptest.NewRequest("POST", "/mcp", nil), "legacy", "", "")
+		x.Observe("tools/call", "t", nil)
+		report(x)
+		require.Equal(t, Outcome{Method: "tools/call", Cancelled: true}, end(x, http.StatusOK))
+	}
 }
 
 // Transport adds traceparent only to requests whose context carries a span.

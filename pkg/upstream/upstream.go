@@ -205,7 +205,8 @@ func Call[R any](c *Core, ctx context.Context, req *Request, t Target, send func
 // Start begins one backend request that the caller performs itself (a
 // relayed or parked call, whose context and stream it owns); the returned
 // func records its outcome and returns err as the client's JSON-RPC error
-// (nil stays nil; ErrNoResponse passes unwrapped and uncounted as an error).
+// (nil stays nil; ErrNoResponse passes unwrapped). ErrNoResponse and an
+// error marked ClientEnded are counted as cancelled, not as errors.
 func (c *Core) Start(req *Request, t Target) func(err error) error {
 	_, done := c.Begin(context.Background(), req, t)
 	return done
@@ -214,9 +215,10 @@ func (c *Core) Start(req *Request, t Target) func(err error) error {
 // Begin is Start for a caller that sends on a context of its own: the
 // returned ctx carries the backend request's span, a child of the client
 // request's (the endpoint's tracing.Exchange named in req.Header), so that
-// an HTTP backend receives it as its traceparent.
+// an HTTP backend receives it as its traceparent. A request that fails
+// once ctx (the client's) has ended is counted as cancelled.
 func (c *Core) Begin(ctx context.Context, req *Request, t Target) (context.Context, func(err error) error) {
-	start := time.Now()
+	start, client := time.Now(), ctx
 	backend := t.Backend.Name()
 	leave := t.Backend.Enter() // a backend a reload retires drains first
 	x := tracing.Lookup(req.Header)
@@ -227,20 +229,46 @@ func (c *Core) Begin(ctx context.Context, req *Request, t Target) (context.Conte
 		leave()
 		c.metrics.BackendLatency.WithLabelValues(backend, req.Method).Observe(time.Since(start).Seconds())
 		outcome := "ok"
-		if err != nil && !errors.Is(err, ErrNoResponse) {
+		switch {
+		case err == nil:
+			end(nil)
+		case cancelled(client, err):
+			outcome = "cancelled" // not a backend failure
+			if !errors.Is(err, ErrNoResponse) {
+				err = backends.WireError(backend, err)
+			}
+			x.Cancel()
+			end(nil)
+		default:
 			outcome = "error"
 			c.metrics.BackendErrors.WithLabelValues(backend, req.Method, req.Revision).Inc()
 			err = backends.WireError(backend, err)
 			x.Fail(tracing.ErrorType(err))
 			end(err)
-		} else {
-			end(nil)
 		}
 		c.metrics.BackendRequests.WithLabelValues(backend, req.Method, req.Revision, outcome).Inc()
 		return err
 	}
 }
 
+// cancelled reports whether err, a backend request's failure, is its
+// client's doing: ErrNoResponse, an error marked ClientEnded, or any
+// failure once the client's context has ended.
+func cancelled(client context.Context, err error) bool {
+	var ce clientEnded
+	return errors.Is(err, ErrNoResponse) || errors.As(err, &ce) || client.Err() != nil
+}
+
 // ErrNoResponse ends a request the client cancelled: no response is due
 // (notifications/cancelled: the receiver SHOULD NOT respond).
 var ErrNoResponse = errors.New("request cancelled by the client; no response is sent")
+
+// ClientEnded marks err as the end of a request its client's side cut
+// short (the client left, or its session ended) where the context given
+// to Begin does not tell (Start): the core counts it as cancelled. The
+// client, if still there, gets err.
+func ClientEnded(err error) error { return clientEnded{err} }
+
+type clientEnded struct{ error }
+
+func (e clientEnded) Unwrap() error { return e.error }

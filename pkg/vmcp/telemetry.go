@@ -93,7 +93,10 @@ func (s *Server) observed(next http.Handler) http.Handler {
 			if label == "" {
 				label = r.Method // a GET stream, a DELETE, a response or an unrecognised POST
 			}
-			if out.Failed {
+			switch {
+			case out.Cancelled:
+				outcome = "cancelled"
+			case out.Failed:
 				outcome = "error"
 			}
 			s.metrics.Requests.WithLabelValues(label, revision, outcome).Inc()
@@ -103,8 +106,9 @@ func (s *Server) observed(next http.Handler) http.Handler {
 }
 
 // observe is receiving middleware on the Legacy go-sdk path: it tells the
-// request's Exchange the method, target and _meta the SDK decoded, and
-// whether the handler failed.
+// request's Exchange the method, target and _meta the SDK decoded, whether
+// the handler failed, and (a request) when it returned: the go-sdk ends
+// the HTTP request of a client that left without waiting for it.
 func observe(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		var x *tracing.Exchange
@@ -120,6 +124,9 @@ func observe(next mcp.MethodHandler) mcp.MethodHandler {
 			meta, name = p.GetMeta(), target(p)
 		}
 		x.Observe(method, name, meta)
+		if !strings.HasPrefix(method, "notifications/") {
+			defer x.Handle()()
+		}
 		res, err := next(ctx, method, req)
 		if err != nil {
 			x.Fail(tracing.ErrorType(err))

@@ -2,30 +2,31 @@ package vmcp_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/test/integration/harness"
 )
 
 // blockingServer has tool block, which reports its start on started and
-// returns only when its call is cancelled or the test ends.
-func blockingServer(t *testing.T, name string, started chan<- struct{}) *mcp.Server {
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) }) // before the backends close (cleanups run last first)
+// returns only when its call is cancelled or release is closed.
+func blockingServer(name string, started chan<- struct{}, release <-chan struct{}) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: "test"}, nil)
 	srv.AddTool(&mcp.Tool{Name: "block", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		started <- struct{}{}
 		select {
 		case <-ctx.Done():
+			return nil, ctx.Err()
 		case <-release:
+			return nil, errors.New("released")
 		}
-		return nil, ctx.Err()
 	})
 	return srv
 }
@@ -35,12 +36,14 @@ func blockingServer(t *testing.T, name string, started chan<- struct{}) *mcp.Ser
 // go-sdk path) and a stateless backend "modern" (Modern clients' calls go
 // direct or shared), each serving blockingServer's block.
 func blockingBackends(t *testing.T, started chan<- struct{}) []config.Backend {
-	rsrv := blockingServer(t, "relayed", started)
+	release := make(chan struct{})
+	rsrv := blockingServer("relayed", started, release)
 	stateful := serveTraced(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return rsrv }, nil))
-	ssrv := blockingServer(t, "sdk", started)
+	ssrv := blockingServer("sdk", started, release)
 	sse := serveTraced(t, mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return ssrv }, nil))
-	msrv := blockingServer(t, "modern", started)
+	msrv := blockingServer("modern", started, release)
 	modern := serveTraced(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return msrv }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(func() { close(release) }) // before the backends close (cleanups run last first)
 	return []config.Backend{
 		{Name: "relayed", URL: stateful.URL, Transport: config.TransportStreamableHTTP},
 		{Name: "sdk", URL: sse.URL, Transport: config.TransportSSE},
@@ -91,4 +94,46 @@ func TestLegacyNotificationsCountedAsPOST(t *testing.T) {
 	}, 10*time.Second, 10*time.Millisecond, "initialized %v, roots/list_changed %v, cancelled %v, POST %v", count("notifications/initialized"),
 		count("notifications/roots/list_changed"), count("notifications/cancelled"), count("POST"))
 	require.Zero(t, count("POST"), "no notification counted as POST")
+}
+
+// A call its client cancelled was counted as a backend failure: on the
+// go-sdk path and on the Modern paths vmcp_backend_requests_total had
+// outcome "error" and vmcp_backend_errors_total counted it, while the relay
+// counted a notifications/cancelled as "ok". Every path counts it as
+// "cancelled", no backend error, and the client request as "cancelled" too.
+func TestClientCancelledCallCountedAsBackendError(t *testing.T) {
+	started := make(chan struct{}, 4)
+	v := harness.StartVMCP(t, nil, blockingBackends(t, started)...)
+	legacy := v.Connect(t, "2025-11-25", nil)
+	cancelBlock(t, legacy, "relayed_block", started) // relay
+	cancelBlock(t, legacy, "sdk_block", started)     // go-sdk path
+	modern := v.Connect(t, "", nil)
+	require.Empty(t, modern.ID(), "a Modern client")
+	cancelBlock(t, modern, "modern_block", started)  // direct
+	cancelBlock(t, modern, "sdk_block", started)     // shared
+	cancelBlock(t, modern, "relayed_block", started) // parked
+
+	m := v.Server.Metrics()
+	calls := []struct{ backend, revision string }{{"relayed", "legacy"}, {"sdk", "legacy"}, {"modern", "modern"}, {"sdk", "modern"}, {"relayed", "modern"}}
+	require.EventuallyWithT(t, func(e *assert.CollectT) {
+		for _, c := range calls {
+			for _, outcome := range []string{"cancelled", "ok", "error"} {
+				want := map[bool]float64{true: 1}[outcome == "cancelled"]
+				assert.Equal(e, want, testutil.ToFloat64(m.BackendRequests.WithLabelValues(c.backend, "tools/call", c.revision, outcome)), "%v %s", c, outcome)
+			}
+		}
+	}, 10*time.Second, 10*time.Millisecond, "every cancelled call counted once, as cancelled")
+	for _, c := range calls {
+		require.Zero(t, testutil.ToFloat64(m.BackendErrors.WithLabelValues(c.backend, "tools/call", c.revision)), "%v: no backend error", c)
+	}
+	client := func(revision, outcome string) float64 {
+		return testutil.ToFloat64(m.Requests.WithLabelValues("tools/call", revision, outcome))
+	}
+	require.EventuallyWithT(t, func(e *assert.CollectT) {
+		for revision, n := range map[string]float64{"legacy": 2, "modern": 3} {
+			assert.Equal(e, n, client(revision, "cancelled"), revision)
+			assert.Zero(e, client(revision, "ok"), revision)
+			assert.Zero(e, client(revision, "error"), revision)
+		}
+	}, 10*time.Second, 10*time.Millisecond, "client requests counted as cancelled")
 }

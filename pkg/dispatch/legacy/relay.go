@@ -135,6 +135,8 @@ func (d *Dispatcher) relayCall(w http.ResponseWriter, r *http.Request, s *client
 			return
 		case errDuplicateID:
 			werr = out.fail(http.StatusBadRequest, m.ID, err)
+		case ErrSessionEnded, errClientGone:
+			werr = out.respond(m.ID, res, done(upstream.ClientEnded(err))) // counted as cancelled
 		default:
 			werr = out.respond(m.ID, res, done(err))
 		}

@@ -186,7 +186,7 @@ func (d *Dispatcher) drive(rq *request, req *upstream.Request, t upstream.Target
 	case errors.Is(err, mrtr.ErrBackendIdle):
 		return nil, done(context.DeadlineExceeded)
 	case err != nil:
-		return nil, done(err) // the client is gone; nothing can be written
+		return nil, done(upstream.ClientEnded(err)) // the client is gone; nothing can be written
 	case out.Asks == nil && out.Err != nil:
 		return nil, done(out.Err)
 	case out.Asks == nil:
