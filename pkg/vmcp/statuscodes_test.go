@@ -262,3 +262,19 @@ func TestSecondInitializeGotErrorCode0(t *testing.T) {
 	assert.Contains(t, a.message, "initialize")
 	assert.JSONEq(t, "7", string(a.id))
 }
+
+// A Legacy request of a method no server offers got -32600 with id null
+// (the go-sdk handler refuses it as a plain-text 400): now -32601 (Method
+// not found, as the Modern path answers), for its id, naming the method. A
+// notification method sent with an id is still an invalid request.
+func TestLegacyUnknownMethodGotInvalidRequest(t *testing.T) {
+	v := echoVMCP(t)
+	session := map[string]string{"Mcp-Session-Id": legacySession(t, v.URL), "Mcp-Protocol-Version": "2025-11-25"}
+	a := send(t, http.MethodPost, v.URL, `{"jsonrpc":"2.0","id":9,"method":"foo/bar"}`, session)
+	requireRPCError(t, a, -32601, "9", "an unknown method")
+	assert.Contains(t, a.message, `"foo/bar"`, "the message names the method")
+	a = send(t, http.MethodPost, v.URL, `{"jsonrpc":"2.0","id":"x","method":"notifications/initialized"}`, session)
+	requireRPCError(t, a, -32600, "null", "a notification with an id")
+	a = send(t, http.MethodPost, v.URL, `{"jsonrpc":"2.0","id":10,"method":"ping"}`, session)
+	require.Equal(t, http.StatusOK, a.status, "a known method is served: %s", a.body)
+}

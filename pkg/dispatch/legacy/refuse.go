@@ -16,7 +16,8 @@ import (
 // the spec's status and a JSON-RPC error body: a POST body that is not
 // JSON (400, -32700); a message that is neither a request, a notification
 // nor a response (400, -32600); a message other than initialize without
-// Mcp-Session-Id (400, -32600), and a GET or DELETE without one. It
+// Mcp-Session-Id (400, -32600), and a GET or DELETE without one; a
+// request of a method the server does not serve (400, -32601, its id). It
 // returns false, with r.Body intact, for everything else. A batch is left
 // to the go-sdk handler (2025-03-26 allows them). A notification's method,
 // and a refused message's, go to the request's tracing.Exchange.
@@ -135,7 +136,30 @@ func checkMessage(body []byte, inSession bool) (m *message, jerr *jsonrpc.Error)
 		}
 		return m, invalidRequest(fmt.Sprintf("Mcp-Session-Id header required: %s sent without a session (only initialize starts one)", what))
 	}
-	return m, nil
+	return m, unknownMethod(m)
+}
+
+// servedMethods are the methods the go-sdk server serves (its
+// serverMethodInfos, go-sdk v1.8.0): requests and notifications. vmcp
+// registers no custom methods.
+var servedMethods = map[string]bool{
+	"initialize": true, "ping": true, "server/discover": true, "completion/complete": true,
+	"tools/list": true, "tools/call": true, "prompts/list": true, "prompts/get": true,
+	"resources/list": true, "resources/templates/list": true, "resources/read": true,
+	"resources/subscribe": true, "resources/unsubscribe": true, "subscriptions/listen": true,
+	"logging/setLevel": true, "notifications/cancelled": true, "notifications/initialized": true,
+	"notifications/roots/list_changed": true, "notifications/progress": true,
+}
+
+// unknownMethod is -32601 (Method not found) for a request, with an id, of
+// a method the server does not serve: the go-sdk handler would refuse it
+// as a plain-text 400 (-32600, id null). nil otherwise (a notification of
+// an unknown method is the go-sdk's to refuse).
+func unknownMethod(m *message) *jsonrpc.Error {
+	if _, hasID := wire.IDKey(m.ID); !hasID || m.Method == "" || servedMethods[m.Method] {
+		return nil
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method not found: %s", wire.Quote(m.Method))}
 }
 
 func invalidRequest(msg string) *jsonrpc.Error {
