@@ -262,6 +262,9 @@ func (b *Backend) connectWith(ctx context.Context, opts SessionOptions, version 
 	if opts.CacheGuard {
 		hc = guardHTTP(hc)
 	}
+	if b.isHTTP() { // other transports are checked at the connection (below)
+		hc = checkHTTP(hc, b.cfg.Name)
+	}
 	t, err := newTransport(b.cfg, hc, retries, b.log, b.metrics.StdioSkippedLines.WithLabelValues(b.cfg.Name))
 	if err != nil {
 		return nil, nil, err
@@ -274,6 +277,9 @@ func (b *Backend) connectWith(ctx context.Context, opts SessionOptions, version 
 	}
 	if _, isHTTP := t.(*mcp.StreamableClientTransport); opts.CacheGuard && !isHTTP {
 		t = &guardTransportConn{Transport: t}
+	}
+	if _, isHTTP := t.(*mcp.StreamableClientTransport); !isHTTP {
+		t = &checkTransportConn{Transport: t, backend: b.cfg.Name} // null results (result.go)
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.Timeout())
 	defer cancel()

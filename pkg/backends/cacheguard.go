@@ -92,6 +92,12 @@ func (t *guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return resp, err
 	}
+	return rewriteBody(resp, guardMessage)
+}
+
+// rewriteBody makes resp's JSON body, or each event of its SSE body, pass
+// through rewrite (which returns a message and whether it changed it).
+func rewriteBody(resp *http.Response, rewrite func([]byte) ([]byte, bool)) (*http.Response, error) {
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch ct {
 	case "application/json":
@@ -100,23 +106,24 @@ func (t *guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		if out, changed := guardMessage(b); changed {
+		if out, changed := rewrite(b); changed {
 			b = out
 			resp.ContentLength = int64(len(b))
 			resp.Header.Set("Content-Length", strconv.Itoa(len(b)))
 		}
 		resp.Body = io.NopCloser(bytes.NewReader(b))
 	case "text/event-stream":
-		resp.Body = &guardBody{src: bufio.NewReader(resp.Body), body: resp.Body}
+		resp.Body = &guardBody{src: bufio.NewReader(resp.Body), body: resp.Body, rewrite: rewrite}
 	}
 	return resp, nil
 }
 
 // guardBody passes an SSE stream through one event at a time, rewriting
-// the data of events that carry a cacheable result.
+// the data of events that rewrite changes.
 type guardBody struct {
 	src     *bufio.Reader
 	body    io.Closer
+	rewrite func([]byte) ([]byte, bool)
 	pending []byte
 	err     error
 }
@@ -158,7 +165,7 @@ func (b *guardBody) readEvent() []byte {
 			break
 		}
 	}
-	out, changed := guardMessage(data)
+	out, changed := b.rewrite(data)
 	if !changed {
 		return raw
 	}

@@ -91,8 +91,8 @@ func WireError(backend string, err error) error {
 	prefix := fmt.Sprintf("backend %q: ", backend)
 	var we *jsonrpc.Error
 	if errors.As(err, &we) {
-		if strings.HasPrefix(we.Message, prefix) {
-			return we // already names the backend
+		if strings.HasPrefix(we.Message, prefix) || strings.HasPrefix(we.Message, prefix[:len(prefix)-2]+" answered ") {
+			return we // already names the backend (ResultError's too)
 		}
 		return &jsonrpc.Error{Code: we.Code, Message: prefix + we.Message, Data: we.Data}
 	}

@@ -114,6 +114,9 @@ func (b *Backend) Direct(ctx context.Context, version string, req DirectRequest)
 		}
 		return nil, err
 	}
+	if err := ResultError(b.Name(), req.Method, res); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 

@@ -29,6 +29,7 @@ type relayStream struct {
 	out     *eventWriter
 	id      []byte // vmcp's id of the request on the backend session
 	backend string
+	method  string // the relayed request's
 	token   string // tokenKey of the client's progressToken ("" for none)
 
 	ctx     context.Context // the call's; each relayed ask has a child
@@ -69,7 +70,7 @@ func (s *clientSession) relayCall(r *http.Request, raw *backends.RawSession, key
 	token := progressToken(params["_meta"])
 	defer s.calls.startRelayed(ctx, backend, token, out)()
 
-	rs := &relayStream{s: s, raw: raw, out: out, id: newRelayID(), backend: backend, token: tokenKey(token), ctx: ctx,
+	rs := &relayStream{s: s, raw: raw, out: out, id: newRelayID(), backend: backend, method: m.Method, token: tokenKey(token), ctx: ctx,
 		asks: map[string]context.CancelCauseFunc{}, settled: make(chan struct{})}
 	res, err := rs.rounds(ctx, r.Header, m.Method, params)
 	if err != nil && ctx.Err() != nil && rs.raw != nil {
@@ -192,11 +193,8 @@ func (rs *relayStream) onMessage(ctx context.Context, data []byte) (res json.Raw
 			}
 			return nil, &we, true
 		}
-		if len(m.Result) == 0 {
-			return nil, errors.New("JSON-RPC response has neither result nor error"), true
-		}
-		if r := bytes.TrimLeft(m.Result, " \t\r\n"); len(r) == 0 || r[0] != '{' {
-			return nil, fmt.Errorf("JSON-RPC result is %s, not an object", clip(m.Result)), true
+		if err := backends.ResultError(rs.backend, rs.method, m.Result); err != nil {
+			return nil, err, true // absent, null or not an object: never an empty success
 		}
 		return m.Result, nil, true
 	case len(m.ID) > 0 && string(m.ID) != "null":
@@ -215,7 +213,8 @@ func (rs *relayStream) notification(data []byte, m *message) {
 	var err error
 	switch m.Method {
 	case "notifications/progress":
-		if tok := progressToken(m.Params); rs.token == "" || tokenKey(tok) != rs.token {
+		tok := progressToken(m.Params)
+		if rs.token == "" || tokenKey(tok) != rs.token {
 			err = fmt.Errorf("%w: token %v on the stream of a call that sent %s", backends.ErrProgressUnknownToken, tok, orNone(rs.token))
 			break
 		}
@@ -269,12 +268,4 @@ func (rs *relayStream) cancelBackend(cause error) {
 	if err := rs.raw.Notify(ctx, b); err != nil {
 		rs.s.d.undeliverable("notifications/cancelled", rs.s.id, rs.backend, err)
 	}
-}
-
-// clip is at most 32 bytes of b, for an error message.
-func clip(b []byte) string {
-	if len(b) > 32 {
-		return string(b[:32]) + "..."
-	}
-	return string(b)
 }
