@@ -1,6 +1,7 @@
 package backends
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -163,8 +164,8 @@ func TokenOf(params json.RawMessage) (string, error) {
 	if err := json.Unmarshal(params, &p); err != nil {
 		return "", fmt.Errorf("malformed progress notification: %w", err)
 	}
-	if len(p.Token) == 0 {
-		return "", errors.New("progress notification without a progressToken")
+	if t := bytes.TrimSpace(p.Token); len(t) == 0 || string(t) == "null" {
+		return "", ErrProgressNoToken // belongs to no request; never matched to one
 	}
 	var s string
 	if json.Unmarshal(p.Token, &s) == nil {

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -67,6 +68,49 @@ func TestRelayForwardedForeignAndLateProgress(t *testing.T) {
 				assert.Equal(t, 1.0, testutil.ToFloat64(unknown)-u0, "foreign token not dropped as unknown_token")
 				assert.Equal(t, 1, fc.wireCount("notifications/progress"), "only the call's own progress reaches the client")
 			})
+		}
+	}
+}
+
+// addNullToken registers "nulltok": one progress with "progressToken":
+// null, then the result.
+func addNullToken(s *mcp.Server) {
+	s.AddTool(&mcp.Tool{Name: "nulltok", InputSchema: flowSchema}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: nil, Progress: 1})
+		return flowResult("nulltok:%v", err), nil
+	})
+}
+
+// TestRelayForwardedProgressWithNullToken pins a backend's progress with
+// "progressToken": null, which belongs to no request: on every path
+// (relay, go-sdk session, Modern shared connection), whether the call sent
+// a token or not, it is never forwarded, and it is counted as
+// vmcp_progress_dropped_total{reason="no_token"} (it was counted as a
+// token no call sent, unknown_token, as if it had one).
+func TestRelayForwardedProgressWithNullToken(t *testing.T) {
+	lb := harness.StartBackend(t, "lb", harness.Stateful, addNullToken)
+	v := harness.StartVMCP(t, nil, lb.Config(), startSSEBackend(t, "sse", addNullToken))
+	awaitTools(t, v, "lb_nulltok", "sse_nulltok")
+	dropped := v.Server.Metrics().ProgressDropped
+	for _, client := range []string{"legacy", "modern"} {
+		for _, backend := range []string{"lb", "sse"} {
+			for _, tok := range []any{"mine", nil} {
+				t.Run(fmt.Sprintf("%s client, backend %s, token %v", client, backend, tok), func(t *testing.T) {
+					fc := connectFlow(t, v, "p", nil)
+					if client == "modern" {
+						fc = connectModern(t, v, "p", nil)
+					}
+					none, unknown := dropped.WithLabelValues(backend, "no_token"), dropped.WithLabelValues(backend, "unknown_token")
+					n0, u0 := testutil.ToFloat64(none), testutil.ToFloat64(unknown)
+					res, err := fc.call(flowCtx(t), backend+"_nulltok", nil, tok)
+					require.Equal(t, "nulltok:<nil>", flowText(res, err))
+					// the progress precedes the result on its stream: counted by now
+					assert.Eventually(t, func() bool { return testutil.ToFloat64(none) > n0 }, time.Second, 5*time.Millisecond, "progress without a token not counted as no_token")
+					assert.Equal(t, 1.0, testutil.ToFloat64(none)-n0, "counted once")
+					assert.Equal(t, u0, testutil.ToFloat64(unknown), "not counted as a token no call sent")
+					assert.Zero(t, fc.wireCount("notifications/progress"), "never forwarded to the client")
+				})
+			}
 		}
 	}
 }

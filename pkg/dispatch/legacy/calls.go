@@ -178,6 +178,9 @@ func (s *clientSession) tap(ctx context.Context, backend string, msg *jsonrpc.Re
 	}
 	c := s.calls.byProgressToken(p.ProgressToken)
 	switch {
+	case p.ProgressToken == nil: // absent or null: it belongs to no request
+		s.d.undeliverable("notifications/progress", s.id, backend, backends.ErrProgressNoToken)
+		return
 	case c == nil:
 		s.d.undeliverable("notifications/progress", s.id, backend, fmt.Errorf("%w: no in-flight request has token %v", backends.ErrProgressUnknownToken, p.ProgressToken))
 		return

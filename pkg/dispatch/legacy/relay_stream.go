@@ -214,6 +214,10 @@ func (rs *relayStream) notification(data []byte, m *message) {
 	switch m.Method {
 	case "notifications/progress":
 		tok := progressToken(m.Params)
+		if tok == nil { // absent or null: it belongs to no request
+			err = fmt.Errorf("%w (on the stream of a call that sent %s)", backends.ErrProgressNoToken, orNone(rs.token))
+			break
+		}
 		if rs.token == "" || tokenKey(tok) != rs.token {
 			err = fmt.Errorf("%w: token %v on the stream of a call that sent %s", backends.ErrProgressUnknownToken, tok, orNone(rs.token))
 			break
