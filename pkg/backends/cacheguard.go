@@ -102,10 +102,18 @@ func rewriteBody(resp *http.Response, rewrite func([]byte) ([]byte, bool)) (*htt
 	switch ct {
 	case "application/json":
 		b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
-		resp.Body.Close()
 		if err != nil {
+			resp.Body.Close()
 			return nil, err
 		}
+		if len(b) > maxResponse { // too long to rewrite: passed on whole
+			resp.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.MultiReader(bytes.NewReader(b), resp.Body), resp.Body}
+			return resp, nil
+		}
+		resp.Body.Close()
 		if out, changed := rewrite(b); changed {
 			b = out
 			resp.ContentLength = int64(len(b))
