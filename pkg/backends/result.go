@@ -58,7 +58,7 @@ type answerCheck struct {
 
 func (c *answerCheck) rewrite(msg []byte) ([]byte, bool) {
 	var m wire.Message
-	if len(bytes.TrimSpace(msg)) == 0 || json.Unmarshal(msg, &m) != nil || m.Method != "" {
+	if len(bytes.TrimSpace(msg)) == 0 || wire.Decode(msg, &m) != nil || m.Method != "" {
 		return msg, false
 	}
 	if k, ok := wire.IDKey(m.ID); !ok || k != c.key || (len(m.Error) > 0 && string(m.Error) != "null") {
@@ -102,7 +102,7 @@ func (t *checkTransport) posted(req *http.Request) *answerCheck {
 	defer body.Close()
 	b, err := io.ReadAll(io.LimitReader(body, maxResponse))
 	var m wire.Message
-	if err != nil || json.Unmarshal(b, &m) != nil || !checkedMethods[m.Method] {
+	if err != nil || wire.Decode(b, &m) != nil || !checkedMethods[m.Method] {
 		return nil
 	}
 	key, ok := wire.IDKey(m.ID)
