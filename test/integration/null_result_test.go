@@ -29,6 +29,13 @@ func nullBackend(t *testing.T, name string, mode harness.Mode) *harness.Backend 
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "nul://" + name, Text: "not null"}}}, nil
 		})
 	})
+	answerNullTo(b, func(_, tool, uri string) bool { return tool == "nul" || uri == "nul://"+name })
+	return b
+}
+
+// answerNullTo makes b answer {"result": null} to every request whose
+// method, params.name and params.uri match; the rest reach b as before.
+func answerNullTo(b *harness.Backend, match func(method, name, uri string) bool) {
 	h := b.HTTP.Config.Handler
 	b.HTTP.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -40,7 +47,7 @@ func nullBackend(t *testing.T, name string, mode harness.Mode) *harness.Backend 
 				URI  string `json:"uri"`
 			} `json:"params"`
 		}
-		if json.Unmarshal(body, &m) == nil && len(m.ID) > 0 && (m.Params.Name == "nul" || m.Params.URI == "nul://"+name) {
+		if json.Unmarshal(body, &m) == nil && len(m.ID) > 0 && match(m.Method, m.Params.Name, m.Params.URI) {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":null}`))
 			return
@@ -48,7 +55,6 @@ func nullBackend(t *testing.T, name string, mode harness.Mode) *harness.Backend 
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		h.ServeHTTP(w, r)
 	})
-	return b
 }
 
 // TestBackendNullResultBecameEmptySuccess pins a backend answering
