@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -100,6 +101,7 @@ func (d *Dispatcher) relayCall(w http.ResponseWriter, r *http.Request, s *client
 	if err != nil || json.Unmarshal(params[relayMethods[m.Method]], &name) != nil {
 		return false
 	}
+	dropCaseVariants(params, relayMethods[m.Method], "_meta")
 	req := &upstream.Request{Method: m.Method, Name: name, Revision: upstream.RevisionLegacy, Principal: identity.From(r.Context()), Header: r.Header}
 	tracing.Lookup(r.Header).ObserveRawMeta(m.Method, name, params["_meta"]) // a _meta.traceparent parents the request's span
 	t, err := d.core.Route(req)
@@ -171,3 +173,17 @@ var errClientGone = errors.New("client disconnected")
 // errClientCancelled ends a relayed call the client cancelled: it gets no
 // response (notifications/cancelled: the receiver SHOULD NOT respond).
 var errClientCancelled = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "request cancelled by the client"}
+
+// dropCaseVariants removes the params members whose names differ from one
+// of keys only by case ("Name" beside "name"): vmcp routes and authorizes
+// by the exact member, and a backend that matches names case-insensitively
+// (Go's encoding/json does, the last one winning) must not see another.
+func dropCaseVariants(params map[string]json.RawMessage, keys ...string) {
+	for k := range params {
+		for _, key := range keys {
+			if k != key && strings.EqualFold(k, key) {
+				delete(params, k)
+			}
+		}
+	}
+}

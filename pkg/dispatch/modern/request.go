@@ -69,11 +69,15 @@ func (d *Dispatcher) parse(w http.ResponseWriter, r *http.Request) (*request, bo
 }
 
 // decode fills rq from body: a single JSON-RPC request or notification.
-// Batches, responses and malformed envelopes are -32600/-32700 errors.
+// Batches, responses and JSON other than an object are -32600 errors,
+// what is not JSON -32700.
 func (rq *request) decode(body []byte) *jsonrpc.Error {
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "JSON-RPC batches are not supported in protocol 2026-07-28: send one message per POST"}
+	}
+	if len(trimmed) > 0 && trimmed[0] != '{' && json.Valid(body) {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "a JSON-RPC message is an object"}
 	}
 	var env envelope
 	if err := wire.Decode(body, &env); err != nil {

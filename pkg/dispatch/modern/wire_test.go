@@ -371,3 +371,16 @@ func TestClientThatPrefersEventStreamGotJSON(t *testing.T) {
 	resp, _ = post(t, url, hdr, body("3", "nope", nil))
 	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"), "an error with its own status stays JSON")
 }
+
+// A body of valid JSON that is not an object got -32700 (parse error) with
+// a Go type name in its message; it is an invalid request (-32600), as on
+// Legacy.
+func TestModernScalarBodyGotParseError(t *testing.T) {
+	url := twoBackends(t, nil)
+	for _, b := range []string{`"x"`, `42`, `true`, ` null `} {
+		resp, out := post(t, url, modernHeaders("tools/list", ""), b)
+		r := decodeReply(t, out)
+		requireError(t, resp.StatusCode, r, 400, jsonrpc.CodeInvalidRequest)
+		assert.Contains(t, r.Error.Message, "object", "body %s", b)
+	}
+}
