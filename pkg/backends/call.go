@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // drainGrace is how long a finished call's context stays alive so the SDK
@@ -85,7 +86,8 @@ func ForwardMetaRaw(m json.RawMessage) json.RawMessage {
 }
 
 // WireError converts a backend call failure into the JSON-RPC error the
-// client receives: a backend's own JSON-RPC error keeps its code and data,
+// client receives: a backend's own JSON-RPC error keeps its code and data
+// (one without a code becomes -32603, one without a message says so),
 // anything else becomes -32603; the message always names the backend.
 func WireError(backend string, err error) error {
 	prefix := fmt.Sprintf("backend %q: ", backend)
@@ -93,6 +95,12 @@ func WireError(backend string, err error) error {
 	if errors.As(err, &we) {
 		if strings.HasPrefix(we.Message, prefix) || strings.HasPrefix(we.Message, prefix[:len(prefix)-2]+" answered ") {
 			return we // already names the backend (ResultError's too)
+		}
+		switch {
+		case we.Code == 0: // "error": {} or a message alone: not a JSON-RPC error object
+			return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: prefix + "answered with an error without a code" + quoted(we.Message), Data: we.Data}
+		case we.Message == "":
+			return &jsonrpc.Error{Code: we.Code, Message: fmt.Sprintf("%sanswered with error %d without a message", prefix, we.Code), Data: we.Data}
 		}
 		return &jsonrpc.Error{Code: we.Code, Message: prefix + we.Message, Data: we.Data}
 	}
@@ -104,4 +112,12 @@ func WireError(backend string, err error) error {
 		msg = prefix + msg
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
+}
+
+// quoted is ": " and msg quoted, or "" for no message.
+func quoted(msg string) string {
+	if msg == "" {
+		return ""
+	}
+	return ": " + wire.Quote(msg)
 }

@@ -29,13 +29,14 @@ func nullBackend(t *testing.T, name string, mode harness.Mode) *harness.Backend 
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "nul://" + name, Text: "not null"}}}, nil
 		})
 	})
-	answerNullTo(b, func(_, tool, uri string) bool { return tool == "nul" || uri == "nul://"+name })
+	answerRaw(b, `"result":null`, func(_, tool, uri string) bool { return tool == "nul" || uri == "nul://"+name })
 	return b
 }
 
-// answerNullTo makes b answer {"result": null} to every request whose
-// method, params.name and params.uri match; the rest reach b as before.
-func answerNullTo(b *harness.Backend, match func(method, name, uri string) bool) {
+// answerRaw makes b answer every request whose method, params.name and
+// params.uri match with the response members given (after jsonrpc and
+// id, e.g. `"result":null`); the rest reach b as before.
+func answerRaw(b *harness.Backend, members string, match func(method, name, uri string) bool) {
 	h := b.HTTP.Config.Handler
 	b.HTTP.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -49,7 +50,7 @@ func answerNullTo(b *harness.Backend, match func(method, name, uri string) bool)
 		}
 		if json.Unmarshal(body, &m) == nil && len(m.ID) > 0 && match(m.Method, m.Params.Name, m.Params.URI) {
 			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":null}`))
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,` + members + `}`))
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))

@@ -186,7 +186,7 @@ func (rs *relayStream) onMessage(ctx context.Context, data []byte) (res json.Raw
 			rs.s.d.undeliverable("(response to an unknown id)", rs.s.id, rs.backend, fmt.Errorf("response id %s on the stream of request %s", m.ID, rs.id))
 			return nil, nil, false
 		}
-		if len(m.Error) > 0 {
+		if len(m.Error) > 0 && string(m.Error) != "null" { // "error": null is none, as on the other paths
 			var we jsonrpc.Error
 			if err := json.Unmarshal(m.Error, &we); err != nil {
 				return nil, fmt.Errorf("malformed JSON-RPC error: %w", err), true
