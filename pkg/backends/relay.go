@@ -26,11 +26,15 @@ var ErrSessionExpired = errors.New("backend session expired (HTTP 404)")
 
 // RawSession is one client session's backend session, as far as a raw
 // relay needs it: where to POST and the headers that bind a POST to it.
+// At a Modern revision (a stateless backend) there is no session to bind
+// to: each request carries its own _meta (RequestMeta) and Mcp-Method and
+// Mcp-Name headers (Call), and closing its stream cancels it.
 type RawSession struct {
 	b       *Backend
 	e       *sessionEntry
 	id      string // backend Mcp-Session-Id; "" for a backend without sessions
 	version string // negotiated protocol version
+	modern  bool   // version is Modern (2026-07-28+)
 	// held is the client session's latest forwarded headers, for posts
 	// that carry no client request's own (notifications, answers).
 	held func() http.Header
@@ -41,8 +45,9 @@ func (r *RawSession) Backend() *Backend { return r.b }
 
 // Raw returns the client's backend session for backend name (opened on
 // first use, like Get) when its requests may be relayed raw: a streamable
-// HTTP backend at a Legacy revision (a Modern backend's calls may answer
-// input_required, which the SDK path drives). ok is false otherwise.
+// HTTP backend, at whichever revision the session negotiated (a Modern
+// one's input_required results are the relay's rounds). ok is false for
+// other transports and before the backend first connected.
 func (s *SessionSet) Raw(ctx context.Context, name string) (r *RawSession, ok bool, err error) {
 	b, err := s.m.Backend(name)
 	if err != nil {
@@ -51,7 +56,7 @@ func (s *SessionSet) Raw(ctx context.Context, name string) (r *RawSession, ok bo
 	if t := b.cfg.Transport; t != config.TransportStreamableHTTP && t != "" {
 		return nil, false, nil
 	}
-	if v := b.protocolVersion(); v == "" || v >= modernRevision {
+	if b.protocolVersion() == "" {
 		return nil, false, nil
 	}
 	e, err := s.get(ctx, b)
@@ -59,11 +64,17 @@ func (s *SessionSet) Raw(ctx context.Context, name string) (r *RawSession, ok bo
 		return nil, false, err
 	}
 	ir := e.cs.InitializeResult()
-	if ir == nil || ir.ProtocolVersion >= modernRevision {
+	if ir == nil {
 		return nil, false, nil
 	}
-	return &RawSession{b: b, e: e, id: e.cs.ID(), version: ir.ProtocolVersion, held: s.held}, true, nil
+	v := ir.ProtocolVersion
+	return &RawSession{b: b, e: e, id: e.cs.ID(), version: v, modern: v >= modernRevision, held: s.held}, true, nil
 }
+
+// Modern reports whether the session speaks a Modern revision: requests
+// need RequestMeta and Call, results carry resultType, and a request is
+// cancelled by closing its stream (there is no session to notify).
+func (r *RawSession) Modern() bool { return r.modern }
 
 // Post sends one JSON-RPC message on the session and returns the backend's
 // HTTP response (2xx; the caller closes its body). client is the client
@@ -72,6 +83,20 @@ func (s *SessionSet) Raw(ctx context.Context, name string) (r *RawSession, ok bo
 // with ErrSessionExpired; another non-2xx status fails naming it, with the
 // body's JSON-RPC error if it has one.
 func (r *RawSession) Post(ctx context.Context, client http.Header, body []byte) (*http.Response, error) {
+	return r.post(ctx, client, body, "", "")
+}
+
+// Call is Post for a request whose method and routed name (tool or prompt
+// name, resource URI; "" for none) a Modern backend wants as the
+// Mcp-Method and Mcp-Name headers (2026-07-28 Streamable HTTP).
+func (r *RawSession) Call(ctx context.Context, client http.Header, method, name string, body []byte) (*http.Response, error) {
+	if !r.modern {
+		method, name = "", ""
+	}
+	return r.post(ctx, client, body, method, name)
+}
+
+func (r *RawSession) post(ctx context.Context, client http.Header, body []byte, method, name string) (*http.Response, error) {
 	if client == nil && r.held != nil {
 		client = r.held()
 	}
@@ -88,6 +113,12 @@ func (r *RawSession) Post(ctx context.Context, client http.Header, body []byte) 
 	h["Mcp-Protocol-Version"] = []string{r.version}
 	if r.id != "" {
 		h["Mcp-Session-Id"] = []string{r.id}
+	}
+	if method != "" {
+		h["Mcp-Method"] = []string{method}
+	}
+	if name != "" {
+		h["Mcp-Name"] = []string{headerValue(name)}
 	}
 	resp, err := roundTrip(r.b.http, hr)
 	if err != nil {

@@ -2,6 +2,7 @@ package legacy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -122,14 +123,13 @@ func (d *Dispatcher) relayCall(w http.ResponseWriter, r *http.Request, s *client
 	if t.Name != name {
 		params[relayMethods[m.Method]] = wire.AppendString(nil, t.Name)
 	}
-	if meta, ok := params["_meta"]; ok {
-		if params["_meta"] = backends.ForwardMetaRaw(tracing.RewriteMetaRaw(ctx, meta)); params["_meta"] == nil {
-			delete(params, "_meta")
-		}
+	if err := s.backendMeta(ctx, raw, params); err != nil {
+		newEventWriter(w).respond(m.ID, nil, done(err))
+		return true
 	}
 	out := newEventWriter(w)
 	defer out.close()
-	s.relayCall(r, raw, key, m, params, out, func(res json.RawMessage, err error) {
+	s.relayCall(r, raw, key, m, t.Name, params, out, func(res json.RawMessage, err error) {
 		var werr error
 		switch err {
 		case errClientCancelled:
@@ -147,6 +147,44 @@ func (d *Dispatcher) relayCall(w http.ResponseWriter, r *http.Request, s *client
 		}
 	})
 	return true
+}
+
+// backendMeta rewrites params' _meta for the backend: the client's
+// traceparent names vmcp's backend span, reserved keys are dropped, and on
+// a Modern session what a Legacy session would hold is added
+// (RawSession.RequestMeta; a _meta that is not an object is -32602).
+func (s *clientSession) backendMeta(ctx context.Context, raw *backends.RawSession, params map[string]json.RawMessage) error {
+	if meta, ok := params["_meta"]; ok {
+		if params["_meta"] = backends.ForwardMetaRaw(tracing.RewriteMetaRaw(ctx, meta)); params["_meta"] == nil {
+			delete(params, "_meta")
+		}
+	}
+	if !raw.Modern() {
+		return nil
+	}
+	s.mu.Lock()
+	level := s.logLevel
+	s.mu.Unlock()
+	meta, err := raw.RequestMeta(params["_meta"], s.capabilitiesRaw(), string(level))
+	if err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	params["_meta"] = meta
+	return nil
+}
+
+// capabilitiesRaw is the client's declared capabilities as JSON, encoded
+// once per session ({} if it declared none).
+func (s *clientSession) capabilitiesRaw() json.RawMessage {
+	s.capsOnce.Do(func() {
+		s.caps = json.RawMessage(`{}`)
+		if ip := s.front.InitializeParams(); ip != nil && ip.Capabilities != nil {
+			if b, err := json.Marshal(ip.Capabilities); err == nil {
+				s.caps = b
+			}
+		}
+	})
+	return s.caps
 }
 
 // relayIDs numbers the requests vmcp sends on backend sessions and to

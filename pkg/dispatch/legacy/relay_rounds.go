@@ -14,13 +14,30 @@ import (
 )
 
 // rawInputs is what the relay reads of a backend's result to tell whether
-// it asks for another round (mrtr.MoreInput): a Legacy go-sdk server asks
-// one round of its handler's inputRequests itself and returns the next
-// round's in a plain result.
+// it asks for another round (mrtr.MoreInput): a Modern backend's
+// input_required result, or a plain one still carrying inputRequests (a
+// Legacy go-sdk server asks one round of its handler's inputRequests
+// itself and returns the next round's in a plain result).
 type rawInputs struct {
+	ResultType    string                     `json:"resultType"`
 	InputRequests map[string]rawInputRequest `json:"inputRequests"`
 	RequestState  string                     `json:"requestState"`
 }
+
+// rawMoreInput decodes res's rawInputs when it asks for another round.
+func rawMoreInput(res json.RawMessage) (in rawInputs, more bool) {
+	if !bytes.Contains(res, []byte(`"inputRequests"`)) && !bytes.Contains(res, []byte(`"input_required"`)) {
+		return in, false
+	}
+	if json.Unmarshal(res, &in) != nil {
+		return in, false
+	}
+	return in, in.ResultType == resultInputRequired || len(in.InputRequests) > 0
+}
+
+// resultInputRequired is a Modern result's resultType when it asks for
+// input (2026-07-28; the go-sdk's constant is unexported).
+const resultInputRequired = "input_required"
 
 type rawInputRequest struct {
 	Method string          `json:"method"`
@@ -34,8 +51,11 @@ type rawInputRequest struct {
 func (rs *relayStream) rounds(ctx context.Context, h http.Header, method string, params map[string]json.RawMessage) (json.RawMessage, error) {
 	res, err := rs.exchange(ctx, h, method, params)
 	for n := 0; err == nil; n++ {
-		var in rawInputs
-		if !bytes.Contains(res, []byte(`"inputRequests"`)) || json.Unmarshal(res, &in) != nil || len(in.InputRequests) == 0 {
+		in, more := rawMoreInput(res)
+		if !more {
+			if rs.raw.Modern() {
+				return backends.LegacyResult(res), nil
+			}
 			return res, nil
 		}
 		if n >= maxInputRounds {
@@ -45,7 +65,10 @@ func (rs *relayStream) rounds(ctx context.Context, h http.Header, method string,
 		if ferr != nil {
 			return nil, ferr
 		}
-		params["inputResponses"], _ = json.Marshal(answers)
+		delete(params, "inputResponses")
+		if len(answers) > 0 {
+			params["inputResponses"], _ = json.Marshal(answers)
+		}
 		delete(params, "requestState")
 		if in.RequestState != "" {
 			params["requestState"], _ = json.Marshal(in.RequestState)

@@ -30,6 +30,7 @@ type relayStream struct {
 	id      []byte // vmcp's id of the request on the backend session
 	backend string
 	method  string // the relayed request's
+	name    string // its routed name or URI, as the backend knows it (Mcp-Name)
 	token   string // tokenKey of the client's progressToken ("" for none)
 
 	ctx     context.Context // the call's; each relayed ask has a child
@@ -47,7 +48,7 @@ type relayStream struct {
 // error for the client (errClientCancelled: no response is due). The rest
 // of the backend's stream is drained after respond, so its connection is
 // reused.
-func (s *clientSession) relayCall(r *http.Request, raw *backends.RawSession, key string, m *message, params map[string]json.RawMessage, out *eventWriter, respond func(json.RawMessage, error)) {
+func (s *clientSession) relayCall(r *http.Request, raw *backends.RawSession, key string, m *message, name string, params map[string]json.RawMessage, out *eventWriter, respond func(json.RawMessage, error)) {
 	backend := raw.Backend().Name()
 	// One context, cancelled by the client (notifications/cancelled, or
 	// its connection closing while the call is in flight), the session's
@@ -70,7 +71,7 @@ func (s *clientSession) relayCall(r *http.Request, raw *backends.RawSession, key
 	token := progressToken(params["_meta"])
 	defer s.calls.startRelayed(ctx, backend, token, out)()
 
-	rs := &relayStream{s: s, raw: raw, out: out, id: newRelayID(), backend: backend, method: m.Method, token: tokenKey(token), ctx: ctx,
+	rs := &relayStream{s: s, raw: raw, out: out, id: newRelayID(), backend: backend, method: m.Method, name: name, token: tokenKey(token), ctx: ctx,
 		asks: map[string]context.CancelCauseFunc{}, settled: make(chan struct{})}
 	res, err := rs.rounds(ctx, r.Header, m.Method, params)
 	if err != nil && ctx.Err() != nil && rs.raw != nil {
@@ -118,14 +119,14 @@ func progressToken(meta json.RawMessage) any {
 // once more on a new session.
 func (rs *relayStream) exchange(ctx context.Context, h http.Header, method string, params map[string]json.RawMessage) (json.RawMessage, error) {
 	body := wire.RequestFields(rs.id, method, params)
-	resp, err := rs.raw.Post(ctx, h, body)
+	resp, err := rs.raw.Call(ctx, h, method, rs.name, body)
 	if errors.Is(err, backends.ErrSessionExpired) {
 		var ok bool
 		if rs.raw, ok, err = rs.s.backends.Raw(ctx, rs.backend); err == nil && !ok {
 			rs.raw, err = nil, backends.ErrSessionExpired
 		}
 		if err == nil {
-			resp, err = rs.raw.Post(ctx, h, body)
+			resp, err = rs.raw.Call(ctx, h, method, rs.name, body)
 		}
 	}
 	if err != nil {
@@ -260,8 +261,13 @@ func orNone(tokenKey string) string {
 }
 
 // cancelBackend tells the backend the call was cancelled (the client
-// cancelled or left, the call timed out or the session ended).
+// cancelled or left, the call timed out or the session ended). A Modern
+// backend was told already: the call's stream closed with its context
+// (2026-07-28: closing the stream MUST be treated as cancellation).
 func (rs *relayStream) cancelBackend(cause error) {
+	if rs.raw.Modern() {
+		return
+	}
 	reason := "cancelled"
 	if cause != nil {
 		reason = cause.Error()

@@ -2,6 +2,7 @@ package legacy
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -35,6 +36,9 @@ type clientSession struct {
 	owner      identity.Principal // who the session's requests speak for (setPrincipal)
 	logLevel   mcp.LoggingLevel   // "" until logging/setLevel
 	lastCancel time.Time          // when a backend call was last cancelled
+
+	capsOnce sync.Once       // caps: the client's capabilities as JSON (capabilitiesRaw)
+	caps     json.RawMessage // for requests relayed to Modern backends
 }
 
 // setPrincipal records the principal of one of the session's HTTP

@@ -21,11 +21,18 @@ const (
 	// Stateless is a Modern-capable server: StreamableHTTPOptions{Stateless:
 	// true}, which serves 2026-07-28 and sessionless Legacy requests.
 	Stateless
+	// StatelessCancelling is Stateless with PropagateRequestCancellation:
+	// a 2026-07-28 request's handler ends when its stream closes, as the
+	// spec requires (the go-sdk's default keeps it running).
+	StatelessCancelling
 )
 
 func (m Mode) String() string {
-	if m == Stateless {
+	switch m {
+	case Stateless:
 		return "stateless"
+	case StatelessCancelling:
+		return "stateless-cancelling"
 	}
 	return "stateful"
 }
@@ -52,7 +59,7 @@ func StartBackend(t testing.TB, name string, mode Mode, setup func(*mcp.Server))
 		setup(srv)
 	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: mode == Stateless})
+		&mcp.StreamableHTTPOptions{Stateless: mode != Stateful, PropagateRequestCancellation: mode == StatelessCancelling})
 	mux := http.NewServeMux()
 	mux.Handle(backendPath, h)
 	hs := httptest.NewServer(mux)

@@ -1,0 +1,85 @@
+package backends
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/wire"
+)
+
+// A Legacy client's call relayed to a Modern backend (a stateless one,
+// which keeps no Legacy session): the request carries in its _meta what a
+// Legacy session would have held (2026-07-28: protocolVersion,
+// clientCapabilities, clientInfo, logLevel), and the result loses what a
+// Legacy client has no use for (resultType, the backend's per-hop
+// io.modelcontextprotocol/* _meta keys).
+
+// errMetaNotObject refuses a relayed request whose _meta is not an object.
+var errMetaNotObject = errors.New("params._meta is not an object")
+
+// RequestMeta returns a relayed request's raw _meta (already ForwardMetaRaw's:
+// no io.modelcontextprotocol/* keys; nil for none) as the session's
+// revision wants it: unchanged at a Legacy revision; at a Modern one with
+// protocolVersion, vmcp's clientInfo, the client's clientCapabilities
+// (caps, raw JSON) and logLevel ("" for none) added. A _meta that is not
+// an object fails with an error naming it.
+func (r *RawSession) RequestMeta(meta, caps json.RawMessage, logLevel string) (json.RawMessage, error) {
+	if !r.modern {
+		return meta, nil
+	}
+	out := make([]byte, 0, len(meta)+len(caps)+192)
+	out = append(out, '{')
+	if t := bytes.TrimSpace(meta); len(t) > 0 {
+		if t[0] != '{' || !json.Valid(t) {
+			return nil, errMetaNotObject
+		}
+		if inner := bytes.TrimSpace(t[1 : len(t)-1]); len(inner) > 0 {
+			out = append(append(out, inner...), ',')
+		}
+	}
+	out = appendMember(out, mcp.MetaKeyProtocolVersion, wire.AppendString(nil, r.version))
+	out = appendMember(append(out, ','), mcp.MetaKeyClientCapabilities, caps)
+	info := wire.AppendString(append(wire.AppendString([]byte(`{"name":`), r.b.info.Name), `,"version":`...), r.b.info.Version)
+	out = appendMember(append(out, ','), mcp.MetaKeyClientInfo, append(info, '}'))
+	if logLevel != "" {
+		out = appendMember(append(out, ','), mcp.MetaKeyLogLevel, wire.AppendString(nil, logLevel))
+	}
+	return append(out, '}'), nil
+}
+
+func appendMember(out []byte, key string, value []byte) []byte {
+	return append(append(wire.AppendString(out, key), ':'), value...)
+}
+
+// LegacyResult is a Modern backend's raw result object as a Legacy client
+// gets it: without resultType, and with the per-hop io.modelcontextprotocol/*
+// keys of its _meta dropped (an emptied _meta goes too); every other member
+// byte for byte. A result that is not an object is returned unchanged.
+func LegacyResult(res json.RawMessage) json.RawMessage {
+	if !bytes.Contains(res, []byte(`"resultType"`)) && !bytes.Contains(res, []byte(reservedMetaPrefix)) {
+		return res
+	}
+	out := make([]byte, 1, len(res))
+	out[0] = '{'
+	err := wire.EachMember(res, func(key, value, member []byte) {
+		switch {
+		case wire.KeyIs(key, "resultType"):
+			return
+		case wire.KeyIs(key, "_meta"):
+			if value = ForwardMetaRaw(value); value == nil {
+				return
+			}
+			member = appendMember(nil, "_meta", value)
+		}
+		out = append(append(out, member...), ',')
+	})
+	if err != nil {
+		return res
+	}
+	if len(out) > 1 {
+		out = out[:len(out)-1]
+	}
+	return append(out, '}')
+}
