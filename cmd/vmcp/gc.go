@@ -17,30 +17,50 @@ import (
 // GC tuning. vmcp's live heap is small (the catalogue and per-session
 // state, a few MiB), and some paths allocate a lot of short-lived garbage:
 // a Legacy request served by the go-sdk server and client (listing, calls
-// to stdio backends) allocates a 32 KiB buffer per message parsed (~350 KB
-// per proxied call; a relayed call allocates ~17 KB). With the default
+// to stdio backends) allocates a 32 KiB buffer per message parsed (~400 KB
+// per proxied call; a relayed call allocates ~12-17 KB). With the default
 // GOGC=100 the heap target is twice the live heap, so under load the
 // collector ran 30+ times a second and took about a third of vmcp's CPU.
 // Measured with make bench (2026-11-30): at 4 collections a second GC
 // still took ~10% of the CPU per call on both revisions (Legacy relay 232
-// -> 199 µs, Modern 359 -> 328 µs at 1 a second). The headroom bounds the
-// peak: 64 MiB let a burst at start-up grow the heap to 34 MiB (peak RSS
-// 56 MiB under c=32 Legacy calls); 16 MiB keeps it near 41 (2026-12-01).
+// -> 199 µs, Modern 359 -> 328 µs at 1 a second).
 //
 // So the tuner raises GOGC only as far as needed to bring collections
 // down to about gcTargetRate per second at the current allocation rate,
-// never by more than the headroom over the live heap (default 16 MiB,
-// VMCP_GC_HEADROOM_MB; 0 turns the tuner off) and never below GOGC=100.
-// Setting GOGC in the environment turns it off; GOMEMLIMIT still applies.
+// never by more than the headroom over the live heap and never below
+// GOGC=100. Setting GOGC in the environment turns it off; GOMEMLIMIT
+// still applies.
 //
-// A memory limit caps the headroom at a quarter of it: GOMEMLIMIT, or, when
-// unset, 90% of the container's (cgroup) memory limit, which vmcp serve
-// sets as GOMEMLIMIT at start (setMemoryLimit).
+// The headroom bounds the peak: 64 MiB let a burst at start-up grow the
+// heap to 34 MiB (peak RSS 56 MiB under c=32 Legacy calls); 16 MiB keeps
+// it at 41-45, over the 40 MiB aimed at. 4 MiB gives 36-37 at no
+// measurable CPU cost on the relayed paths, but costs the go-sdk's paths
+// ~10% more CPU per call (516 -> 568 µs): no one headroom serves both.
+//
+// So the headroom used adapts: the smallest, from gcHeadroomFloor up to
+// the most allowed (default 16 MiB, VMCP_GC_HEADROOM_MB; 0 turns the tuner
+// off), that keeps the GC's own CPU (assists, dedicated marking, pauses;
+// idle marking uses CPU nothing else wanted) at about gcCPUShare of the
+// CPU spent on user work, both as measured by the runtime (/cpu/classes).
+//
+// A cycle costs about the same whatever the growth before it (the live
+// heap is what is marked), so the growth that keeps the share is cost per
+// cycle x allocation rate / (gcCPUShare x user CPU rate). Garbage that
+// comes with a lot of work (relayed calls, ~15 KB each) is cheap and gets
+// the floor; ~400 KB per call gets the most. Until a cycle has been
+// measured (start-up), and with no user CPU (idle), the most applies.
+//
+// A memory limit caps the most allowed at a quarter of it, before the
+// rest: GOMEMLIMIT, or, when unset, 90% of the container's (cgroup)
+// memory limit, which vmcp serve sets as GOMEMLIMIT at start
+// (setMemoryLimit).
 const (
-	gcHeadroom     = 16 << 20 // default cap on garbage between collections
-	gcTargetRate   = 1        // collections per second worth paying for
-	gcTuneInterval = 500 * time.Millisecond
-	gcMaxPercent   = 10000
+	gcHeadroom      = 16 << 20 // default cap on garbage between collections
+	gcHeadroomFloor = 4 << 20  // the least headroom used when the GC is cheap
+	gcCPUShare      = 0.03     // GC CPU per user CPU the headroom aims at
+	gcTargetRate    = 1        // collections per second worth paying for
+	gcTuneInterval  = 500 * time.Millisecond
+	gcMaxPercent    = 10000
 	// Memory goes back to the OS (debug.FreeOSMemory, at most every
 	// gcReturnEvery) when heap memory free but held exceeds gcReturnFree and
 	// the live heap, or when the goroutine count fell by gcReturnGoroutines
