@@ -46,9 +46,10 @@ import (
 // A cycle costs about the same whatever the growth before it (the live
 // heap is what is marked), so the growth that keeps the share is cost per
 // cycle x allocation rate / (gcCPUShare x user CPU rate). Garbage that
-// comes with a lot of work (relayed calls, ~15 KB each) is cheap and gets
-// the floor; ~400 KB per call gets the most. Until a cycle has been
-// measured (start-up), and with no user CPU (idle), the most applies.
+// comes with a lot of work (relayed calls, ~15 KB each) is cheap to
+// collect and gets little headroom, toward the floor; ~400 KB per call
+// gets more, up to the most. Until a cycle has been measured (start-up),
+// and with no user CPU (idle), the most applies.
 //
 // A memory limit caps the most allowed at a quarter of it, before the
 // rest: GOMEMLIMIT, or, when unset, 90% of the container's (cgroup)

@@ -34,6 +34,9 @@ func TestGCPercent(t *testing.T) {
 			t.Errorf("gcPercent(live %d, rate %d) = %d, want %d", c.live, c.rate, got, c.want)
 		}
 	}
+	if got := gcPercent(2*MiB, 40*MiB, gcHeadroomFloor); got != 200 {
+		t.Errorf("gcPercent with the 4 MiB floor as the cap over 2 MiB = %d, want 200", got)
+	}
 	if got := gcPercent(MiB, 1<<40, 256*MiB); got != gcMaxPercent {
 		t.Errorf("gcPercent with a 256 MiB headroom over 1 MiB = %d, want the cap %d", got, gcMaxPercent)
 	}

@@ -209,6 +209,7 @@ func TestFullHeadroomUntilAGCCycleIsMeasured(t *testing.T) {
 	}
 	idle := relayLoad
 	idle.userRate = 0
+	tu = newGCTuner(gcHeadroom, r, now)
 	if got := idle.run(tu, &now, &r, math.MaxInt64, 10); !settled(got, testDefaultGOGC) {
 		t.Fatalf("no user CPU: GOGC %d, want the full headroom's %d", got, testDefaultGOGC)
 	}
