@@ -3,8 +3,9 @@
 // and this program's go-sdk clients, all on one machine.
 //
 // For each row (a Legacy client to a stateful backend, a Modern client to a
-// stateless backend, a Legacy client to a stateless backend: the path the
-// go-sdk serves end to end, its garbage the GC tuner's case) it runs, directly against the backend and through
+// stateless backend, a Legacy client to a stateless backend: relayed on a
+// Modern backend session, which the go-sdk served end to end until
+// 2026-12-02) it runs, directly against the backend and through
 // vmcp, in alternating rounds (medians reported):
 //
 //   - c=1: one session calling tools/call echo back to back → p50, req/s
@@ -71,7 +72,7 @@ var (
 	walkTime   = flag.Duration("walk", 600*time.Millisecond, "time spent on tools/list walks per round")
 	nTools     = flag.Int("tools", 200, "extra backend tools (the list walk sees tools+2: echo and touch too)")
 	pageSize   = flag.Int("page-size", 50, "tools/list page size, backend and vmcp")
-	rowsFlag   = flag.String("rows", "legacy,modern,sdk,walk,idle,fanout,redis,forward", "rows to run: legacy, modern, sdk (a Legacy client of a stateless backend: the go-sdk-served path), walk, idle, fanout, redis, forward")
+	rowsFlag   = flag.String("rows", "legacy,modern,sdk,walk,idle,fanout,redis,forward", "rows to run: legacy, modern, sdk (a Legacy client of a stateless backend), walk, idle, fanout, redis, forward")
 	profileDir = flag.String("profile", "", "if set, write vmcp CPU and alloc profiles of one c=N run per row here")
 	vmcpEnv    = flag.String("vmcp-env", "", "extra environment for vmcp, e.g. GOGC=200 (comma separated)")
 	verbose    = flag.Bool("v", false, "print every round")
@@ -180,7 +181,7 @@ func parseRows(list string) ([]row, map[string]bool, error) {
 			rows = append(rows, row{"Legacy client → stateful backend", legacyVersion, false})
 		case "modern":
 			rows = append(rows, row{"Modern client → stateless backend", "", true})
-		case "sdk": // served by the go-sdk end to end: ~30× a relayed call's garbage
+		case "sdk": // a Legacy client, a Modern backend session: relayed (the go-sdk path before)
 			rows = append(rows, row{"Legacy client → stateless backend", legacyVersion, true})
 		case "walk", "idle", "fanout", "redis", "forward":
 			extra[r] = true
