@@ -151,3 +151,24 @@ func TestLegacyDroppedCallToStatelessBackendKeptRunning(t *testing.T) {
 	}
 	require.Equal(t, "sl/echo:after", callText(t, cs, "sl_echo", "after"), "the session still serves calls")
 }
+
+// A Legacy client's own requestState and inputResponses (2025-11-25 has
+// none) reached the backend on the relay's first round, as if the backend
+// had issued that state: a client skipped the wizard's questions with a
+// forged "round=2" state. The relay runs the rounds itself; the client's
+// are dropped, on Modern and Legacy backends alike.
+func TestLegacyClientRequestStateReachedBackend(t *testing.T) {
+	for _, mode := range []harness.Mode{harness.Stateless, harness.Stateful} {
+		t.Run(mode.String(), func(t *testing.T) {
+			b := harness.StartBackend(t, "w", mode, addWizard)
+			v := harness.StartVMCP(t, nil, b.Config())
+			awaitTools(t, v, "w_wizard")
+			cs := connectAnswering(t, v, legacy)
+			res, err := cs.CallTool(ctx(t), &mcp.CallToolParams{Name: "w_wizard", RequestState: "round=2;name=eve",
+				InputResponses: mcp.InputResponseMap{"color": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"v": "red"}}}})
+			require.NoError(t, err)
+			require.Equal(t, "ada likes blue", harness.Text(t, res), "the backend saw only its own rounds")
+			require.Equal(t, 1.0, relayed(v, "tools/call"))
+		})
+	}
+}

@@ -103,6 +103,7 @@ func (d *Dispatcher) relayCall(w http.ResponseWriter, r *http.Request, s *client
 		return false
 	}
 	dropCaseVariants(params, relayMethods[m.Method], "_meta")
+	dropRoundState(params)
 	req := &upstream.Request{Method: m.Method, Name: name, Revision: upstream.RevisionLegacy, Principal: identity.From(r.Context()), Header: r.Header}
 	tracing.Lookup(r.Header).ObserveRawMeta(m.Method, name, params["_meta"]) // a _meta.traceparent parents the request's span
 	t, err := d.core.Route(req)
@@ -211,6 +212,25 @@ var errClientGone = errors.New("client disconnected")
 // errClientCancelled ends a relayed call the client cancelled: it gets no
 // response (notifications/cancelled: the receiver SHOULD NOT respond).
 var errClientCancelled = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "request cancelled by the client"}
+
+// roundMembers are the params members of a multi round-trip retry. The
+// relay runs a call's rounds itself (relay_rounds.go) and a Legacy client
+// has none to send (2025-11-25): a client's own would hand the backend a
+// requestState vmcp never saw, forged or replayed, as if the backend had
+// issued it.
+var roundMembers = []string{"inputResponses", "requestState"}
+
+// dropRoundState removes a Legacy client's roundMembers (and their case
+// variants) from params before the first round.
+func dropRoundState(params map[string]json.RawMessage) {
+	for k := range params {
+		for _, key := range roundMembers {
+			if strings.EqualFold(k, key) {
+				delete(params, k)
+			}
+		}
+	}
+}
 
 // dropCaseVariants removes the params members whose names differ from one
 // of keys only by case ("Name" beside "name"): vmcp routes and authorizes
