@@ -111,12 +111,16 @@ func BenchmarkDecode(b *testing.B) {
 }
 
 // TestDecodeAllocatedLikeUnmarshal pins the point of Decode: a tools/call
-// envelope costs one allocation (its method), where json.Unmarshal made
-// eleven (reflection and a copy of each raw member).
+// envelope costs one allocation (its method; two with -race), where
+// json.Unmarshal made eleven (reflection and a copy of each raw member).
 func TestDecodeAllocatedLikeUnmarshal(t *testing.T) {
 	msg := []byte(decodeSeeds[0])
 	var m Message
-	if n := testing.AllocsPerRun(100, func() { m = Message{}; _ = Decode(msg, &m) }); n > 1 {
-		t.Fatalf("Decode allocated %.0f times per tools/call envelope, want at most 1", n)
+	limit := 1.0
+	if raceDetector {
+		limit = 2
+	}
+	if n := testing.AllocsPerRun(100, func() { m = Message{}; _ = Decode(msg, &m) }); n > limit {
+		t.Fatalf("Decode allocated %.0f times per tools/call envelope, want at most %.0f", n, limit)
 	}
 }
