@@ -23,17 +23,10 @@ import (
 
 // Through the go-sdk server and client a Legacy call to a stateless backend
 // cost ~400 KB and ~516 µs of vmcp CPU (make bench, sdk row); all three
-// relayed methods now go raw, and their results carry no Modern fields.
+// relayed methods now go raw (that their results carry no Modern fields:
+// pkg/vmcp's TestModernBackendFieldsDoNotLeakToLegacyClients).
 func TestLegacyCallsToStatelessBackendWentThroughTheSDK(t *testing.T) {
-	b := harness.StartBackend(t, "sl", harness.Stateless, func(s *mcp.Server) {
-		echoTool(s, "sl", "echo")
-		s.AddResource(&mcp.Resource{URI: "test://doc", Name: "doc"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "test://doc", Text: "doc body"}}}, nil
-		})
-		s.AddPrompt(&mcp.Prompt{Name: "greet"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello"}}}}, nil
-		})
-	})
+	b := harness.StartBackend(t, "sl", harness.Stateless, func(s *mcp.Server) { addRelayedMethods(s, "sl") })
 	v := harness.StartVMCP(t, nil, b.Config())
 	awaitTools(t, v, "sl_echo")
 	cs := v.Connect(t, legacy, nil)

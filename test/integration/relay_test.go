@@ -30,18 +30,22 @@ func relayed(v *harness.VMCP, method string) float64 {
 	return m.GetCounter().GetValue()
 }
 
+// addRelayedMethods gives a backend one of each method the relay takes:
+// tool echo, resource test://doc ("doc body") and prompt greet ("hello").
+func addRelayedMethods(s *mcp.Server, backend string) {
+	echoTool(s, backend, "echo")
+	s.AddResource(&mcp.Resource{URI: "test://doc", Name: "doc"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "test://doc", Text: "doc body"}}}, nil
+	})
+	s.AddPrompt(&mcp.Prompt{Name: "greet"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello"}}}}, nil
+	})
+}
+
 // Without the relay every Legacy call would go through the go-sdk server
 // and client (~9 decodes, ~340 KB per call); stdio backends still do.
 func TestLegacyCallsToHTTPBackendsAreRelayedAndStdioCallsAreNot(t *testing.T) {
-	b := harness.StartBackend(t, "web", harness.Stateful, func(s *mcp.Server) {
-		echoTool(s, "web", "echo")
-		s.AddResource(&mcp.Resource{URI: "test://doc", Name: "doc"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "test://doc", Text: "doc body"}}}, nil
-		})
-		s.AddPrompt(&mcp.Prompt{Name: "greet"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello"}}}}, nil
-		})
-	})
+	b := harness.StartBackend(t, "web", harness.Stateful, func(s *mcp.Server) { addRelayedMethods(s, "web") })
 	v := harness.StartVMCP(t, nil, b.Config(), harness.StdioBackend(t, "local"))
 	awaitTools(t, v, "web_echo", "local_echo")
 	cs := v.Connect(t, legacy, nil)
