@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/identity"
@@ -175,17 +176,27 @@ func (s *clientSession) backendMeta(ctx context.Context, raw *backends.RawSessio
 }
 
 // capabilitiesRaw is the client's declared capabilities as JSON, encoded
-// once per session ({} if it declared none).
+// once per session ({} if it declared none), as the go-sdk client encodes
+// its own (capabilitiesV2).
 func (s *clientSession) capabilitiesRaw() json.RawMessage {
 	s.capsOnce.Do(func() {
 		s.caps = json.RawMessage(`{}`)
 		if ip := s.front.InitializeParams(); ip != nil && ip.Capabilities != nil {
-			if b, err := json.Marshal(ip.Capabilities); err == nil {
+			if b, err := json.Marshal(capabilitiesV2{*ip.Capabilities, ip.Capabilities.RootsV2}); err == nil {
 				s.caps = b
 			}
 		}
 	})
 	return s.caps
+}
+
+// capabilitiesV2 encodes client capabilities with roots only if declared:
+// its Roots hides mcp.ClientCapabilities' deprecated value-typed Roots,
+// which encoding/json never omits ("roots":{} announced roots for every
+// client; the go-sdk's own encoding does the same, go-sdk #607).
+type capabilitiesV2 struct {
+	mcp.ClientCapabilities
+	Roots *mcp.RootCapabilities `json:"roots,omitempty"`
 }
 
 // relayIDs numbers the requests vmcp sends on backend sessions and to

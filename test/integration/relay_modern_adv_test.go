@@ -1,0 +1,108 @@
+package integration
+
+// Adversarial tests of the relay on a Modern session: a Legacy client's
+// calls relayed raw to a stateless (2026-07-28) backend. Some use a real
+// go-sdk stateless backend, others one whose "evil" tool is answered by
+// hand (advBackend), to send what a go-sdk server never would.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/test/integration/harness"
+)
+
+// advBackend is a stateless go-sdk backend with tools "echo" and "evil";
+// each POST of tools/call for "evil" is answered by fake instead (n counts
+// them from 1; req is the request as posted). Its bodies are recorded.
+type advBackend struct {
+	cfg    config.Backend
+	posts  atomic.Int64
+	mu     sync.Mutex
+	bodies []map[string]json.RawMessage
+}
+
+// startAdvBackend starts an advBackend.
+func startAdvBackend(t *testing.T, fake func(w http.ResponseWriter, req map[string]json.RawMessage, n int64)) *advBackend {
+	t.Helper()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "ev", Version: "test"}, nil)
+	echoTool(srv, "ev", "echo")
+	srv.AddTool(&mcp.Tool{Name: "evil", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return textResultOf("served by the sdk"), nil
+	})
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+	ab := &advBackend{}
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Name") != "evil" {
+			sdk.ServeHTTP(w, r)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		var req map[string]json.RawMessage
+		_ = json.Unmarshal(body, &req)
+		ab.mu.Lock()
+		ab.bodies = append(ab.bodies, req)
+		ab.mu.Unlock()
+		fake(w, req, ab.posts.Add(1))
+	}))
+	t.Cleanup(hs.Close)
+	ab.cfg = config.Backend{Name: "ev", URL: hs.URL, Transport: config.TransportStreamableHTTP}
+	return ab
+}
+
+// advSSE writes msgs as one SSE response.
+func advSSE(w http.ResponseWriter, msgs ...string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	for _, m := range msgs {
+		fmt.Fprintf(w, "event: message\ndata: %s\n\n", m)
+	}
+}
+
+// advResult is a JSON-RPC response to req with a raw result.
+func advResult(req map[string]json.RawMessage, result string) string {
+	return `{"jsonrpc":"2.0","id":` + string(req["id"]) + `,"result":` + result + `}`
+}
+
+// advElicit is an input_required result asking one elicitation, with a
+// raw requestState member tail (e.g. `,"requestState":"s"`).
+const advElicit = `{"resultType":"input_required","inputRequests":{"q":{"method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object","properties":{"v":{"type":"string"}}}}}}`
+
+// advVMCP starts vmcp over ab and waits for its tools.
+func advVMCP(t *testing.T, ab *advBackend) *harness.VMCP {
+	t.Helper()
+	v := harness.StartVMCP(t, nil, ab.cfg)
+	awaitTools(t, v, "ev_echo", "ev_evil")
+	return v
+}
+
+// A Legacy client that declared no roots was announced to a stateless
+// backend as supporting roots: the relay encoded its capabilities with
+// the go-sdk's deprecated value-typed Roots field, which is never omitted
+// ("roots":{}), so a backend that asks for roots when the client has them
+// asked, and the call failed on vmcp's refusal to ask the client.
+func TestLegacyClientWithoutRootsAnnouncedRootsToStatelessBackend(t *testing.T) {
+	b := harness.StartBackend(t, "sl", harness.Stateless, func(s *mcp.Server) {
+		s.AddTool(&mcp.Tool{Name: "caps", InputSchema: map[string]any{"type": "object"}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			c := req.Session.InitializeParams().Capabilities
+			return textResultOf(fmt.Sprintf("roots=%v elicitation=%v", c.RootsV2 != nil, c.Elicitation != nil)), nil
+		})
+	})
+	v := harness.StartVMCP(t, nil, b.Config())
+	awaitTools(t, v, "sl_caps")
+	none := v.Connect(t, legacy, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	roots := v.Connect(t, legacy, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}}})
+	require.Equal(t, "roots=false elicitation=false", callText(t, none, "sl_caps", ""))
+	require.Equal(t, "roots=true elicitation=false", callText(t, roots, "sl_caps", ""))
+	require.Equal(t, 2.0, relayed(v, "tools/call"))
+}
