@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -105,4 +106,48 @@ func TestLegacyClientWithoutRootsAnnouncedRootsToStatelessBackend(t *testing.T) 
 	require.Equal(t, "roots=false elicitation=false", callText(t, none, "sl_caps", ""))
 	require.Equal(t, "roots=true elicitation=false", callText(t, roots, "sl_caps", ""))
 	require.Equal(t, 2.0, relayed(v, "tools/call"))
+}
+
+// advCall calls ev_evil from a fresh answering Legacy client and returns
+// the result's text or the error.
+func advCall(t *testing.T, v *harness.VMCP) string {
+	t.Helper()
+	cs := connectAnswering(t, v, legacy)
+	res, err := cs.CallTool(ctx(t), &mcp.CallToolParams{Name: "ev_evil", Arguments: map[string]any{}})
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	b, _ := json.Marshal(res)
+	return "result: " + string(b)
+}
+
+// A Modern backend's input_required result whose requestState is not a
+// string failed to decode as a round and was taken for the final result:
+// the Legacy client got an empty success (resultType, inputRequests and
+// requestState stripped) instead of an error.
+func TestModernInputRequiredWithNonStringStateWasAnEmptySuccess(t *testing.T) {
+	for name, tail := range map[string]string{
+		"number state": `,"requestState":5}`,
+		"object state": `,"requestState":{"a":1}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			ab := startAdvBackend(t, func(w http.ResponseWriter, req map[string]json.RawMessage, _ int64) {
+				advSSE(w, advResult(req, advElicit+tail))
+			})
+			v := advVMCP(t, ab)
+			got := advCall(t, v)
+			require.True(t, strings.HasPrefix(got, "error: "), "got %s", got)
+		})
+	}
+}
+
+// An input_required result whose inputRequests is not an object was taken
+// for the final result too (an empty success).
+func TestModernInputRequiredWithMalformedRequestsWasAnEmptySuccess(t *testing.T) {
+	ab := startAdvBackend(t, func(w http.ResponseWriter, req map[string]json.RawMessage, _ int64) {
+		advSSE(w, advResult(req, `{"resultType":"input_required","inputRequests":[1,2],"requestState":"s"}`))
+	})
+	v := advVMCP(t, ab)
+	got := advCall(t, v)
+	require.True(t, strings.HasPrefix(got, "error: "), "got %s", got)
 }

@@ -24,15 +24,18 @@ type rawInputs struct {
 	RequestState  string                     `json:"requestState"`
 }
 
-// rawMoreInput decodes res's rawInputs when it asks for another round.
-func rawMoreInput(res json.RawMessage) (in rawInputs, more bool) {
+// rawMoreInput decodes res's rawInputs when it asks for another round. A
+// result naming inputRequests or input_required whose resultType,
+// inputRequests or requestState has the wrong type fails: it is neither a
+// round nor a final result (the go-sdk path cannot decode it either).
+func rawMoreInput(res json.RawMessage) (in rawInputs, more bool, err error) {
 	if !bytes.Contains(res, []byte(`"inputRequests"`)) && !bytes.Contains(res, []byte(`"input_required"`)) {
-		return in, false
+		return in, false, nil
 	}
-	if json.Unmarshal(res, &in) != nil {
-		return in, false
+	if err := json.Unmarshal(res, &in); err != nil {
+		return in, false, fmt.Errorf("malformed result: %w", err)
 	}
-	return in, in.ResultType == resultInputRequired || len(in.InputRequests) > 0
+	return in, in.ResultType == resultInputRequired || len(in.InputRequests) > 0, nil
 }
 
 // resultInputRequired is a Modern result's resultType when it asks for
@@ -51,7 +54,10 @@ type rawInputRequest struct {
 func (rs *relayStream) rounds(ctx context.Context, h http.Header, method string, params map[string]json.RawMessage) (json.RawMessage, error) {
 	res, err := rs.exchange(ctx, h, method, params)
 	for n := 0; err == nil; n++ {
-		in, more := rawMoreInput(res)
+		in, more, merr := rawMoreInput(res)
+		if merr != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("backend %q: %v", rs.backend, merr)}
+		}
 		if !more {
 			if rs.raw.Modern() {
 				return backends.LegacyResult(res), nil
