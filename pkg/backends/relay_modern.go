@@ -23,15 +23,16 @@ var errMetaNotObject = errors.New("params._meta is not an object")
 // no io.modelcontextprotocol/* keys; nil for none) as the session's
 // revision wants it: unchanged at a Legacy revision; at a Modern one with
 // protocolVersion, vmcp's clientInfo, the client's clientCapabilities
-// (caps, raw JSON) and logLevel ("" for none) added. A _meta that is not
-// an object fails with an error naming it.
+// (caps, raw JSON) and logLevel ("" for none) added. A null _meta is none
+// (as a go-sdk server takes it); one that is not an object fails with an
+// error naming it.
 func (r *RawSession) RequestMeta(meta, caps json.RawMessage, logLevel string) (json.RawMessage, error) {
 	if !r.modern {
 		return meta, nil
 	}
 	out := make([]byte, 0, len(meta)+len(caps)+192)
 	out = append(out, '{')
-	if t := bytes.TrimSpace(meta); len(t) > 0 {
+	if t := bytes.TrimSpace(meta); len(t) > 0 && string(t) != "null" {
 		if t[0] != '{' || !json.Valid(t) {
 			return nil, errMetaNotObject
 		}

@@ -151,3 +151,21 @@ func TestModernInputRequiredWithMalformedRequestsWasAnEmptySuccess(t *testing.T)
 	got := advCall(t, v)
 	require.True(t, strings.HasPrefix(got, "error: "), "got %s", got)
 }
+
+// A request whose _meta is null (which a go-sdk server takes for none, and
+// which the relay sends a Legacy backend as is) failed -32602 on a Modern
+// backend: RequestMeta took null for a _meta that is not an object.
+func TestModernNullMetaWasInvalidParams(t *testing.T) {
+	for _, mode := range []harness.Mode{harness.Stateful, harness.Stateless} {
+		t.Run(mode.String(), func(t *testing.T) {
+			b := harness.StartBackend(t, "sl", mode, func(s *mcp.Server) { echoTool(s, "sl", "echo") })
+			v := harness.StartVMCP(t, nil, b.Config())
+			awaitTools(t, v, "sl_echo")
+			c := raConnect(t, v, `{}`)
+			_, msgs := c.post(t, raCallBody(`"n"`, "sl_echo", `,"arguments":{"text":"hi"},"_meta":null`))
+			require.Len(t, msgs, 1)
+			require.Equal(t, "sl/echo:hi", msgs[0].text())
+			require.Equal(t, 1.0, relayed(v, "tools/call"))
+		})
+	}
+}
