@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -118,7 +119,7 @@ func (r *RawSession) post(ctx context.Context, client http.Header, body []byte, 
 		h["Mcp-Method"] = []string{method}
 	}
 	if name != "" {
-		h["Mcp-Name"] = []string{headerValue(name)}
+		h["Mcp-Name"] = []string{nameHeaderValue(name)}
 	}
 	resp, err := roundTrip(r.b.http, hr)
 	if err != nil {
@@ -141,6 +142,25 @@ func (r *RawSession) post(ctx context.Context, client http.Header, body []byte, 
 		return nil, we
 	}
 	return nil, fmt.Errorf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+}
+
+// nameHeaderValue is a relayed request's Mcp-Name value: the name as is
+// when it is a valid header value apart from non-ASCII bytes (UTF-8 is
+// obs-text to HTTP), as the go-sdk client sends it, which these requests
+// took before the relay; otherwise headerValue's SEP-2243 encoding. A
+// go-sdk server compares Mcp-Name with the body undecoded: an encoded
+// "test://café" was refused as a header mismatch.
+func nameHeaderValue(s string) string {
+	n := len(s)
+	raw := n == 0 || (s[0] != ' ' && s[0] != '\t' && s[n-1] != ' ' && s[n-1] != '\t')
+	raw = raw && !(strings.HasPrefix(s, "=?base64?") && strings.HasSuffix(s, "?="))
+	for i := 0; i < n && raw; i++ {
+		raw = s[i] >= 0x20 && s[i] != 0x7f
+	}
+	if raw {
+		return s
+	}
+	return headerValue(s)
 }
 
 // Notify posts a notification or a response on the session and discards

@@ -66,3 +66,21 @@ func TestModernResultFieldsReachedLegacyClients(t *testing.T) {
 		}
 	}
 }
+
+func TestNameHeaderValue(t *testing.T) {
+	for in, want := range map[string]string{
+		"echo":         "echo",
+		"test://café":  "test://café",
+		"a b":          "a b",
+		"":             "",
+		" lead":        "=?base64?IGxlYWQ=?=",
+		"trail\t":      "=?base64?dHJhaWwJ?=",
+		"=?base64?x?=": "=?base64?PT9iYXNlNjQ/eD89?=",
+		"line\nbreak":  "=?base64?bGluZQpicmVhaw==?=",
+		"del\x7f":      "=?base64?ZGVsfw==?=",
+	} {
+		if got := nameHeaderValue(in); got != want {
+			t.Errorf("nameHeaderValue(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

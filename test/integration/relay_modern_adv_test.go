@@ -169,3 +169,25 @@ func TestModernNullMetaWasInvalidParams(t *testing.T) {
 		})
 	}
 }
+
+// A resource URI with non-ASCII characters failed on a
+// go-sdk stateless backend once relayed: the relay sent Mcp-Name
+// base64-encoded (=?base64?…?=, SEP-2243), which the go-sdk server
+// compares undecoded with the body ("header mismatch"), where the go-sdk
+// path (whose client sends the name as is) had worked.
+func TestModernNonASCIINameMismatchedMcpName(t *testing.T) {
+	const uri = "test://café"
+	b := harness.StartBackend(t, "sl", harness.Stateless, func(s *mcp.Server) {
+		echoTool(s, "sl", "echo")
+		s.AddResource(&mcp.Resource{URI: uri, Name: "doc"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: "body"}}}, nil
+		})
+	})
+	v := harness.StartVMCP(t, nil, b.Config())
+	awaitTools(t, v, "sl_echo")
+	cs := v.Connect(t, legacy, nil)
+	rr, err := cs.ReadResource(ctx(t), &mcp.ReadResourceParams{URI: uri})
+	require.NoError(t, err)
+	require.Equal(t, "body", rr.Contents[0].Text)
+	require.Equal(t, 1.0, relayed(v, "resources/read"))
+}
