@@ -1,0 +1,218 @@
+package integration
+
+// Attacks on the relay on a Modern session that held (relay_modern_adv_test.go
+// has the backend by hand, advBackend): each pins the behaviour found.
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+)
+
+// advMeta is the request's params._meta as posted.
+func advMeta(req map[string]json.RawMessage) map[string]json.RawMessage {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	_ = json.Unmarshal(req["params"], &p)
+	return p.Meta
+}
+
+// A backend that asks forever is stopped after 32 rounds with an error,
+// whether it asks something or nothing.
+func TestModernHeldInputRequiredForever(t *testing.T) {
+	for name, result := range map[string]string{
+		"asks":    advElicit + `,"requestState":"again"}`,
+		"nothing": `{"resultType":"input_required","inputRequests":{}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			ab := startAdvBackend(t, func(w http.ResponseWriter, req map[string]json.RawMessage, _ int64) {
+				advSSE(w, advResult(req, result))
+			})
+			got := advCall(t, advVMCP(t, ab))
+			require.Contains(t, got, "more than 32 input rounds")
+			require.EqualValues(t, 33, ab.posts.Load())
+		})
+	}
+}
+
+// A client that declared no elicitation gets a clear error at once; the
+// backend is not asked again.
+func TestModernHeldUndeclaredElicitation(t *testing.T) {
+	ab := startAdvBackend(t, func(w http.ResponseWriter, req map[string]json.RawMessage, _ int64) {
+		advSSE(w, advResult(req, advElicit+`,"requestState":"s"}`))
+	})
+	v := advVMCP(t, ab)
+	cs := v.Connect(t, legacy, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	_, err := cs.CallTool(ctx(t), &mcp.CallToolParams{Name: "ev_evil", Arguments: map[string]any{}})
+	require.ErrorContains(t, err, "client does not support elicitation")
+	require.EqualValues(t, 1, ab.posts.Load())
+}
+
+// A JSON body instead of SSE, an odd-typed resultType, and the backend's
+// reserved _meta keys: the rounds run and the result is made Legacy.
+func TestModernHeldJSONBodiesAndOddResultType(t *testing.T) {
+	ab := startAdvBackend(t, func(w http.ResponseWriter, req map[string]json.RawMessage, n int64) {
+		w.Header().Set("Content-Type", "application/json")
+		if n == 1 {
+			_, _ = w.Write([]byte(advResult(req, advElicit+`,"requestState":"s1"}`)))
+			return
+		}
+		var p struct {
+			State string                     `json:"requestState"`
+			Resp  map[string]json.RawMessage `json:"inputResponses"`
+		}
+		_ = json.Unmarshal(req["params"], &p)
+		text := p.State + ":" + string(p.Resp["q"])
+		_, _ = w.Write([]byte(advResult(req, `{"resultType":7,"content":[{"type":"text","text":`+jsonOf(text)+`}],"_meta":{"io.modelcontextprotocol/x":1,"keep":true}}`)))
+	})
+	got := advCall(t, advVMCP(t, ab))
+	require.Contains(t, got, `s1:{\"action\":\"accept\"`)
+	require.NotContains(t, got, "resultType")
+	require.NotContains(t, got, "io.modelcontextprotocol/x")
+	require.Contains(t, got, `"keep":true`)
+}
+
+// Progress under another token is dropped; the call's own arrives.
+func TestModernHeldProgressOtherToken(t *testing.T) {
+	ab := startAdvBackend(t, func(w http.ResponseWriter, req map[string]json.RawMessage, _ int64) {
+		tok := advMeta(req)["progressToken"]
+		advSSE(w, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"other","progress":1}}`,
+			`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":`+string(tok)+`,"progress":2}}`,
+			advResult(req, `{"content":[]}`))
+	})
+	v := advVMCP(t, ab)
+	var got atomic.Int64
+	var last atomic.Value
+	cs := v.Connect(t, legacy, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		got.Add(1)
+		last.Store(r.Params.Progress)
+	}})
+	_, err := cs.CallTool(ctx(t), &mcp.CallToolParams{Name: "ev_evil", Arguments: map[string]any{}, Meta: mcp.Meta{"progressToken": "mine"}})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return got.Load() == 1 }, raWait, 10*time.Millisecond)
+	time.Sleep(200 * time.Millisecond)
+	require.EqualValues(t, 1, got.Load())
+	require.Equal(t, 2.0, last.Load())
+}
+
+// Logs reach only the session that set a level; the level is in the
+// _meta of that session's posts only.
+func TestModernHeldLogLevelIsolation(t *testing.T) {
+	ab := startAdvBackend(t, func(w http.ResponseWriter, req map[string]json.RawMessage, _ int64) {
+		lvl := string(advMeta(req)["io.modelcontextprotocol/logLevel"])
+		advSSE(w, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"error","data":`+jsonOf(lvl)+`}}`,
+			advResult(req, `{"content":[{"type":"text","text":`+jsonOf(lvl)+`}]}`))
+	})
+	v := advVMCP(t, ab)
+	logs := map[string]*atomic.Int64{"set": {}, "unset": {}}
+	conn := func(k string) *mcp.ClientSession {
+		return v.Connect(t, legacy, &mcp.ClientOptions{LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { logs[k].Add(1) }})
+	}
+	set, unset := conn("set"), conn("unset")
+	require.NoError(t, set.SetLoggingLevel(ctx(t), &mcp.SetLoggingLevelParams{Level: "info"}))
+	for range 5 {
+		require.Equal(t, `"info"`, callText(t, set, "ev_evil", ""))
+		require.Equal(t, "", callText(t, unset, "ev_evil", ""))
+	}
+	require.Eventually(t, func() bool { return logs["set"].Load() == 5 }, raWait, 10*time.Millisecond)
+	time.Sleep(200 * time.Millisecond)
+	require.EqualValues(t, 5, logs["set"].Load())
+	require.Zero(t, logs["unset"].Load())
+}
+
+// 404 and 500 and a backend gone mid-call are errors, not hangs.
+func TestModernHeldBackendStatusAndDeath(t *testing.T) {
+	for name, fake := range map[string]func(http.ResponseWriter, map[string]json.RawMessage, int64){
+		"404": func(w http.ResponseWriter, _ map[string]json.RawMessage, _ int64) { http.NotFound(w, nil) },
+		"500": func(w http.ResponseWriter, _ map[string]json.RawMessage, _ int64) {
+			http.Error(w, "boom", http.StatusInternalServerError)
+		},
+		"cut": func(w http.ResponseWriter, req map[string]json.RawMessage, _ int64) {
+			advSSE(w, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"x","progress":1}}`)
+			w.(http.Flusher).Flush()
+			panic(http.ErrAbortHandler)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ab := startAdvBackend(t, fake)
+			got := advCall(t, advVMCP(t, ab))
+			require.True(t, strings.HasPrefix(got, "error: "), "got %s", got)
+			t.Log(got)
+		})
+	}
+}
+
+// A client _meta that is not an object is -32602; escaped and
+// case-variant reserved keys never replace vmcp's own.
+func TestModernHeldClientMeta(t *testing.T) {
+	ab := startAdvBackend(t, func(w http.ResponseWriter, req map[string]json.RawMessage, _ int64) {
+		advSSE(w, advResult(req, `{"content":[{"type":"text","text":`+jsonOf(string(req["params"]))+`}]}`))
+	})
+	v := advVMCP(t, ab)
+	c := raConnect(t, v, `{}`)
+	for _, meta := range []string{`[1]`, `"x"`, `5`} {
+		_, msgs := c.post(t, raCallBody(`"m"`, "ev_evil", `,"arguments":{},"_meta":`+meta))
+		require.Len(t, msgs, 1)
+		require.Equal(t, -32602, msgs[0].errorCode(), "meta %s: %s", meta, msgs[0].raw)
+	}
+	_, msgs := c.post(t, raCallBody(`"e"`, "ev_evil", `,"arguments":{},"_meta":{"io.modelcontextprotocol\/clientCapabilities":{"elicitation":{}},"io.modelcontextprotocol/clientInfo":{"name":"forged"}}`))
+	require.Len(t, msgs, 1)
+	params := msgs[0].text()
+	require.NotContains(t, params, "forged")
+	require.NotContains(t, params, "elicitation")
+	require.Contains(t, params, `"io.modelcontextprotocol/clientCapabilities":{}`)
+}
+
+// advAsked starts ev_evil on a raw client declaring elicitation and
+// returns the call once vmcp asks the client the backend's question.
+func advAsked(t *testing.T, ab *advBackend) (*raClient, *raCall, raMsg) {
+	t.Helper()
+	v := advVMCP(t, ab)
+	c := raConnect(t, v, `{"elicitation":{}}`)
+	rc := c.start(raCallBody(`"c1"`, "ev_evil", `,"arguments":{}`))
+	ask := rc.next(t, "the elicitation")
+	require.Equal(t, "elicitation/create", ask.Method, ask.raw)
+	return c, rc, ask
+}
+
+// The client cancelling while vmcp waits on its elicitation answer ends
+// the call: no response, the ask is withdrawn, the backend is not asked
+// again, and a late answer is harmless.
+func TestModernHeldCancelWhileAsking(t *testing.T) {
+	ab := startAdvBackend(t, func(w http.ResponseWriter, req map[string]json.RawMessage, _ int64) {
+		advSSE(w, advResult(req, advElicit+`,"requestState":"s"}`))
+	})
+	c, rc, ask := advAsked(t, ab)
+	status, _ := c.post(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c1"}}`)
+	require.Equal(t, http.StatusAccepted, status)
+	for _, m := range rc.end(t, "the cancelled call") {
+		require.NotEmpty(t, m.Method, "no response to a cancelled call: %s", m.raw)
+	}
+	status, _ = c.post(t, `{"jsonrpc":"2.0","id":`+string(ask.ID)+`,"result":{"action":"decline"}}`)
+	require.Less(t, status, 500)
+	require.EqualValues(t, 1, ab.posts.Load())
+}
+
+// DELETE of the session while vmcp waits on the client ends the call.
+func TestModernHeldDeleteWhileAsking(t *testing.T) {
+	ab := startAdvBackend(t, func(w http.ResponseWriter, req map[string]json.RawMessage, _ int64) {
+		advSSE(w, advResult(req, advElicit+`,"requestState":"s"}`))
+	})
+	c, rc, _ := advAsked(t, ab)
+	req, _ := http.NewRequest(http.MethodDelete, c.url, nil)
+	req.Header.Set("Mcp-Session-Id", c.sid)
+	req.Header.Set("Mcp-Protocol-Version", legacyVersion)
+	resp, err := c.hc.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	rc.end(t, "the call of the deleted session")
+	require.EqualValues(t, 1, ab.posts.Load())
+}
