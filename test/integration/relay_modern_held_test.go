@@ -6,14 +6,18 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/test/integration/harness"
 )
 
 // advMeta is the request's params._meta as posted.
@@ -215,4 +219,135 @@ func TestModernHeldDeleteWhileAsking(t *testing.T) {
 	resp.Body.Close()
 	rc.end(t, "the call of the deleted session")
 	require.EqualValues(t, 1, ab.posts.Load())
+}
+
+// Sampling and roots asked in one input_required round reach the Legacy
+// client and their answers the backend; two sessions answering
+// differently, concurrently, each get their own.
+func TestModernHeldSamplingRootsRoundsIsolated(t *testing.T) {
+	b := harness.StartBackend(t, "sl", harness.Stateless, func(s *mcp.Server) {
+		s.AddTool(&mcp.Tool{Name: "ask", InputSchema: map[string]any{"type": "object"}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if req.Params.RequestState == "" {
+				return &mcp.CallToolResult{RequestState: "r1", InputRequests: mcp.InputRequestMap{
+					"s": &mcp.CreateMessageParams{MaxTokens: 5, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "capital?"}}}},
+					"r": &mcp.ListRootsParams{}}}, nil
+			}
+			cm, _ := req.Params.InputResponses["s"].(*mcp.CreateMessageWithToolsResult)
+			lr, _ := req.Params.InputResponses["r"].(*mcp.ListRootsResult)
+			if cm == nil || lr == nil || len(lr.Roots) != 1 || len(cm.Content) != 1 {
+				return nil, fmt.Errorf("answers missing: %#v", req.Params.InputResponses)
+			}
+			return textResultOf(cm.Content[0].(*mcp.TextContent).Text + " " + lr.Roots[0].URI), nil
+		})
+	})
+	v := harness.StartVMCP(t, nil, b.Config())
+	awaitTools(t, v, "sl_ask")
+	conn := func(city, root string) *mcp.ClientSession {
+		c := mcp.NewClient(&mcp.Implementation{Name: city, Version: "t"}, &mcp.ClientOptions{
+			Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{}, Sampling: &mcp.SamplingCapabilities{}},
+			CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: city}}, nil
+			}})
+		c.AddRoots(&mcp.Root{URI: root})
+		cs, err := c.Connect(ctx(t), &mcp.StreamableClientTransport{Endpoint: v.URL}, &mcp.ClientSessionOptions{ProtocolVersion: legacy})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = cs.Close() })
+		return cs
+	}
+	sessions := []*mcp.ClientSession{conn("Paris", "file:///p"), conn("Rome", "file:///r")}
+	want := []string{"Paris file:///p", "Rome file:///r"}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	got := map[string]int{}
+	for i := range 20 {
+		wg.Go(func() {
+			res, err := sessions[i%2].CallTool(ctx(t), &mcp.CallToolParams{Name: "sl_ask"})
+			text := fmt.Sprint(err)
+			if err == nil {
+				text = harness.Text(t, res)
+			}
+			mu.Lock()
+			got[fmt.Sprint(i%2, text)]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	require.Equal(t, map[string]int{"0" + want[0]: 10, "1" + want[1]: 10}, got)
+	require.Equal(t, 20.0, relayed(v, "tools/call"))
+}
+
+// The client's notifications/cancelled and the backend timeout end a
+// stateless backend's handler (the relay closes the call's stream); the
+// cancelled call gets no response, the timed-out one an error.
+func TestModernHeldCancelAndTimeoutEndHandler(t *testing.T) {
+	started, ended := make(chan struct{}, 4), make(chan struct{}, 4)
+	b := harness.StartBackend(t, "sl", harness.StatelessCancelling, func(s *mcp.Server) {
+		s.AddTool(&mcp.Tool{Name: "block", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			started <- struct{}{}
+			<-ctx.Done()
+			ended <- struct{}{}
+			return nil, ctx.Err()
+		})
+	})
+	cfg := b.Config()
+	cfg.Timeout = config.Duration(2 * time.Second)
+	v := harness.StartVMCP(t, nil, cfg)
+	awaitTools(t, v, "sl_block")
+	c := raConnect(t, v, `{}`)
+	rc := c.start(raCallBody(`"k"`, "sl_block", `,"arguments":{}`))
+	<-started
+	status, _ := c.post(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"k"}}`)
+	require.Equal(t, http.StatusAccepted, status)
+	require.Empty(t, rc.end(t, "the cancelled call"))
+	require.Equal(t, http.StatusOK, <-rc.status)
+	select {
+	case <-ended:
+	case <-time.After(raWait):
+		t.Fatal("the cancelled call's handler still runs")
+	}
+	_, msgs := c.post(t, raCallBody(`"t"`, "sl_block", `,"arguments":{}`))
+	require.Len(t, msgs, 1)
+	require.Contains(t, msgs[0].raw, "timed out")
+	select {
+	case <-ended:
+	case <-time.After(raWait):
+		t.Fatal("the timed-out call's handler still runs")
+	}
+}
+
+// A log level the client made up does not break its later calls.
+func TestModernHeldBogusLogLevel(t *testing.T) {
+	b := harness.StartBackend(t, "sl", harness.Stateless, func(s *mcp.Server) { echoTool(s, "sl", "echo") })
+	v := harness.StartVMCP(t, nil, b.Config())
+	awaitTools(t, v, "sl_echo")
+	c := raConnect(t, v, `{}`)
+	_, msgs := c.post(t, `{"jsonrpc":"2.0","id":"l","method":"logging/setLevel","params":{"level":"bogus"}}`)
+	t.Log(msgs[0].raw)
+	_, msgs = c.post(t, raCallBody(`"e"`, "sl_echo", `,"arguments":{"text":"hi"}`))
+	require.Len(t, msgs, 1)
+	require.Equal(t, "sl/echo:hi", msgs[0].text())
+}
+
+// A stateless backend going down mid-call fails the call at once.
+func TestModernHeldBackendClosedMidCall(t *testing.T) {
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	b := harness.StartBackend(t, "sl", harness.Stateless, func(s *mcp.Server) {
+		s.AddTool(&mcp.Tool{Name: "block", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: 1})
+			started <- struct{}{}
+			<-release // the handler outlives its connection (no PropagateRequestCancellation)
+			return textResultOf("late"), nil
+		})
+	})
+	cfg := b.Config()
+	cfg.Timeout = config.Duration(5 * time.Minute)
+	v := harness.StartVMCP(t, nil, cfg)
+	awaitTools(t, v, "sl_block")
+	c := raConnect(t, v, `{}`)
+	rc := c.start(raCallBody(`"d"`, "sl_block", `,"arguments":{},"_meta":{"progressToken":"p"}`))
+	<-started
+	go b.Close() // returns once the handler does
+	m := rc.response(t, "the response of the call whose backend died")
+	close(release)
+	require.NotZero(t, m.errorCode(), m.raw)
 }
