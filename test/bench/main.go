@@ -114,20 +114,12 @@ func run() error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if *echoBin == "" {
-		*echoBin = filepath.Join(tmp, "echoserver")
-		cmd := exec.Command("go", "build", "-o", *echoBin, "./test/bench/echoserver")
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("building echoserver: %w", err)
-		}
-	}
-	if *plainBin == "" {
-		*plainBin = filepath.Join(tmp, "plainproxy")
-		cmd := exec.Command("go", "build", "-o", *plainBin, "./test/bench/plainproxy")
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("building plainproxy: %w", err)
+	for _, b := range []struct {
+		bin  *string
+		name string
+	}{{echoBin, "echoserver"}, {plainBin, "plainproxy"}} {
+		if err := buildUnset(tmp, b.bin, b.name); err != nil {
+			return err
 		}
 	}
 	if _, err := os.Stat(*vmcpBin); err != nil {
@@ -167,6 +159,21 @@ func run() error {
 		if err := x.run(tmp); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// buildUnset builds ./test/bench/NAME into tmp when *bin is empty and
+// points *bin at it.
+func buildUnset(tmp string, bin *string, name string) error {
+	if *bin != "" {
+		return nil
+	}
+	*bin = filepath.Join(tmp, name)
+	cmd := exec.Command("go", "build", "-o", *bin, "./test/bench/"+name)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("building %s: %w", name, err)
 	}
 	return nil
 }
