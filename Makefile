@@ -37,10 +37,11 @@ chromium: ## make sure headless Chromium is installed (Debian's chromium), for t
 	./scripts/ensure-chromium.sh >/dev/null
 
 FUZZTIME ?= 20s
-fuzz: ## the HTTP edge's, the endpoint's and the message decoder's fuzz targets, each for FUZZTIME (go test runs their seeds always)
+fuzz: ## the HTTP edge's, the endpoint's, the message decoder's and the Modern tools/call params decoder's fuzz targets, each for FUZZTIME (go test runs their seeds always)
 	$(GO) test -run '^$$' -fuzz FuzzEdgeDecoding -fuzztime $(FUZZTIME) ./pkg/edge
 	$(GO) test -run '^$$' -fuzz FuzzEndpointDecoding -fuzztime $(FUZZTIME) ./pkg/vmcp
 	$(GO) test -run '^$$' -fuzz FuzzDecodeMatchesUnmarshal -fuzztime $(FUZZTIME) ./pkg/wire
+	$(GO) test -run '^$$' -fuzz FuzzDecodeCallToolMatchesUnmarshal -fuzztime $(FUZZTIME) ./pkg/dispatch/modern
 	$(GO) test -run '^$$' -fuzz FuzzDecodeObjectMatchesUnmarshal -fuzztime $(FUZZTIME) ./pkg/wire
 
 clean:

@@ -41,6 +41,10 @@ type DirectRequest struct {
 	// clientCapabilities; Direct adds protocolVersion and clientInfo as the
 	// SDK client does.
 	Params mcp.Params
+	// RawParams, used when Params is nil, are the params as JSON, sent byte
+	// for byte: their _meta must be complete (AppendRequestMeta adds
+	// protocolVersion and clientInfo).
+	RawParams json.RawMessage
 	// Sink receives the notifications/progress and notifications/message
 	// the backend sends on the call's response stream, before Direct
 	// returns (nil: they are counted as undeliverable).
@@ -72,20 +76,9 @@ func (b *Backend) DirectVersion() (string, bool) {
 // returned as a *jsonrpc.Error; a transport failure also asks the
 // supervisor to re-check the backend.
 func (b *Backend) Direct(ctx context.Context, version string, req DirectRequest) (json.RawMessage, error) {
-	meta := req.Params.GetMeta()
-	if meta == nil {
-		meta = make(map[string]any, 3)
-	}
-	if _, ok := meta[mcp.MetaKeyProtocolVersion]; !ok {
-		meta[mcp.MetaKeyProtocolVersion] = version
-	}
-	if _, ok := meta[mcp.MetaKeyClientInfo]; !ok {
-		meta[mcp.MetaKeyClientInfo] = b.info
-	}
-	req.Params.SetMeta(meta)
-	params, err := json.Marshal(req.Params)
+	params, err := b.directParams(version, req)
 	if err != nil {
-		return nil, fmt.Errorf("encoding %s params: %w", req.Method, err)
+		return nil, err
 	}
 	id := directIDs.Add(1)
 	body := wire.Request(strconv.AppendInt(nil, id, 10), req.Method, params)
@@ -118,6 +111,40 @@ func (b *Backend) Direct(ctx context.Context, version string, req DirectRequest)
 		return nil, err
 	}
 	return res, nil
+}
+
+// directParams are req's params as JSON, with protocolVersion and
+// clientInfo added to a decoded _meta that lacks them.
+func (b *Backend) directParams(version string, req DirectRequest) (json.RawMessage, error) {
+	if req.Params == nil {
+		return req.RawParams, nil
+	}
+	meta := req.Params.GetMeta()
+	if meta == nil {
+		meta = make(map[string]any, 3)
+	}
+	if _, ok := meta[mcp.MetaKeyProtocolVersion]; !ok {
+		meta[mcp.MetaKeyProtocolVersion] = version
+	}
+	if _, ok := meta[mcp.MetaKeyClientInfo]; !ok {
+		meta[mcp.MetaKeyClientInfo] = b.info
+	}
+	req.Params.SetMeta(meta)
+	params, err := json.Marshal(req.Params)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s params: %w", req.Method, err)
+	}
+	return params, nil
+}
+
+// AppendRequestMeta appends to out, a _meta object being built, the
+// members a direct request's _meta carries for vmcp as the SDK client
+// would: protocolVersion (version) and vmcp's clientInfo.
+func (b *Backend) AppendRequestMeta(out []byte, version string) []byte {
+	out = wire.AppendString(append(out, `"`+mcp.MetaKeyProtocolVersion+`":`...), version)
+	out = wire.AppendString(append(out, `,"`+mcp.MetaKeyClientInfo+`":{"name":`...), b.info.Name)
+	out = wire.AppendString(append(out, `,"version":`...), b.info.Version)
+	return append(out, '}')
 }
 
 var (

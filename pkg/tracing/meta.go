@@ -56,6 +56,9 @@ func RewriteMetaRaw(ctx context.Context, meta json.RawMessage) json.RawMessage {
 	if json.Unmarshal(meta, &m) != nil {
 		return meta
 	}
+	if _, ok := m["traceparent"]; !ok {
+		return meta
+	}
 	carrier := propagation.MapCarrier{}
 	Propagator.Inject(ctx, carrier)
 	for _, k := range traceKeys {

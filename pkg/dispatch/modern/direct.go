@@ -20,33 +20,82 @@ import (
 // rewrites the backend's raw result: its reserved _meta keys replaced by
 // vmcp's serverInfo, resultType added if absent, everything else byte for
 // byte. ctx is the call core's (timeout, cancellation, forwarded headers).
-func (d *Dispatcher) callToolDirect(ctx context.Context, rq *request, t upstream.Target, p *mcp.CallToolParamsRaw) ([]byte, error) {
+func (d *Dispatcher) callToolDirect(ctx context.Context, rq *request, t upstream.Target, p *callParams) ([]byte, error) {
 	version, ok := t.Backend.DirectVersion()
 	if !ok {
 		return nil, fmt.Errorf("%w (no Modern control connection)", backends.ErrBackendDown)
 	}
-	meta := backends.ForwardMeta(p.Meta)
-	if meta == nil {
-		meta = make(mcp.Meta, 3) // Direct adds protocolVersion and clientInfo
+	params, err := directParams(ctx, rq, t, p, version)
+	if err != nil {
+		return nil, err
 	}
-	meta[mcp.MetaKeyClientCapabilities] = rq.clientCaps
-	meta = rq.stream.backendMeta(meta, true)
-	tracing.RewriteMeta(ctx, meta) // a client's _meta.traceparent names vmcp's backend span instead
-	params := &mcp.CallToolParams{
-		Meta:           meta,
-		Name:           t.Name,
-		Arguments:      emptyObject,
-		InputResponses: p.InputResponses,
-		RequestState:   p.RequestState,
-	}
-	if len(p.Arguments) > 0 {
-		params.Arguments = p.Arguments
-	}
-	raw, err := t.Backend.Direct(ctx, version, backends.DirectRequest{Method: "tools/call", Name: t.Name, Params: params, Sink: rq.stream.sink()})
+	raw, err := t.Backend.Direct(ctx, version, backends.DirectRequest{Method: "tools/call", Name: t.Name, RawParams: params, Sink: rq.stream.sink()})
 	if err != nil {
 		return nil, err
 	}
 	return d.rewriteResult(raw)
+}
+
+// directParams are p's params as t's backend gets them, as JSON built from
+// the client's raw _meta (no value encoded again): its keys but the
+// per-hop io.modelcontextprotocol/* ones, the client's clientCapabilities,
+// the progress token minted for the call in place of the client's, the
+// client's logLevel, vmcp's protocolVersion and clientInfo; then the
+// backend's tool name, the arguments ({} if absent), inputResponses and
+// the backend's requestState.
+func directParams(ctx context.Context, rq *request, t upstream.Target, p *callParams, version string) (json.RawMessage, error) {
+	caps := objectJSON(rq.clientCaps)
+	out := make([]byte, 0, 160+len(p.rawMeta)+len(caps)+len(t.Name)+len(p.Arguments)+len(p.RequestState))
+	out = append(out, `{"_meta":`...)
+	mark := len(out)
+	out = append(out, '{')
+	out, err := appendClientMeta(out, p.rawMeta, rq.stream.minted != "")
+	if err != nil {
+		return nil, err
+	}
+	out = append(append(out, `"`+mcp.MetaKeyClientCapabilities+`":`...), caps...)
+	out = rq.stream.appendBackendMeta(out)
+	out = append(t.Backend.AppendRequestMeta(append(out, ','), version), '}')
+	if bytes.Contains(out[mark:], []byte("traceparent")) {
+		// a client's _meta.traceparent names vmcp's backend span instead
+		out = append(out[:mark], tracing.RewriteMetaRaw(ctx, out[mark:])...)
+	}
+	out = wire.AppendString(append(out, `,"name":`...), t.Name)
+	args := p.Arguments
+	if len(args) == 0 {
+		args = emptyObject
+	}
+	out = append(append(out, `,"arguments":`...), args...)
+	if len(p.InputResponses) > 0 {
+		in, err := json.Marshal(p.InputResponses)
+		if err != nil {
+			return nil, fmt.Errorf("encoding inputResponses: %w", err)
+		}
+		out = append(append(out, `,"inputResponses":`...), in...)
+	}
+	if p.RequestState != "" {
+		out = wire.AppendString(append(out, `,"requestState":`...), p.RequestState)
+	}
+	return append(out, '}'), nil
+}
+
+// appendClientMeta appends each member of the client's raw _meta the
+// backend may see, each followed by a comma: not the per-hop
+// io.modelcontextprotocol/* keys, nor progressToken when vmcp minted one.
+func appendClientMeta(out []byte, meta json.RawMessage, minted bool) ([]byte, error) {
+	if len(meta) == 0 {
+		return out, nil
+	}
+	err := wire.EachMember(meta, func(key, _, member []byte) {
+		if reservedKey(key) || (minted && wire.KeyIs(key, "progressToken")) {
+			return
+		}
+		out = append(append(out, member...), ',')
+	})
+	if err != nil {
+		return nil, fmt.Errorf("request _meta: %w", err)
+	}
+	return out, nil
 }
 
 // emptyObject is sent for absent arguments, as the SDK client does.

@@ -36,7 +36,7 @@ type mrtrCall struct {
 
 // callTool routes tools/call through the call core (or a retry's
 // requestState); an unknown tool is -32602 naming it.
-func (d *Dispatcher) callTool(rq *request, p *mcp.CallToolParamsRaw) ([]byte, error) {
+func (d *Dispatcher) callTool(rq *request, p *callParams) ([]byte, error) {
 	c := &mrtrCall{method: "tools/call", name: p.Name, meta: p.Meta, responses: p.InputResponses, state: p.RequestState}
 	c.send = func(ctx context.Context, cs *mcp.ClientSession, meta mcp.Meta, in mcp.InputResponseMap, state string) (any, error) {
 		params := &mcp.CallToolParams{Meta: meta, Name: c.target, InputResponses: in, RequestState: state}
@@ -74,8 +74,7 @@ func (d *Dispatcher) readResource(rq *request, p *mcp.ReadResourceParams) ([]byt
 
 // upstreamRequest is the call core's view of rq for method and name.
 func (d *Dispatcher) upstreamRequest(rq *request, method, name string) *upstream.Request {
-	declared, _ := rq.clientCaps.(map[string]any)
-	_, _, asks := parkCaps(declared)
+	_, _, asks := parkCaps(rq.clientCaps)
 	return &upstream.Request{Method: method, Name: name, Revision: upstream.RevisionModern,
 		Principal: identity.From(rq.r.Context()), Header: rq.r.Header, Asks: asks}
 }
@@ -116,8 +115,7 @@ func (d *Dispatcher) serveMRTR(rq *request, c *mrtrCall) ([]byte, error) {
 	st := d.newCallStream(rq, c.backend, c.meta)
 	switch t.Via {
 	case upstream.ViaParked:
-		declared, _ := rq.clientCaps.(map[string]any)
-		caps, key, _ := parkCaps(declared)
+		caps, key, _ := parkCaps(rq.clientCaps)
 		if caps == nil { // a per-principal backend: no capability to ask with
 			caps = &mcp.ClientCapabilities{}
 		}

@@ -57,12 +57,13 @@ func init() {
 		"resources/list":           def((func(*listParams) string)(nil), (*Dispatcher).listResources),
 		"resources/templates/list": def((func(*listParams) string)(nil), (*Dispatcher).listTemplates),
 		"prompts/list":             def((func(*listParams) string)(nil), (*Dispatcher).listPrompts),
-		"tools/call":               def(func(p *mcp.CallToolParamsRaw) string { return p.Name }, (*Dispatcher).callTool),
+		"tools/call":               def(func(p *callParams) string { return p.Name }, (*Dispatcher).callTool),
 		"prompts/get":              def(func(p *mcp.GetPromptParams) string { return p.Name }, (*Dispatcher).getPrompt),
 		"resources/read":           def(func(p *mcp.ReadResourceParams) string { return p.URI }, (*Dispatcher).readResource),
 		"completion/complete":      def((func(*mcp.CompleteParams) string)(nil), (*Dispatcher).complete),
 		"subscriptions/listen":     def((func(*mcp.SubscriptionsListenParams) string)(nil), (*Dispatcher).listen),
 	}
+	methods["tools/call"].decode = decodeCallTool // the hot path: no reflection
 }
 
 // listParams are the params of the four list verbs: the SDK's _meta base

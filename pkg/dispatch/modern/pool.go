@@ -1,6 +1,7 @@
 package modern
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -302,7 +303,13 @@ func (p *sessionPool) close() {
 // them; false when the client declared none of them, so the backend cannot
 // ask and the shared connection serves the call. Roots are offered without
 // listChanged: a Modern client sends no roots/list_changed to relay.
-func parkCaps(declared map[string]any) (*mcp.ClientCapabilities, string, bool) {
+// client is the request's clientCapabilities: a map, or raw JSON
+// (decodeCallTool), decoded only if it may declare one of them.
+func parkCaps(client any) (*mcp.ClientCapabilities, string, bool) {
+	declared, _ := client.(map[string]any)
+	if raw, ok := client.(json.RawMessage); ok && mayAsk(raw) {
+		_ = json.Unmarshal(raw, &declared) // a valid object: validate checked it
+	}
 	sub := map[string]any{}
 	for _, k := range []string{"elicitation", "sampling", "roots"} {
 		if v, ok := declared[k]; ok && v != nil {
@@ -327,4 +334,11 @@ func parkCaps(declared map[string]any) (*mcp.ClientCapabilities, string, bool) {
 		caps.RootsV2 = &mcp.RootCapabilities{}
 	}
 	return caps, string(b), true
+}
+
+// mayAsk reports whether raw clientCapabilities may declare elicitation,
+// sampling or roots (a key spelled with escapes is decoded to be sure).
+func mayAsk(raw json.RawMessage) bool {
+	return bytes.IndexByte(raw, '\\') >= 0 || bytes.Contains(raw, []byte(`"elicitation"`)) ||
+		bytes.Contains(raw, []byte(`"sampling"`)) || bytes.Contains(raw, []byte(`"roots"`))
 }

@@ -94,6 +94,19 @@ func (s *callStream) backendMeta(m mcp.Meta, modern bool) mcp.Meta {
 	return m
 }
 
+// appendBackendMeta is backendMeta for a Modern backend's _meta being
+// built as JSON: it appends the minted progress token and the client's
+// logLevel, each after a comma.
+func (s *callStream) appendBackendMeta(out []byte) []byte {
+	if s.minted != "" {
+		out = wire.AppendString(append(out, `,"progressToken":`...), s.minted)
+	}
+	if s.minLevel >= 0 {
+		out = wire.AppendString(append(out, `,"`+mcp.MetaKeyLogLevel+`":`...), string(logLevels[s.minLevel]))
+	}
+	return out
+}
+
 // Notify is backends.Sink: progress must carry the token minted for this
 // call (anything else is dropped and counted); then deliver.
 func (s *callStream) Notify(method string, params json.RawMessage) {

@@ -62,7 +62,7 @@ func (d *Dispatcher) validate(rq *request, m *method) (mcp.Params, *jsonrpc.Erro
 			return nil, jerr
 		}
 	}
-	if tc, ok := p.(*mcp.CallToolParamsRaw); ok {
+	if tc, ok := p.(*callParams); ok {
 		if tool, _, found := d.agg.For(identity.From(rq.r.Context()).Key()).Tool(tc.Name); found {
 			if jerr := checkParamHeaders(rq, tool, tc.Arguments); jerr != nil {
 				return nil, jerr
@@ -86,12 +86,12 @@ func (d *Dispatcher) checkMeta(rq *request, meta map[string]any) *jsonrpc.Error 
 		data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: d.versions, Requested: v})
 		return &jsonrpc.Error{Code: mcp.CodeUnsupportedProtocolVersion, Message: fmt.Sprintf("unsupported protocol version %s", wire.Quote(v)), Data: data}
 	}
-	caps, ok := meta[mcp.MetaKeyClientCapabilities].(map[string]any)
-	if !ok {
+	caps := meta[mcp.MetaKeyClientCapabilities]
+	if !isObject(caps) {
 		return missingMeta(mcp.MetaKeyClientCapabilities)
 	}
 	if info, present := meta[mcp.MetaKeyClientInfo]; present {
-		if _, ok := info.(map[string]any); !ok {
+		if !isObject(info) {
 			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid _meta field %q: must be an object", mcp.MetaKeyClientInfo)}
 		}
 	}

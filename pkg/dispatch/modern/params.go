@@ -1,0 +1,199 @@
+package modern
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/wire"
+)
+
+// callParams are the params of a Modern tools/call: the SDK's, with the
+// request's _meta also kept as raw JSON, from which the direct path builds
+// the backend's _meta without encoding the client's values again.
+type callParams struct {
+	mcp.CallToolParamsRaw
+	rawMeta json.RawMessage // params._meta as sent (re-encoded if json.Unmarshal decoded it); nil: none
+}
+
+// decodeCallTool decodes tools/call params as json.Unmarshal into
+// mcp.CallToolParamsRaw does (same values, same errors), without
+// reflection for the common shape, except that the object and array values
+// of _meta stay raw (json.RawMessage; consumers see objects through
+// isObject). Keys that differ from a member only by case or have escapes,
+// duplicate members, and strings with escapes are left to json.Unmarshal.
+func decodeCallTool(raw json.RawMessage) (mcp.Params, error) {
+	p := &callParams{}
+	if len(raw) == 0 {
+		return p, nil
+	}
+	if scanCallTool(raw, p) {
+		return p, nil
+	}
+	*p = callParams{}
+	if err := json.Unmarshal(raw, &p.CallToolParamsRaw); err != nil {
+		return p, err
+	}
+	if p.Meta != nil {
+		p.rawMeta, _ = json.Marshal(p.Meta) // a decoded map always encodes
+	}
+	return p, nil
+}
+
+// callMembers are the members of tools/call params json.Unmarshal fills.
+var callMembers = [...]string{"_meta", "name", "arguments", "inputResponses", "requestState"}
+
+// scanCallTool is decodeCallTool's scan; false leaves raw to json.Unmarshal.
+func scanCallTool(raw json.RawMessage, p *callParams) bool {
+	ok, seen := true, 0
+	err := wire.EachMember(raw, func(key, value, _ []byte) {
+		k := string(key[1 : len(key)-1])
+		i := memberIndex(k)
+		if !ok || i < 0 {
+			ok = ok && !foldsToMember(k)
+			return
+		}
+		if seen&(1<<i) != 0 {
+			ok = false
+			return
+		}
+		seen |= 1 << i
+		switch i {
+		case 0:
+			ok = scanMeta(value, p)
+		case 1:
+			ok = plainValue(value, &p.Name)
+		case 2:
+			p.Arguments = json.RawMessage(value)
+		case 3:
+			ok = json.Unmarshal(value, &p.InputResponses) == nil
+		case 4:
+			ok = plainValue(value, &p.RequestState)
+		}
+	})
+	return err == nil && ok
+}
+
+func memberIndex(k string) int {
+	for i, m := range callMembers {
+		if k == m {
+			return i
+		}
+	}
+	return -1
+}
+
+// foldsToMember reports whether an unknown key might still be matched to a
+// member by json.Unmarshal: escapes, non-ASCII, or a member's name but for
+// case.
+func foldsToMember(k string) bool {
+	for i := 0; i < len(k); i++ {
+		if k[i] == '\\' || k[i] >= 0x80 {
+			return true
+		}
+	}
+	for _, m := range callMembers {
+		if strings.EqualFold(k, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// scanMeta fills p.Meta and p.rawMeta from a raw _meta value (null: none).
+func scanMeta(value []byte, p *callParams) bool {
+	if string(value) == "null" {
+		return true
+	}
+	if value[0] != '{' {
+		return false
+	}
+	meta := make(mcp.Meta, 4)
+	ok := true
+	err := wire.EachMember(value, func(key, v, _ []byte) {
+		k := key[1 : len(key)-1]
+		if !ok || !plainText(k) {
+			ok = false
+			return
+		}
+		var val any
+		if val, ok = shallowValue(v); ok {
+			meta[string(k)] = val // the last of duplicate keys wins, as json.Unmarshal's
+		}
+	})
+	if err != nil || !ok {
+		return false
+	}
+	p.Meta, p.rawMeta = meta, json.RawMessage(value)
+	return true
+}
+
+// shallowValue is a _meta value as json.Unmarshal into any decodes it,
+// except objects and arrays, which stay raw; false for what it leaves to
+// json.Unmarshal (strings with escapes or non-ASCII bytes, huge numbers).
+func shallowValue(v []byte) (any, bool) {
+	switch v[0] {
+	case '{', '[':
+		return json.RawMessage(v), true
+	case 'n':
+		return nil, true
+	case 't':
+		return true, true
+	case 'f':
+		return false, true
+	case '"':
+		var s string
+		return s, plainValue(v, &s)
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	return f, err == nil
+}
+
+// plainValue stores a JSON string without escapes or non-ASCII bytes in s
+// (null leaves s as it is, as json.Unmarshal does); false for anything else.
+func plainValue(v []byte, s *string) bool {
+	if string(v) == "null" {
+		return true
+	}
+	if len(v) < 2 || v[0] != '"' || !plainText(v[1:len(v)-1]) {
+		return false
+	}
+	*s = string(v[1 : len(v)-1])
+	return true
+}
+
+func plainText(b []byte) bool {
+	for _, c := range b {
+		if c == '\\' || c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// isObject reports whether a decoded _meta value is a JSON object: a map
+// (json.Unmarshal) or raw JSON (decodeCallTool).
+func isObject(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		return true
+	case json.RawMessage:
+		return len(v) > 0 && v[0] == '{'
+	}
+	return false
+}
+
+// objectJSON is a _meta object value as JSON (nil if v is not an object).
+func objectJSON(v any) json.RawMessage {
+	switch v := v.(type) {
+	case json.RawMessage:
+		if len(v) > 0 && v[0] == '{' {
+			return v
+		}
+	case map[string]any:
+		b, _ := json.Marshal(v)
+		return b
+	}
+	return nil
+}
