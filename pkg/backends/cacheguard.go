@@ -6,12 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"mime"
 	"net/http"
 	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // The cache guard protects connections shared by many clients (the control
@@ -98,7 +98,7 @@ func (t *guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // rewriteBody makes resp's JSON body, or each event of its SSE body, pass
 // through rewrite (which returns a message and whether it changed it).
 func rewriteBody(resp *http.Response, rewrite func([]byte) ([]byte, bool)) (*http.Response, error) {
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	ct := wire.MediaType(resp.Header.Get("Content-Type"))
 	switch ct {
 	case "application/json":
 		b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))

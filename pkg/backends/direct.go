@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -188,7 +187,7 @@ const maxResponse = mcp.DefaultMaxEventSize
 // The body is always consumed to its end (in the background once the
 // response is found, so the HTTP connection is reused) and closed.
 func (b *Backend) readResponse(resp *http.Response, id int64, sink Sink) (json.RawMessage, error) {
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	ct := wire.MediaType(resp.Header.Get("Content-Type"))
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))

@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // The standalone GET stream of a Legacy streamable-HTTP backend session is
@@ -148,7 +148,7 @@ func (t *steadyTransport) once(req *http.Request, lastID *string, w io.Writer, o
 		return 0, 0, err
 	}
 	defer resp.Body.Close()
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	ct := wire.MediaType(resp.Header.Get("Content-Type"))
 	if resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 		return 0, resp.StatusCode, fmt.Errorf("GET stream: HTTP %d (%s)", resp.StatusCode, ct)

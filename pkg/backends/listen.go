@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"slices"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // vmcp's own subscriptions/listen client for Modern streamable-HTTP
@@ -162,7 +162,7 @@ func (b *Backend) postListen(ctx context.Context, version, id string, want mcp.N
 	if err != nil {
 		return nil, err
 	}
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	ct := wire.MediaType(resp.Header.Get("Content-Type"))
 	if resp.StatusCode/100 == 2 && ct == "text/event-stream" {
 		return resp, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/netip"
@@ -115,4 +116,16 @@ func CheckVersion(v string, supported []string) *jsonrpc.Error {
 		Message: fmt.Sprintf("unsupported MCP-Protocol-Version header %s: vmcp serves %s", Quote(v), strings.Join(supported, ", ")),
 		Data:    data,
 	}
+}
+
+// MediaType is the media type of a Content-Type value, as
+// mime.ParseMediaType returns it (lower case, no parameters; "" if it does
+// not parse), without its allocations for the two values MCP sends.
+func MediaType(contentType string) string {
+	switch contentType {
+	case "application/json", "text/event-stream":
+		return contentType
+	}
+	mt, _, _ := mime.ParseMediaType(contentType)
+	return mt
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -47,7 +46,7 @@ func (d *Dispatcher) parse(w http.ResponseWriter, r *http.Request) (*request, bo
 		http.Error(w, "Method Not Allowed: a 2026-07-28 endpoint accepts POST only", http.StatusMethodNotAllowed)
 		return nil, false
 	}
-	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+	if wire.MediaType(r.Header.Get("Content-Type")) != "application/json" {
 		http.Error(w, "Content-Type must be 'application/json'", http.StatusUnsupportedMediaType)
 		return nil, false
 	}
