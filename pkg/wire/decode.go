@@ -36,9 +36,9 @@ func decodeMembers(b []byte, m *Message) bool {
 				m.JSONRPC = "2.0" // no copy for the one valid value
 				return
 			}
-			ok = plainString(value, &m.JSONRPC)
+			ok = PlainString(value, &m.JSONRPC)
 		case "method":
-			ok = plainString(value, &m.Method)
+			ok = PlainString(value, &m.Method)
 		case "id":
 			m.ID = value
 		case "params":
@@ -48,37 +48,41 @@ func decodeMembers(b []byte, m *Message) bool {
 		case "error":
 			m.Error = value
 		default:
-			ok = !memberLike(key[1 : len(key)-1])
+			ok = !MemberLike(key[1:len(key)-1], messageMembers[:]...)
 		}
 	})
 	return err == nil && ok
 }
 
-// plainString stores a JSON string without escapes or non-ASCII bytes in
+// PlainString stores a JSON string without escapes or non-ASCII bytes in
 // s (null leaves s as it is, as json.Unmarshal does); false for any other
 // value.
-func plainString(v []byte, s *string) bool {
+func PlainString(v []byte, s *string) bool {
 	if string(v) == "null" {
 		return true
 	}
 	if len(v) < 2 || v[0] != '"' {
 		return false
 	}
-	if !plainKey(v[1 : len(v)-1]) {
+	if !PlainKey(v[1 : len(v)-1]) {
 		return false
 	}
 	*s = string(v[1 : len(v)-1])
 	return true
 }
 
-// memberLike reports whether a raw key's text is one json.Unmarshal might
-// match to a member of Message: with escapes or non-ASCII bytes, or a
-// member's name but for case.
-func memberLike(k []byte) bool {
-	if !plainKey(k) {
+// messageMembers are the members of Message json.Unmarshal fills.
+var messageMembers = [...]string{"jsonrpc", "method", "id", "params", "result", "error"}
+
+// MemberLike reports whether json.Unmarshal might match a raw key's text
+// (quotes removed) to a struct member named in names: it has escapes or
+// non-ASCII bytes, or is a name up to case. A scan that matches names
+// exactly leaves the other keys it reports to json.Unmarshal.
+func MemberLike(k []byte, names ...string) bool {
+	if !PlainKey(k) {
 		return true
 	}
-	for _, name := range [...]string{"jsonrpc", "method", "id", "params", "result", "error"} {
+	for _, name := range names {
 		if len(k) == len(name) && strings.EqualFold(string(k), name) {
 			return true
 		}
@@ -102,9 +106,9 @@ func DecodeObject(b []byte) (map[string]json.RawMessage, error) {
 	return m, err
 }
 
-// plainKey reports whether a raw key's text (quotes removed) is its name:
-// no escapes, only ASCII.
-func plainKey(k []byte) bool {
+// PlainKey reports whether a raw key's or string's text (quotes removed)
+// is its value: no escapes, only ASCII.
+func PlainKey(k []byte) bool {
 	for _, c := range k {
 		if c == '\\' || c >= 0x80 {
 			return false

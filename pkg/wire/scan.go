@@ -124,7 +124,7 @@ func KeyIs(tok []byte, key string) bool {
 // UnquoteKey decodes a raw key token as encoding/json does (escapes and
 // invalid UTF-8, rare in keys, take the slow path).
 func UnquoteKey(tok []byte) string {
-	if plainKey(tok[1 : len(tok)-1]) {
+	if PlainKey(tok[1 : len(tok)-1]) {
 		return string(tok[1 : len(tok)-1])
 	}
 	var s string

@@ -3,7 +3,6 @@ package modern
 import (
 	"encoding/json"
 	"strconv"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/wire"
@@ -51,7 +50,7 @@ func scanCallTool(raw json.RawMessage, p *callParams) bool {
 		k := string(key[1 : len(key)-1])
 		i := memberIndex(k)
 		if !ok || i < 0 {
-			ok = ok && !foldsToMember(k)
+			ok = ok && !wire.MemberLike(key[1:len(key)-1], callMembers[:]...)
 			return
 		}
 		if seen&(1<<i) != 0 {
@@ -63,13 +62,13 @@ func scanCallTool(raw json.RawMessage, p *callParams) bool {
 		case 0:
 			ok = scanMeta(value, p)
 		case 1:
-			ok = plainValue(value, &p.Name)
+			ok = wire.PlainString(value, &p.Name)
 		case 2:
 			p.Arguments = json.RawMessage(value)
 		case 3:
 			ok = json.Unmarshal(value, &p.InputResponses) == nil
 		case 4:
-			ok = plainValue(value, &p.RequestState)
+			ok = wire.PlainString(value, &p.RequestState)
 		}
 	})
 	return err == nil && ok
@@ -84,23 +83,6 @@ func memberIndex(k string) int {
 	return -1
 }
 
-// foldsToMember reports whether an unknown key might still be matched to a
-// member by json.Unmarshal: escapes, non-ASCII, or a member's name but for
-// case.
-func foldsToMember(k string) bool {
-	for i := 0; i < len(k); i++ {
-		if k[i] == '\\' || k[i] >= 0x80 {
-			return true
-		}
-	}
-	for _, m := range callMembers {
-		if strings.EqualFold(k, m) {
-			return true
-		}
-	}
-	return false
-}
-
 // scanMeta fills p.Meta and p.rawMeta from a raw _meta value (null: none).
 func scanMeta(value []byte, p *callParams) bool {
 	if string(value) == "null" {
@@ -113,7 +95,7 @@ func scanMeta(value []byte, p *callParams) bool {
 	ok := true
 	err := wire.EachMember(value, func(key, v, _ []byte) {
 		k := key[1 : len(key)-1]
-		if !ok || !plainText(k) {
+		if !ok || !wire.PlainKey(k) {
 			ok = false
 			return
 		}
@@ -144,32 +126,10 @@ func shallowValue(v []byte) (any, bool) {
 		return false, true
 	case '"':
 		var s string
-		return s, plainValue(v, &s)
+		return s, wire.PlainString(v, &s)
 	}
 	f, err := strconv.ParseFloat(string(v), 64)
 	return f, err == nil
-}
-
-// plainValue stores a JSON string without escapes or non-ASCII bytes in s
-// (null leaves s as it is, as json.Unmarshal does); false for anything else.
-func plainValue(v []byte, s *string) bool {
-	if string(v) == "null" {
-		return true
-	}
-	if len(v) < 2 || v[0] != '"' || !plainText(v[1:len(v)-1]) {
-		return false
-	}
-	*s = string(v[1 : len(v)-1])
-	return true
-}
-
-func plainText(b []byte) bool {
-	for _, c := range b {
-		if c == '\\' || c >= 0x80 {
-			return false
-		}
-	}
-	return true
 }
 
 // isObject reports whether a decoded _meta value is a JSON object: a map
