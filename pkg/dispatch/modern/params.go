@@ -47,10 +47,10 @@ var callMembers = [...]string{"_meta", "name", "arguments", "inputResponses", "r
 func scanCallTool(raw json.RawMessage, p *callParams) bool {
 	ok, seen := true, 0
 	err := wire.EachMember(raw, func(key, value, _ []byte) {
-		k := string(key[1 : len(key)-1])
+		k := key[1 : len(key)-1]
 		i := memberIndex(k)
 		if !ok || i < 0 {
-			ok = ok && !wire.MemberLike(key[1:len(key)-1], callMembers[:]...)
+			ok = ok && !wire.MemberLike(k, callMembers[:]...)
 			return
 		}
 		if seen&(1<<i) != 0 {
@@ -74,9 +74,10 @@ func scanCallTool(raw json.RawMessage, p *callParams) bool {
 	return err == nil && ok
 }
 
-func memberIndex(k string) int {
+// memberIndex is the index in callMembers of a key's exact text, or -1.
+func memberIndex(k []byte) int {
 	for i, m := range callMembers {
-		if k == m {
+		if string(k) == m {
 			return i
 		}
 	}
