@@ -281,7 +281,11 @@ func (b *Backend) readSSE(body io.ReadCloser, id int64, sink Sink) (json.RawMess
 		}
 		res, derr := responseTo(&m, id, false)
 		if !errors.Is(derr, errNotOurs) {
-			go drain(body) // the stream ends after the response
+			if er.Ended() { // the stream ended with the response: nothing to drain
+				body.Close()
+			} else {
+				go drain(body) // the stream ends after the response
+			}
 			return res, derr
 		}
 	}

@@ -20,14 +20,26 @@ func HeaderParams(tool *mcp.Tool) bool {
 	if tool == nil || tool.InputSchema == nil {
 		return false
 	}
-	m, ok := tool.InputSchema.(map[string]any)
-	if !ok {
-		b, err := json.Marshal(tool.InputSchema)
-		if err != nil || json.Unmarshal(b, &m) != nil {
-			return false
-		}
+	return hasHeaderParam(SchemaMap(tool.InputSchema))
+}
+
+// SchemaMap returns an input schema as a JSON object: the map itself, or
+// another Go type encoded and decoded (nil if it is not an object).
+func SchemaMap(schema any) map[string]any {
+	if m, ok := schema.(map[string]any); ok {
+		return m
 	}
-	return hasHeaderParam(m)
+	return encodedSchema(schema)
+}
+
+// encodedSchema is SchemaMap's slow path, apart so the map it decodes into
+// escapes only there.
+func encodedSchema(schema any) map[string]any {
+	var m map[string]any
+	if b, err := json.Marshal(schema); err == nil {
+		_ = json.Unmarshal(b, &m)
+	}
+	return m
 }
 
 func hasHeaderParam(schema map[string]any) bool {

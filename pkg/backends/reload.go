@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -174,14 +175,27 @@ func (b *Backend) Enter() (leave func()) {
 	f.mu.Lock()
 	f.n++
 	f.mu.Unlock()
-	return sync.OnceFunc(func() {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if f.n--; f.n == 0 && f.idle != nil {
-			close(f.idle)
-			f.idle = nil
-		}
-	})
+	t := &ticket{f: f}
+	return t.leave
+}
+
+// ticket is one request Enter counted; leave uncounts it once.
+type ticket struct {
+	f    *flight
+	left atomic.Bool
+}
+
+func (t *ticket) leave() {
+	if t.left.Swap(true) {
+		return
+	}
+	f := t.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n--; f.n == 0 && f.idle != nil {
+		close(f.idle)
+		f.idle = nil
+	}
 }
 
 // drain waits until b has no request in flight, for at most d or until ctx

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // ExchangeHeader names, on the inbound request only, the Exchange the
@@ -226,6 +227,9 @@ func (x *Exchange) traced() bool {
 
 // started starts the span once (x.mu held) and returns its context.
 func (x *Exchange) started() context.Context {
+	if x.span == nil && x.untraced() {
+		x.ctx, x.span = x.parent, trace.SpanFromContext(x.parent) // what a no-op tracer gives, without its allocations
+	}
 	if x.span == nil {
 		x.ctx, x.span = x.tracer.Start(x.parent, "mcp", trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(x.start))
 		if x.span.IsRecording() { // the attributes cost nothing with tracing off
@@ -238,6 +242,13 @@ func (x *Exchange) started() context.Context {
 		}
 	}
 	return x.ctx
+}
+
+// untraced reports whether the span would be a no-op one with nothing to
+// carry: tracing is off and the client sent no trace context.
+func (x *Exchange) untraced() bool {
+	_, off := x.tracer.(noop.Tracer)
+	return off && !trace.SpanContextFromContext(x.parent).IsValid()
 }
 
 // Outcome is how a request ended: its method label and whether it failed

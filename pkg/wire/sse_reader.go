@@ -16,7 +16,22 @@ import (
 // "\n", other fields (event, id, retry) and comments skipped.
 type EventReader struct {
 	r    *bufio.Reader
+	src  eofSeen
 	data []byte
+}
+
+// eofSeen reads r and records whether r reported io.EOF.
+type eofSeen struct {
+	r   io.Reader
+	eof bool
+}
+
+func (e *eofSeen) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if errors.Is(err, io.EOF) {
+		e.eof = true
+	}
+	return n, err
 }
 
 // eventReaders are released EventReaders: a direct call or relayed
@@ -30,14 +45,21 @@ const keptEventData = 64 << 10
 // NewEventReader reads SSE events from body; Release it when done.
 func NewEventReader(body io.Reader) *EventReader {
 	er := eventReaders.Get().(*EventReader)
-	er.r.Reset(body)
+	er.src = eofSeen{r: body}
+	er.r.Reset(&er.src)
 	return er
 }
+
+// Ended reports whether the body has been read to its end (the rest, if
+// any, is buffered): closing it then keeps its connection for reuse
+// without reading on.
+func (er *EventReader) Ended() bool { return er.src.eof }
 
 // Release hands er back for reuse; neither er nor any data it returned may
 // be used after.
 func (er *EventReader) Release() {
 	er.r.Reset(nil)
+	er.src = eofSeen{}
 	if cap(er.data) > keptEventData {
 		er.data = nil
 	}

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/stretchr/testify/require"
 )
@@ -81,4 +82,25 @@ func TestReleasedEventReaderKeepsNoData(t *testing.T) {
 	if _, err := er.Next(); err != io.EOF {
 		t.Fatalf("after the last event: %v, want io.EOF", err)
 	}
+}
+
+// TestEventReaderEndedOnlyAtTheBodysEnd: a direct call closes a response
+// body whose reader saw its end instead of draining it in a goroutine of
+// its own; a body with more to come must still be drained.
+func TestEventReaderEndedOnlyAtTheBodysEnd(t *testing.T) {
+	pr, pw := io.Pipe()
+	er := NewEventReader(pr)
+	defer er.Release()
+	go func() { _, _ = pw.Write([]byte("data: 1\n\n")) }()
+	_, err := er.Next()
+	require.NoError(t, err)
+	require.False(t, er.Ended(), "the body is still open")
+
+	// an HTTP body returns io.EOF with its last bytes when they came together
+	done := NewEventReader(iotest.DataErrReader(strings.NewReader("data: 1\n\n")))
+	defer done.Release()
+	_, err = done.Next()
+	require.NoError(t, err)
+	require.True(t, done.Ended(), "the body was read to its end with the event")
+	_ = pw.Close()
 }

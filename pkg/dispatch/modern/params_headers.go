@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
 
@@ -25,7 +26,10 @@ type paramBinding struct {
 // value (=?base64?…?= decoded, integers compared numerically); an absent or
 // null one must have no header. Violations are -32020.
 func checkParamHeaders(rq *request, tool *mcp.Tool, args json.RawMessage) *jsonrpc.Error {
-	bindings := paramBindings(schemaMap(tool.InputSchema), nil, nil)
+	if !backends.HeaderParams(tool) {
+		return nil // the common case, without collecting bindings
+	}
+	bindings := paramBindings(backends.SchemaMap(tool.InputSchema), nil, nil)
 	if len(bindings) == 0 {
 		return nil
 	}
@@ -63,20 +67,6 @@ func checkBinding(h string, args map[string]json.RawMessage, b paramBinding) str
 		return fmt.Sprintf("header mismatch: %s header value %s does not match parameter %q", name, wire.Quote(h), where)
 	}
 	return ""
-}
-
-// schemaMap returns a tool's input schema as a JSON object.
-func schemaMap(schema any) map[string]any {
-	if m, ok := schema.(map[string]any); ok {
-		return m
-	}
-	b, err := json.Marshal(schema)
-	if err != nil {
-		return nil
-	}
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	return m
 }
 
 // paramBindings collects the x-mcp-header annotations under schema's

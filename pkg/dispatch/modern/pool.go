@@ -307,9 +307,25 @@ func (p *sessionPool) close() {
 // (decodeCallTool), decoded only if it may declare one of them.
 func parkCaps(client any) (*mcp.ClientCapabilities, string, bool) {
 	declared, _ := client.(map[string]any)
-	if raw, ok := client.(json.RawMessage); ok && mayAsk(raw) {
-		_ = json.Unmarshal(raw, &declared) // a valid object: validate checked it
+	if raw, ok := client.(json.RawMessage); ok {
+		if !mayAsk(raw) {
+			return nil, "", false
+		}
+		declared = decodeCaps(raw)
 	}
+	return parkDeclared(declared)
+}
+
+// decodeCaps decodes raw clientCapabilities (a valid object: validate
+// checked it).
+func decodeCaps(raw json.RawMessage) map[string]any {
+	var declared map[string]any
+	_ = json.Unmarshal(raw, &declared)
+	return declared
+}
+
+// parkDeclared is parkCaps on decoded clientCapabilities.
+func parkDeclared(declared map[string]any) (*mcp.ClientCapabilities, string, bool) {
 	sub := map[string]any{}
 	for _, k := range []string{"elicitation", "sampling", "roots"} {
 		if v, ok := declared[k]; ok && v != nil {
