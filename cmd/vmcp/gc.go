@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
+	"github.com/vmcp/vmcp/pkg/bulkgc"
 )
 
 // GC tuning. vmcp's live heap is small (the catalogue and per-session
@@ -90,9 +91,10 @@ const (
 	gcQuietEvery = 5 * time.Second
 )
 
-// tuneGC adjusts the GC percentage to the allocation rate and live heap,
-// and hands memory back to the OS, every gcTuneInterval until ctx ends.
-func tuneGC(ctx context.Context, log *slog.Logger) {
+// startGCTuner starts tuneGC, unless GOGC is set or VMCP_GC_HEADROOM_MB
+// is 0, and with it bulk phases (pkg/bulkgc: catalogue loads collect at
+// the tuner's floor headroom) before any backend is listed.
+func startGCTuner(ctx context.Context, log *slog.Logger) {
 	if _, set := os.LookupEnv("GOGC"); set {
 		return
 	}
@@ -104,7 +106,13 @@ func tuneGC(ctx context.Context, log *slog.Logger) {
 	if !ok {
 		return
 	}
-	tu := newGCTuner(headroom, r, time.Now())
+	bulkgc.Enable()
+	go tuneGC(ctx, newGCTuner(headroom, r, time.Now()))
+}
+
+// tuneGC adjusts the GC percentage to the allocation rate and live heap,
+// and hands memory back to the OS, every gcTuneInterval until ctx ends.
+func tuneGC(ctx context.Context, tu *gcTuner) {
 	t := time.NewTicker(gcTuneInterval)
 	defer t.Stop()
 	for {

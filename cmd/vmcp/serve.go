@@ -131,7 +131,7 @@ func serve(f *config.File, listen string, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	setMemoryLimit(slog.New(h), memlimit.FromCgroup)
-	go tuneGC(ctx, slog.New(h))
+	startGCTuner(ctx, slog.New(h))
 	lis, err := net.Listen("tcp", cfg.Listen) // before New: a busy port fails before backends start
 	if err != nil {
 		fmt.Fprintln(stderr, "vmcp:", err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"github.com/vmcp/vmcp/pkg/bulkgc"
 	"log/slog"
 	"maps"
 	"slices"
@@ -84,6 +85,7 @@ func (a *Aggregator) OnChange(f func(old, new *Catalogue, kinds []Kind)) {
 // tool the go-sdk server registry would refuse is withheld, with a warning
 // naming the backend and the tool (refuseInvalid).
 func (a *Aggregator) Update(inv Inventory) {
+	defer bulkgc.Begin()() // checking and encoding each tool: garbage per tool
 	inv, refused := refuseInvalid(inv)
 	for _, w := range refused {
 		a.log.Warn("aggregator: tool withheld; the MCP server registry refuses it",

@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
+	"github.com/vmcp/vmcp/pkg/bulkgc"
 )
 
 // Bounds on one list walk over a backend's pages.
@@ -28,6 +29,7 @@ func (b *Backend) list(ctx context.Context, cs *mcp.ClientSession) (aggregator.I
 func (b *Backend) inventory(ctx context.Context, cs *mcp.ClientSession, hints map[string]CacheHint) (aggregator.Inventory, error) {
 	ctx, cancel := context.WithTimeout(ctx, 4*b.Timeout())
 	defer cancel()
+	defer bulkgc.Begin()() // the go-sdk leaves ~50 KB of garbage per tool listed
 	inv := aggregator.Inventory{Backend: b.cfg.Name}
 	caps := &mcp.ServerCapabilities{}
 	if r := cs.InitializeResult(); r != nil && r.Capabilities != nil {
@@ -97,6 +99,7 @@ func walk[T any](ctx context.Context, log *slog.Logger, verb string, page func(c
 			return all, fmt.Errorf("%s (page %d): %w", verb, pages+1, err)
 		}
 		all = append(all, items...)
+		bulkgc.Step()
 		if next == "" {
 			return all, nil
 		}

@@ -53,6 +53,7 @@ type walkResult struct {
 	ratio    float64       // perTool / direct's perTool, this round
 	rssMB    float64       // vmcp peak RSS (VmHWM) over the timed walks, MB
 	rss0MB   float64       // vmcp peak RSS before them (its start: listing the backends, one walk), MB
+	cpu0     float64       // vmcp CPU seconds before them (the same start)
 	walks, n int
 }
 
@@ -117,7 +118,7 @@ func walkRow(tmp, version string, stateless bool) (map[string]walkResult, error)
 		}
 		defer t.cs.Close()
 	}
-	rss0 := vm.peakRSS() * 1024 * 1024 / 1e6
+	rss0, cpu0 := vm.peakRSS()*1024*1024/1e6, vm.cpu()
 	vm.settleRSS()
 	if err := vm.resetPeakRSS(); err != nil {
 		return nil, err
@@ -131,7 +132,7 @@ func walkRow(tmp, version string, stateless bool) (map[string]walkResult, error)
 		out[name] = medianWalk(rs)
 	}
 	v := out["vmcp"]
-	v.rssMB, v.rss0MB = vm.peakRSS()*1024*1024/1e6, rss0
+	v.rssMB, v.rss0MB, v.cpu0 = vm.peakRSS()*1024*1024/1e6, rss0, cpu0
 	out["vmcp"] = v
 	return out, nil
 }
@@ -260,6 +261,7 @@ func printWalk(out []walkSummary) {
 		line("vmcp B alloc/tool", "", fmt.Sprintf("%.0f", v.bytes), 0, 0, "")
 		line("vmcp peak RSS MB walks", "", fmt.Sprintf("%.0f", v.rssMB), 0, 0, verdict(v.rssMB <= targetWalkRSS, "≤ %.0f MB", targetWalkRSS))
 		line("vmcp peak RSS MB start", "", fmt.Sprintf("%.0f", v.rss0MB), 0, 0, verdict(v.rss0MB <= targetWalkRSS, "≤ %.0f MB", targetWalkRSS))
+		line("vmcp CPU s at start", "", fmt.Sprintf("%.2f", v.cpu0), 0, 0, "")
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
+	"github.com/vmcp/vmcp/pkg/bulkgc"
 )
 
 // registered remembers what was last registered on the SDK server, by
@@ -28,6 +29,7 @@ func (d *Dispatcher) sync(cat *aggregator.Catalogue) {
 		d.reg = registered{tools: map[string][sha256.Size]byte{}, prompts: map[string][sha256.Size]byte{},
 			resources: map[string][sha256.Size]byte{}, templates: map[string][sha256.Size]byte{}}
 	}
+	defer bulkgc.Begin()() // each go-sdk AddTool leaves ~50 KB of garbage
 	var bulk bulkRegistration
 	syncKind(d.reg.tools, cat.Tools, cat.JSON(aggregator.KindTools), func(t *mcp.Tool) string { return t.Name },
 		func(t *mcp.Tool) { d.addTool(t); bulk.added() }, d.server.RemoveTools)
@@ -53,6 +55,7 @@ const bulkAdds = 500
 type bulkRegistration struct{ n int }
 
 func (b *bulkRegistration) added() {
+	bulkgc.Step() // the registry's live heap grows with each tool
 	if b.n++; b.n%bulkAdds == 0 {
 		runtime.GC()
 	}
