@@ -85,7 +85,9 @@ func (a *Aggregator) OnChange(f func(old, new *Catalogue, kinds []Kind)) {
 // tool the go-sdk server registry would refuse is withheld, with a warning
 // naming the backend and the tool (refuseInvalid).
 func (a *Aggregator) Update(inv Inventory) {
-	defer bulkgc.Begin()() // checking and encoding each tool: garbage per tool
+	var ph bulkgc.Phase // checking and encoding each tool: garbage per tool
+	defer ph.End()
+	ph.Add(len(inv.Tools))
 	inv, refused := refuseInvalid(inv)
 	for _, w := range refused {
 		a.log.Warn("aggregator: tool withheld; the MCP server registry refuses it",

@@ -29,7 +29,8 @@ func (b *Backend) list(ctx context.Context, cs *mcp.ClientSession) (aggregator.I
 func (b *Backend) inventory(ctx context.Context, cs *mcp.ClientSession, hints map[string]CacheHint) (aggregator.Inventory, error) {
 	ctx, cancel := context.WithTimeout(ctx, 4*b.Timeout())
 	defer cancel()
-	defer bulkgc.Begin()() // the go-sdk leaves ~50 KB of garbage per tool listed
+	var ph bulkgc.Phase // the go-sdk leaves ~50 KB of garbage per tool listed
+	defer ph.End()
 	inv := aggregator.Inventory{Backend: b.cfg.Name}
 	caps := &mcp.ServerCapabilities{}
 	if r := cs.InitializeResult(); r != nil && r.Capabilities != nil {
@@ -37,7 +38,7 @@ func (b *Backend) inventory(ctx context.Context, cs *mcp.ClientSession, hints ma
 	}
 	var err error
 	if caps.Tools != nil {
-		inv.Tools, err = walk(ctx, b.log, "tools/list", func(ctx context.Context, c string) ([]*mcp.Tool, string, error) {
+		inv.Tools, err = walk(ctx, b.log, &ph, "tools/list", func(ctx context.Context, c string) ([]*mcp.Tool, string, error) {
 			r, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: c})
 			if err != nil {
 				return nil, "", err
@@ -50,7 +51,7 @@ func (b *Backend) inventory(ctx context.Context, cs *mcp.ClientSession, hints ma
 		}
 	}
 	if caps.Resources != nil {
-		inv.Resources, err = walk(ctx, b.log, "resources/list", func(ctx context.Context, c string) ([]*mcp.Resource, string, error) {
+		inv.Resources, err = walk(ctx, b.log, &ph, "resources/list", func(ctx context.Context, c string) ([]*mcp.Resource, string, error) {
 			r, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: c})
 			if err != nil {
 				return nil, "", err
@@ -61,7 +62,7 @@ func (b *Backend) inventory(ctx context.Context, cs *mcp.ClientSession, hints ma
 		if err != nil {
 			return inv, err
 		}
-		inv.Templates, err = walk(ctx, b.log, "resources/templates/list", func(ctx context.Context, c string) ([]*mcp.ResourceTemplate, string, error) {
+		inv.Templates, err = walk(ctx, b.log, &ph, "resources/templates/list", func(ctx context.Context, c string) ([]*mcp.ResourceTemplate, string, error) {
 			r, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: c})
 			if err != nil {
 				return nil, "", err
@@ -74,7 +75,7 @@ func (b *Backend) inventory(ctx context.Context, cs *mcp.ClientSession, hints ma
 		}
 	}
 	if caps.Prompts != nil {
-		inv.Prompts, err = walk(ctx, b.log, "prompts/list", func(ctx context.Context, c string) ([]*mcp.Prompt, string, error) {
+		inv.Prompts, err = walk(ctx, b.log, &ph, "prompts/list", func(ctx context.Context, c string) ([]*mcp.Prompt, string, error) {
 			r, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: c})
 			if err != nil {
 				return nil, "", err
@@ -89,7 +90,7 @@ func (b *Backend) inventory(ctx context.Context, cs *mcp.ClientSession, hints ma
 // walk follows a backend's pages until nextCursor is absent. A cursor seen
 // before (a walk that does not advance) or more than maxListPages pages or
 // maxListItems items ends the walk with a logged fault, keeping what it has.
-func walk[T any](ctx context.Context, log *slog.Logger, verb string, page func(context.Context, string) ([]T, string, error)) ([]T, error) {
+func walk[T any](ctx context.Context, log *slog.Logger, ph *bulkgc.Phase, verb string, page func(context.Context, string) ([]T, string, error)) ([]T, error) {
 	var all []T
 	seen := map[string]bool{}
 	cursor := ""
@@ -99,7 +100,7 @@ func walk[T any](ctx context.Context, log *slog.Logger, verb string, page func(c
 			return all, fmt.Errorf("%s (page %d): %w", verb, pages+1, err)
 		}
 		all = append(all, items...)
-		bulkgc.Step()
+		ph.Add(len(items))
 		if next == "" {
 			return all, nil
 		}

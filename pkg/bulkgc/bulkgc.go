@@ -106,3 +106,37 @@ func inUse() int64 {
 	}
 	return int64(min(used, math.MaxInt64))
 }
+
+// MinItems is the size from which a Phase holds the limit: a refresh of a
+// few hundred tools makes little garbage, and collecting early while
+// thousands of sessions are served only delays them.
+const MinItems = 500
+
+// Phase is one bulk phase begun only once it is large: the zero value is
+// ready; End it when done (also when it never began). Not for concurrent
+// use.
+type Phase struct {
+	n   int
+	end func()
+}
+
+// Add counts n items the phase has produced (tools listed or registered);
+// from MinItems on, the phase holds the limit, refreshed at each Add.
+func (p *Phase) Add(n int) {
+	if p.n += n; p.n < MinItems {
+		return
+	}
+	if p.end == nil {
+		p.end = Begin()
+		return
+	}
+	Step()
+}
+
+// End ends the phase.
+func (p *Phase) End() {
+	if p.end != nil {
+		p.end()
+		p.end = nil
+	}
+}

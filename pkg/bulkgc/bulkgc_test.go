@@ -78,3 +78,27 @@ func TestInUseCountsTheLiveHeap(t *testing.T) {
 		t.Fatalf("inUse = %d", n)
 	}
 }
+
+// TestSmallRefreshCollectedEarly: a refresh of a few hundred tools (a
+// backend's list_changed while thousands of sessions are served) held the
+// limit and made the collector run in the middle of the fan-out; a Phase
+// holds it only from MinItems on.
+func TestSmallRefreshCollectedEarly(t *testing.T) {
+	mem := int64(10 << 20)
+	set := fake(t, math.MaxInt64, &mem)
+	var small Phase
+	small.Add(MinItems - 1)
+	small.End()
+	if len(*set) != 0 {
+		t.Fatalf("a phase of %d items set limits %v", MinItems-1, *set)
+	}
+	var large Phase
+	large.Add(MinItems - 1)
+	large.Add(1)
+	large.Add(1)
+	large.End()
+	large.End()
+	if got, want := *set, []int64{10<<20 + Headroom, 10<<20 + Headroom, math.MaxInt64}; !slices.Equal(got, want) {
+		t.Fatalf("limits set %v, want %v", got, want)
+	}
+}

@@ -29,8 +29,8 @@ func (d *Dispatcher) sync(cat *aggregator.Catalogue) {
 		d.reg = registered{tools: map[string][sha256.Size]byte{}, prompts: map[string][sha256.Size]byte{},
 			resources: map[string][sha256.Size]byte{}, templates: map[string][sha256.Size]byte{}}
 	}
-	defer bulkgc.Begin()() // each go-sdk AddTool leaves ~50 KB of garbage
 	var bulk bulkRegistration
+	defer bulk.phase.End()
 	syncKind(d.reg.tools, cat.Tools, cat.JSON(aggregator.KindTools), func(t *mcp.Tool) string { return t.Name },
 		func(t *mcp.Tool) { d.addTool(t); bulk.added() }, d.server.RemoveTools)
 	syncKind(d.reg.prompts, cat.Prompts, cat.JSON(aggregator.KindPrompts), func(p *mcp.Prompt) string { return p.Name },
@@ -52,10 +52,13 @@ const bulkAdds = 500
 // bulkRegistration counts one sync's tool registrations: every bulkAdds
 // it collects the garbage (runtime.GC), and a sync of at least bulkAdds
 // hands the freed memory back to the OS at its end (debug.FreeOSMemory).
-type bulkRegistration struct{ n int }
+type bulkRegistration struct {
+	n     int
+	phase bulkgc.Phase
+}
 
 func (b *bulkRegistration) added() {
-	bulkgc.Step() // the registry's live heap grows with each tool
+	b.phase.Add(1) // each go-sdk AddTool leaves ~50 KB of garbage
 	if b.n++; b.n%bulkAdds == 0 {
 		runtime.GC()
 	}
