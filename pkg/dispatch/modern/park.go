@@ -53,10 +53,10 @@ func (d *Dispatcher) park(rq *request, req *upstream.Request, t upstream.Target,
 	// context carries it to the backend (traceparent header, and _meta).
 	sctx, first := d.core.Begin(hctx, req, t)
 	call := mrtr.NewCall(sctx, mrtr.NewID(), b.Name())
-	if err := d.parked.Add(call); err != nil {
+	if err := d.record(call); err != nil {
 		d.pool.put(ps, true)
 		done()
-		return nil, first(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "recording the call: " + err.Error()})
+		return nil, first(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()})
 	}
 	meta := backends.ForwardMeta(c.meta)
 	if meta != nil {
@@ -95,6 +95,23 @@ func (d *Dispatcher) park(rq *request, req *upstream.Request, t upstream.Target,
 		done()
 	})
 	return d.drive(rq, req, t, c, call, first)
+}
+
+// record adds call, not started yet, to the parked directory, unless Close
+// began meanwhile: its cancelling of the parked calls may have run before
+// the Add, and nothing else would end the call.
+func (d *Dispatcher) record(call *mrtr.Call) error {
+	if err := d.parked.Add(call); err != nil {
+		return fmt.Errorf("recording the call: %w", err)
+	}
+	d.mu.Lock() // Close sets closing under mu, then cancels what it finds
+	closing := d.closing.Load()
+	d.mu.Unlock()
+	if closing {
+		d.parked.Remove(call.ID)
+		return errShutdown
+	}
+	return nil
 }
 
 // parkedRounds sends c on cs for call, then, while the Legacy backend's

@@ -128,6 +128,10 @@ type sessionPool struct {
 	idle   map[string][]*parkSession
 	closed bool
 	calls  sync.Map // parked call ID → its *parkSession, while the call runs
+	// retiring counts the sessions put to be closed after closeGrace
+	// (added under mu before closed is set); close waits for them, so
+	// none outlives the pool before its backend was told the call ended.
+	retiring sync.WaitGroup
 }
 
 // track records ps as the session running the parked call id (nil: none).
@@ -260,12 +264,21 @@ func (p *sessionPool) renew(ctx context.Context, b *backends.Backend, caps *mcp.
 func (p *sessionPool) put(ps *parkSession, reuse bool) {
 	p.mu.Lock()
 	if !reuse {
+		owned := !p.closed
+		if owned {
+			p.retiring.Add(1)
+		}
 		p.mu.Unlock()
 		// Not at once: the SDK client sends notifications/cancelled and
 		// the error answers to the backend's pending requests on their own
 		// goroutines; closing first could lose them, leaving the backend's
 		// handler waiting.
-		time.AfterFunc(closeGrace, func() { _ = ps.cs.Close() })
+		time.AfterFunc(closeGrace, func() {
+			_ = ps.cs.Close()
+			if owned {
+				p.retiring.Done()
+			}
+		})
 		return
 	}
 	if p.closed || ps.dead.Load() || len(p.idle[ps.key]) >= maxIdlePerKey {
@@ -278,7 +291,8 @@ func (p *sessionPool) put(ps *parkSession, reuse bool) {
 	p.mu.Unlock()
 }
 
-// close closes every idle session; sessions in use are closed when put.
+// close closes every idle session and waits for the sessions of ended
+// calls to close (put); sessions in use are closed when put.
 func (p *sessionPool) close() {
 	p.mu.Lock()
 	if !p.closed {
@@ -295,6 +309,7 @@ func (p *sessionPool) close() {
 			}
 		}
 	}
+	p.retiring.Wait()
 }
 
 // parkCaps returns the client's declared elicitation, sampling and roots
