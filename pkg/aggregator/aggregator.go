@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"github.com/vmcp/vmcp/pkg/bulkgc"
 	"log/slog"
 	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/vmcp/vmcp/pkg/bulkgc"
 )
 
 // Aggregator holds the current Catalogue and rebuilds it when a backend's
