@@ -31,11 +31,7 @@ func (b *Backend) inventory(ctx context.Context, cs *mcp.ClientSession, hints ma
 	defer cancel()
 	var ph bulkgc.Phase // the go-sdk leaves ~50 KB of garbage per tool listed
 	defer ph.End()
-	inv := aggregator.Inventory{Backend: b.cfg.Name}
-	caps := &mcp.ServerCapabilities{}
-	if r := cs.InitializeResult(); r != nil && r.Capabilities != nil {
-		caps = r.Capabilities
-	}
+	inv, caps := aggregator.Inventory{Backend: b.cfg.Name}, serverCaps(cs)
 	var err error
 	if caps.Tools != nil {
 		inv.Tools, err = walk(ctx, b.log, &ph, "tools/list", func(ctx context.Context, c string) ([]*mcp.Tool, string, error) {
@@ -85,6 +81,14 @@ func (b *Backend) inventory(ctx context.Context, cs *mcp.ClientSession, hints ma
 		})
 	}
 	return inv, err
+}
+
+// serverCaps are the capabilities cs's backend declared (none if unknown).
+func serverCaps(cs *mcp.ClientSession) *mcp.ServerCapabilities {
+	if r := cs.InitializeResult(); r != nil && r.Capabilities != nil {
+		return r.Capabilities
+	}
+	return &mcp.ServerCapabilities{}
 }
 
 // walk follows a backend's pages until nextCursor is absent. A cursor seen
