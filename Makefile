@@ -36,13 +36,17 @@ server-everything: ## npm @modelcontextprotocol/server-everything on Node 22 und
 chromium: ## make sure headless Chromium is installed (Debian's chromium), for test/browser
 	./scripts/ensure-chromium.sh >/dev/null
 
-FUZZTIME ?= 20s
-fuzz: ## the HTTP edge's, the endpoint's, the message decoder's and the Modern tools/call params decoder's fuzz targets, each for FUZZTIME (go test runs their seeds always)
-	$(GO) test -run '^$$' -fuzz FuzzEdgeDecoding -fuzztime $(FUZZTIME) ./pkg/edge
-	$(GO) test -run '^$$' -fuzz FuzzEndpointDecoding -fuzztime $(FUZZTIME) ./pkg/vmcp
-	$(GO) test -run '^$$' -fuzz FuzzDecodeMatchesUnmarshal -fuzztime $(FUZZTIME) ./pkg/wire
-	$(GO) test -run '^$$' -fuzz FuzzDecodeCallToolMatchesUnmarshal -fuzztime $(FUZZTIME) ./pkg/dispatch/modern
-	$(GO) test -run '^$$' -fuzz FuzzDecodeObjectMatchesUnmarshal -fuzztime $(FUZZTIME) ./pkg/wire
+# Each target runs for an execution count, about 20 s each on 2 idle cores
+# (FUZZTIME=30s or 1000x overrides all five): a -fuzztime duration races
+# Go 1.26's fuzz coordinator at its deadline and, on a loaded machine,
+# fails with "context deadline exceeded" and no failing input
+# (go.dev/issue/75804, fixed in Go 1.27).
+fuzz: ## the HTTP edge's, the endpoint's, the message decoder's and the Modern tools/call params decoder's fuzz targets (go test runs their seeds always)
+	$(GO) test -run '^$$' -fuzz FuzzEdgeDecoding -fuzztime $(or $(FUZZTIME),30000x) ./pkg/edge
+	$(GO) test -run '^$$' -fuzz FuzzEndpointDecoding -fuzztime $(or $(FUZZTIME),60000x) ./pkg/vmcp
+	$(GO) test -run '^$$' -fuzz FuzzDecodeMatchesUnmarshal -fuzztime $(or $(FUZZTIME),120000x) ./pkg/wire
+	$(GO) test -run '^$$' -fuzz FuzzDecodeCallToolMatchesUnmarshal -fuzztime $(or $(FUZZTIME),60000x) ./pkg/dispatch/modern
+	$(GO) test -run '^$$' -fuzz FuzzDecodeObjectMatchesUnmarshal -fuzztime $(or $(FUZZTIME),120000x) ./pkg/wire
 
 clean:
 	rm -rf $(BIN) .cache
