@@ -5,10 +5,10 @@
 // times its live size (a start-up peak of 80 MB RSS for 10,000 tools
 // against 53 MB serving them).
 //
-// While a bulk phase runs (Begin), the Go memory limit is held at the
+// While a large bulk phase runs (Phase), the Go memory limit is held at the
 // memory in use outside the heap, plus the live heap at the last
-// collection, plus Headroom, refreshed at each Step (a page listed, a batch
-// registered), so the collector runs as soon as the garbage reaches
+// collection, plus Headroom, refreshed at each Phase.Add (a page listed, a
+// tool registered), so the collector runs as soon as the garbage reaches
 // Headroom. The configured limit (GOMEMLIMIT, or the container's) is never
 // raised and is restored when the last phase ends. It costs start-up CPU
 // (10,000 tools: 2 s → 4-6 s, peak RSS 78 → 56-59 MB; make bench, walk
@@ -39,10 +39,10 @@ var (
 // Enable turns bulk phases on for the process (they do nothing before).
 func Enable() { enabled.Store(true) }
 
-// Begin starts a bulk phase; end (call it once) ends it, restoring the
-// configured memory limit when no other phase runs. Phases may overlap
-// (two backends listed at once).
-func Begin() (end func()) {
+// begin starts a bulk phase; end (once; later calls do nothing) ends it,
+// restoring the configured memory limit when no other phase runs. Phases
+// may overlap (two backends listed at once).
+func begin() (end func()) {
 	if !enabled.Load() {
 		return func() {}
 	}
@@ -57,9 +57,9 @@ func Begin() (end func()) {
 	return func() { once.Do(leave) }
 }
 
-// Step refreshes the limit of the running bulk phases to the live heap
+// step refreshes the limit of the running bulk phases to the live heap
 // now (it grows as the catalogue does); it does nothing outside a phase.
-func Step() {
+func step() {
 	hold()
 }
 
@@ -94,7 +94,7 @@ var samples = []metrics.Sample{
 // heap objects that are not live as of the last collection (bytes).
 func inUse() int64 {
 	metrics.Read(samples) // under mu
-	v := make([]uint64, len(samples))
+	var v [4]uint64
 	for i, s := range samples {
 		if s.Value.Kind() == metrics.KindUint64 {
 			v[i] = s.Value.Uint64()
@@ -127,10 +127,10 @@ func (p *Phase) Add(n int) {
 		return
 	}
 	if p.end == nil {
-		p.end = Begin()
+		p.end = begin()
 		return
 	}
-	Step()
+	step()
 }
 
 // End ends the phase.

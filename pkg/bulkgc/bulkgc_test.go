@@ -2,6 +2,8 @@ package bulkgc
 
 import (
 	"math"
+	"runtime"
+	"runtime/metrics"
 	"slices"
 	"testing"
 )
@@ -32,16 +34,16 @@ func fake(t *testing.T, configured int64, memory *int64) *[]int64 {
 func TestCatalogueLoadLetTheHeapGrowUnbounded(t *testing.T) {
 	mem := int64(10 << 20)
 	set := fake(t, math.MaxInt64, &mem)
-	endA := Begin()
-	endB := Begin() // a second backend listed at once
+	endA := begin()
+	endB := begin() // a second backend listed at once
 	mem = 20 << 20
-	Step()
+	step()
 	endA()
 	endA() // once only
 	mem = 30 << 20
-	Step()
+	step()
 	endB()
-	Step() // outside a phase: nothing
+	step() // outside a phase: nothing
 	want := []int64{10<<20 + Headroom, 10<<20 + Headroom, 20<<20 + Headroom, 30<<20 + Headroom, math.MaxInt64}
 	if got := *set; !slices.Equal(got, want) {
 		t.Fatalf("limits set %v, want %v", got, want)
@@ -53,7 +55,7 @@ func TestCatalogueLoadLetTheHeapGrowUnbounded(t *testing.T) {
 func TestBulkPhaseRaisedAConfiguredLimit(t *testing.T) {
 	mem := int64(100 << 20)
 	set := fake(t, 64<<20, &mem)
-	Begin()()
+	begin()()
 	if got, want := *set, []int64{64 << 20, 64 << 20}; !slices.Equal(got, want) {
 		t.Fatalf("limits set %v, want %v", got, want)
 	}
@@ -65,7 +67,7 @@ func TestBulkPhaseBeforeEnableSetALimit(t *testing.T) {
 	mem := int64(10 << 20)
 	set := fake(t, math.MaxInt64, &mem)
 	enabled.Store(false)
-	Begin()()
+	begin()()
 	if len(*set) != 0 {
 		t.Fatalf("limits set %v before Enable", *set)
 	}
@@ -74,8 +76,16 @@ func TestBulkPhaseBeforeEnableSetALimit(t *testing.T) {
 // TestInUseCountsTheLiveHeap reads the real runtime: what a phase holds is
 // above the live heap and below all the memory the runtime has.
 func TestInUseCountsTheLiveHeap(t *testing.T) {
-	if n := inUse(); n <= 0 {
+	runtime.GC()
+	n := inUse()
+	if n <= 0 {
 		t.Fatalf("inUse = %d", n)
+	}
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	live, total := int64(s[0].Value.Uint64()), int64(s[1].Value.Uint64()-s[2].Value.Uint64())
+	if n < live || n > total {
+		t.Fatalf("inUse = %d, want within [live heap %d, memory in use %d]", n, live, total)
 	}
 }
 
