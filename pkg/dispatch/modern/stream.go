@@ -152,7 +152,11 @@ func (s *callStream) deliver(method string, params json.RawMessage) {
 		s.undeliverable(method, errors.New("not deliverable on a 2026-07-28 request stream"))
 		return
 	}
-	if err := s.ew.Send(wire.Notification(method, params)); err != nil {
+	err := s.ew.Send(wire.Notification(method, params))
+	if method == backends.MethodProgress && errors.Is(err, wire.ErrStreamClosed) {
+		err = fmt.Errorf("%w: its response was sent", backends.ErrProgressAfterEnd)
+	}
+	if err != nil {
 		s.undeliverable(method, err)
 	}
 }

@@ -102,3 +102,19 @@ func TestParkedProgressWithNobodyWaitingWritten(t *testing.T) {
 	ps.notify(context.Background(), &jsonrpc.Request{Method: backends.MethodProgress, Params: json.RawMessage(`{"progressToken":"foreign","progress":1}`)})
 	assert.Len(t, missed, 2, "a token the parked call did not send")
 }
+
+// TestCallStreamProgressAfterResponseUnlabelled pins progress that reached
+// a call's stream after its response was written (the call was still
+// attached): it was counted undeliverable with no drop reason, so
+// vmcp_progress_dropped_total{reason="after_end"} missed it.
+func TestCallStreamProgressAfterResponseUnlabelled(t *testing.T) {
+	s, w := newTestStream(t, `{"_meta":{"progressToken":"c"}}`)
+	after := s.d.opts.Metrics.ProgressDropped.WithLabelValues("b", backends.DropAfterEnd)
+	s.Notify(backends.MethodProgress, json.RawMessage(`{"progressToken":"`+s.minted+`","progress":1}`))
+	s.finish(200, []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
+	body := w.Body.String()
+	s.Notify(backends.MethodProgress, json.RawMessage(`{"progressToken":"`+s.minted+`","progress":2}`))
+	assert.Equal(t, 1.0, testutil.ToFloat64(after), "late progress not counted as after_end")
+	assert.Equal(t, 1.0, undeliverable(s, backends.MethodProgress))
+	assert.Equal(t, body, w.Body.String(), "nothing written after the response")
+}
