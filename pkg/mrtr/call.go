@@ -231,11 +231,12 @@ func (c *Call) Park(timeout time.Duration) int {
 	return round
 }
 
-// Resume claims the parked call for a retry answering round and delivers
-// responses to the waiting backend requests (IDs it did not ask are
-// ignored; unanswered ones are asked again). ErrStaleRound, ErrNotParked
-// and ErrMismatch leave the call as it was.
-func (c *Call) Resume(round int, responses mcp.InputResponseMap) error {
+// Resume claims the parked call for a retry answering round, runs claimed
+// (if not nil: the retry's stream takes the call's progress from now on),
+// then delivers responses to the waiting backend requests (IDs it did not
+// ask are ignored; unanswered ones are asked again). ErrStaleRound,
+// ErrNotParked and ErrMismatch leave the call as it was, claimed not run.
+func (c *Call) Resume(round int, responses mcp.InputResponseMap, claimed func()) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
@@ -251,6 +252,9 @@ func (c *Call) Resume(round int, responses mcp.InputResponseMap) error {
 	}
 	c.parked = false
 	c.timer.Stop()
+	if claimed != nil {
+		claimed()
+	}
 	for id := range maps.Keys(responses) {
 		if a := c.pending[id]; a != nil {
 			a.reply <- answer{resp: responses[id]}

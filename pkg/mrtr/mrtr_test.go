@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -92,10 +93,10 @@ func TestCallRoundsThenResult(t *testing.T) {
 	assert.True(t, strings.HasPrefix(id, "elicit-"))
 	round := c.Park(time.Minute)
 
-	assert.ErrorIs(t, c.Resume(round, mcp.InputResponseMap{id: &mcp.ListRootsResult{}}), ErrMismatch)
-	assert.ErrorIs(t, c.Resume(round+1, nil), ErrStaleRound)
-	require.NoError(t, c.Resume(round, mcp.InputResponseMap{id: &mcp.ElicitResult{Action: "accept"}}))
-	assert.ErrorIs(t, c.Resume(round, nil), ErrStaleRound, "a state is used once")
+	assert.ErrorIs(t, c.Resume(round, mcp.InputResponseMap{id: &mcp.ListRootsResult{}}, nil), ErrMismatch)
+	assert.ErrorIs(t, c.Resume(round+1, nil, nil), ErrStaleRound)
+	require.NoError(t, c.Resume(round, mcp.InputResponseMap{id: &mcp.ElicitResult{Action: "accept"}}, nil))
+	assert.ErrorIs(t, c.Resume(round, nil, nil), ErrStaleRound, "a state is used once")
 	got := <-a1
 	require.NoError(t, got.err)
 	assert.Equal(t, "accept", got.resp.(*mcp.ElicitResult).Action)
@@ -123,7 +124,7 @@ func TestParkTimeoutCancelsTheCall(t *testing.T) {
 	round := c.Park(20 * time.Millisecond)
 	assert.True(t, <-cleaned, "the call is abandoned")
 	assert.ErrorIs(t, c.err, ErrParkTimeout)
-	assert.ErrorIs(t, c.Resume(round, nil), ErrNotParked)
+	assert.ErrorIs(t, c.Resume(round, nil, nil), ErrNotParked)
 }
 
 func TestClientGoneCancelsTheCall(t *testing.T) {
@@ -145,4 +146,36 @@ func TestClientGoneCancelsTheCall(t *testing.T) {
 	_, err = idle.Next(t.Context(), 10*time.Millisecond)
 	assert.ErrorIs(t, err, ErrBackendIdle)
 	<-cleaned
+}
+
+// TestResumeAnsweredBeforeTheRetryClaimedTheCall pins the order of a
+// resume: the retry's claim (its stream takes the call's progress) runs
+// before the backend gets its answers, so what the backend sends on
+// receiving them has a stream to go to (TestModernParkedCallProgressLost
+// lost progress 2 and 3 this way); a refused retry claims nothing.
+func TestResumeAnsweredBeforeTheRetryClaimedTheCall(t *testing.T) {
+	c := NewCall(context.Background(), NewID(), "legacy")
+	var claims atomic.Int32
+	seen := make(chan int32, 1)
+	c.Start(func(ctx context.Context) (any, error) {
+		r, err := c.Ask(ctx, &mcp.ElicitParams{Message: "name?"})
+		seen <- claims.Load()
+		return r, err
+	}, func(bool) {})
+	out, err := c.Next(t.Context(), time.Second)
+	require.NoError(t, err)
+	require.Len(t, out.Asks, 1)
+	var id string
+	for k := range out.Asks {
+		id = k
+	}
+	round := c.Park(time.Minute)
+	claim := func() { claims.Add(1) }
+	assert.ErrorIs(t, c.Resume(round+1, nil, claim), ErrStaleRound)
+	assert.ErrorIs(t, c.Resume(round, mcp.InputResponseMap{id: &mcp.ListRootsResult{}}, claim), ErrMismatch)
+	require.NoError(t, c.Resume(round, mcp.InputResponseMap{id: &mcp.ElicitResult{Action: "accept"}}, claim))
+	assert.Equal(t, int32(1), <-seen, "the backend had its answer before the retry claimed the call, or a refused retry claimed it")
+	out, err = c.Next(t.Context(), time.Second)
+	require.NoError(t, err)
+	assert.Nil(t, out.Asks)
 }

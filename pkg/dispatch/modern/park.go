@@ -173,7 +173,14 @@ func (d *Dispatcher) resume(rq *request, c *mrtrCall, st mrtr.State) ([]byte, er
 	if !ok || call.Backend != st.Backend {
 		return nil, invalidParams("%s: %v", c.method, mrtr.ErrNotParked)
 	}
-	if err := call.Resume(st.Round, c.responses); err != nil {
+	d.newCallStream(rq, st.Backend, c.meta)
+	ps := d.pool.tracked(call.ID)
+	claimed := func() { // before the answers reach the backend: what it sends next is this request's
+		if ps != nil {
+			ps.out.Store(rq.stream)
+		}
+	}
+	if err := call.Resume(st.Round, c.responses, claimed); err != nil {
 		return nil, invalidParams("%s: %v", c.method, err)
 	}
 	req := d.upstreamRequest(rq, c.method, c.name)
@@ -183,7 +190,6 @@ func (d *Dispatcher) resume(rq *request, c *mrtrCall, st mrtr.State) ([]byte, er
 		return nil, err
 	}
 	c.backend = st.Backend
-	d.newCallStream(rq, st.Backend, c.meta)
 	return d.drive(rq, req, t, c, call, d.core.Start(req, t))
 }
 
