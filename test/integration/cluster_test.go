@@ -8,8 +8,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"io"
-	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -88,7 +86,8 @@ func clStartNodeWith(t testing.TB, name, redisURL, prefix string, killable bool,
 		mutate(cfg)
 	}
 	n.url = n.base + cfg.Path
-	n.srv, err = vmcp.New(cfg, vmcp.Options{ClusterTiming: clTiming, StartWait: 5 * time.Second})
+	diag := clDiagFor(t)
+	n.srv, err = vmcp.New(cfg, vmcp.Options{ClusterTiming: clTiming, StartWait: 5 * time.Second, Logger: diag.logger(name)})
 	require.NoError(t, err)
 	h := n.srv.Handler()
 	count := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -97,7 +96,7 @@ func clStartNodeWith(t testing.TB, name, redisURL, prefix string, killable bool,
 		}
 		h.ServeHTTP(w, r)
 	})
-	n.hs = &http.Server{Handler: count, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	n.hs = &http.Server{Handler: count, ReadHeaderTimeout: 10 * time.Second, ErrorLog: diag.errorLog("http server " + name)}
 	go func() { _ = n.hs.Serve(ln) }()
 	t.Cleanup(n.stop)
 	deadline := time.Now().Add(10 * time.Second)
@@ -136,6 +135,7 @@ type clHop struct {
 type clBalancer struct {
 	URL string
 
+	diag    *clDiag
 	mu      sync.Mutex
 	nodes   []*clNode
 	down    map[string]bool
@@ -147,9 +147,9 @@ type clBalancer struct {
 }
 
 func clStartBalancer(t testing.TB, nodes ...*clNode) *clBalancer {
-	b := &clBalancer{nodes: nodes, down: map[string]bool{}, lastGET: map[string]string{}, streams: map[int]context.CancelFunc{}}
+	b := &clBalancer{diag: clDiagFor(t), nodes: nodes, down: map[string]bool{}, lastGET: map[string]string{}, streams: map[int]context.CancelFunc{}}
 	hs := httptest.NewUnstartedServer(b)
-	hs.Config.ErrorLog = log.New(io.Discard, "", 0)
+	hs.Config.ErrorLog = b.diag.errorLog("balancer's http server")
 	hs.Start()
 	b.URL = hs.URL + "/mcp"
 	t.Cleanup(func() {
@@ -189,9 +189,11 @@ func (b *clBalancer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rp := &httputil.ReverseProxy{
 		Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(target); pr.Out.Host = pr.In.Host },
 		FlushInterval: -1,
-		ErrorLog:      log.New(io.Discard, "", 0),
+		ErrorLog:      b.diag.errorLog("balancer"),
 	}
-	rp.ServeHTTP(w, r.WithContext(ctx))
+	rec, start := &clRecorder{ResponseWriter: w}, time.Now()
+	defer b.diag.hop(hop, start, rec) // also when the proxy aborts the response
+	rp.ServeHTTP(rec, r.WithContext(ctx))
 }
 
 // cutStreams drops every open GET stream at the balancer.
