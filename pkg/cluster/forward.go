@@ -150,7 +150,10 @@ func (oc *ownerCache) drop(session string) {
 	shrink.Delete(&oc.m, &oc.peak, session)
 }
 
-// forward sends r to node n (already known to be live), as Forward.
+// forward sends r to node n (already known to be live), as Forward. r's
+// body must be in memory (edge.ReadBody): the proxy's transport reads a
+// body once more after sending it, and net/http closes a request's own
+// body once its response begins, which would cut the owner's stream.
 func (c *Cluster) forward(w http.ResponseWriter, r *http.Request, n NodeInfo) error {
 	if Forwarded(r) || n.ID == c.self.ID {
 		return ErrLoop
