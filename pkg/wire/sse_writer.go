@@ -40,6 +40,11 @@ func NewEventWriter(w http.ResponseWriter) *EventWriter { return &EventWriter{w:
 func (e *EventWriter) Send(msg []byte) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	return e.send(msg)
+}
+
+// send is Send with e.mu held.
+func (e *EventWriter) send(msg []byte) error {
 	if e.closed {
 		return ErrStreamClosed
 	}
@@ -63,15 +68,16 @@ func (e *EventWriter) Send(msg []byte) error {
 
 // Final writes the last message of the response and ends it: an event
 // after earlier events (status then stays 200), else one JSON body with
-// status.
+// status. It closes the stream under the same lock as the last write, so
+// no message Sent concurrently follows the final one.
 func (e *EventWriter) Final(status int, msg []byte) error {
 	e.mu.Lock()
-	if e.started || e.closed {
-		e.mu.Unlock()
-		defer e.Close()
-		return e.Send(msg)
-	}
 	defer e.mu.Unlock()
+	if e.started || e.closed {
+		err := e.send(msg)
+		e.closed = true
+		return err
+	}
 	e.closed = true
 	h := e.w.Header()
 	h["Content-Type"] = []string{"application/json"}
