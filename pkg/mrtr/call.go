@@ -231,29 +231,43 @@ func (c *Call) Park(timeout time.Duration) int {
 	return round
 }
 
-// Resume claims the parked call for a retry answering round, runs claimed
+// Resume claims the parked call for a retry answering round, runs claim
 // (if not nil: the retry's stream takes the call's progress from now on),
 // then delivers responses to the waiting backend requests (IDs it did not
 // ask are ignored; unanswered ones are asked again). ErrStaleRound,
-// ErrNotParked and ErrMismatch leave the call as it was, claimed not run.
-func (c *Call) Resume(round int, responses mcp.InputResponseMap, claimed func()) error {
+// ErrNotParked and ErrMismatch leave the call as it was, claim not run. A
+// claim that fails (the retry cannot go on) ends the call with its error,
+// the responses undelivered, and Resume returns it.
+func (c *Call) Resume(round int, responses mcp.InputResponseMap, claim func() error) error {
+	claimed, err := c.resume(round, responses, claim)
+	if claimed && err != nil {
+		c.Cancel(err)
+	}
+	return err
+}
+
+// resume is Resume under c.mu; claimed reports whether the call was
+// claimed (err is then claim's).
+func (c *Call) resume(round int, responses mcp.InputResponseMap, claim func() error) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
 	case c.ctx.Err() != nil:
-		return ErrNotParked
+		return false, ErrNotParked
 	case !c.parked || round != c.round:
-		return ErrStaleRound
+		return false, ErrStaleRound
 	}
 	for id, r := range responses {
 		if a := c.pending[id]; a != nil && !fits(a.method, r) {
-			return fmt.Errorf("%w: %q answers %s with %T", ErrMismatch, id, a.method, r)
+			return false, fmt.Errorf("%w: %q answers %s with %T", ErrMismatch, id, a.method, r)
 		}
 	}
 	c.parked = false
 	c.timer.Stop()
-	if claimed != nil {
-		claimed()
+	if claim != nil {
+		if err := claim(); err != nil {
+			return true, err
+		}
 	}
 	for id := range maps.Keys(responses) {
 		if a := c.pending[id]; a != nil {
@@ -261,7 +275,7 @@ func (c *Call) Resume(round int, responses mcp.InputResponseMap, claimed func())
 			delete(c.pending, id)
 		}
 	}
-	return nil
+	return true, nil
 }
 
 // Cancel ends the call: its backend request is cancelled (the backend is

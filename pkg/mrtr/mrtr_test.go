@@ -170,7 +170,7 @@ func TestResumeAnsweredBeforeTheRetryClaimedTheCall(t *testing.T) {
 		id = k
 	}
 	round := c.Park(time.Minute)
-	claim := func() { claims.Add(1) }
+	claim := func() error { claims.Add(1); return nil }
 	assert.ErrorIs(t, c.Resume(round+1, nil, claim), ErrStaleRound)
 	assert.ErrorIs(t, c.Resume(round, mcp.InputResponseMap{id: &mcp.ListRootsResult{}}, claim), ErrMismatch)
 	require.NoError(t, c.Resume(round, mcp.InputResponseMap{id: &mcp.ElicitResult{Action: "accept"}}, claim))
@@ -178,4 +178,32 @@ func TestResumeAnsweredBeforeTheRetryClaimedTheCall(t *testing.T) {
 	out, err = c.Next(t.Context(), time.Second)
 	require.NoError(t, err)
 	assert.Nil(t, out.Asks)
+}
+
+// TestResumeAnsweredAfterItsClaimFailed pins a retry that cannot go on
+// once it claimed the call (its backend was removed): the backend never
+// gets the answers (it could act on them) and the call ends with the
+// claim's error.
+func TestResumeAnsweredAfterItsClaimFailed(t *testing.T) {
+	c := NewCall(context.Background(), NewID(), "legacy")
+	got := make(chan error, 1)
+	cleaned := make(chan bool, 1)
+	c.Start(func(ctx context.Context) (any, error) {
+		_, err := c.Ask(ctx, &mcp.ElicitParams{Message: "delete?"})
+		got <- err
+		return nil, err
+	}, func(abandoned bool) { cleaned <- abandoned })
+	out, err := c.Next(t.Context(), time.Second)
+	require.NoError(t, err)
+	var id string
+	for k := range out.Asks {
+		id = k
+	}
+	round := c.Park(time.Minute)
+	gone := errors.New("backend gone")
+	err = c.Resume(round, mcp.InputResponseMap{id: &mcp.ElicitResult{Action: "accept"}}, func() error { return gone })
+	assert.ErrorIs(t, err, gone)
+	assert.ErrorIs(t, <-got, gone, "the backend got the answer of a retry that failed")
+	assert.True(t, <-cleaned, "the call is abandoned")
+	assert.ErrorIs(t, c.Resume(round, nil, nil), ErrNotParked)
 }

@@ -175,19 +175,23 @@ func (d *Dispatcher) resume(rq *request, c *mrtrCall, st mrtr.State) ([]byte, er
 	}
 	d.newCallStream(rq, st.Backend, c.meta)
 	ps := d.pool.tracked(call.ID)
-	claimed := func() { // before the answers reach the backend: what it sends next is this request's
+	req := d.upstreamRequest(rq, c.method, c.name)
+	var t upstream.Target
+	var pinErr error
+	claim := func() error { // before the answers reach the backend: what it sends next is this request's
+		if t, pinErr = d.core.Pin(req, st.Backend, "", nil); pinErr != nil {
+			return pinErr // the backend is gone: it never gets answers it could act on
+		}
 		if ps != nil {
 			ps.out.Store(rq.stream)
 		}
+		return nil
 	}
-	if err := call.Resume(st.Round, c.responses, claimed); err != nil {
+	if err := call.Resume(st.Round, c.responses, claim); err != nil {
+		if pinErr != nil {
+			return nil, pinErr
+		}
 		return nil, invalidParams("%s: %v", c.method, err)
-	}
-	req := d.upstreamRequest(rq, c.method, c.name)
-	t, err := d.core.Pin(req, st.Backend, "", nil)
-	if err != nil {
-		call.Cancel(err)
-		return nil, err
 	}
 	c.backend = st.Backend
 	return d.drive(rq, req, t, c, call, d.core.Start(req, t))

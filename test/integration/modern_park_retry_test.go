@@ -1,0 +1,110 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/test/integration/harness"
+)
+
+// addTwoRounds: progress+log, elicit, progress+log, elicit, progress+log, result.
+func addTwoRounds(s *mcp.Server) {
+	s.AddTool(&mcp.Tool{Name: "two", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		tok := req.Params.GetProgressToken()
+		step := func(i int) error {
+			if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Message: fmt.Sprint(i)}); err != nil {
+				return err
+			}
+			return req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: fmt.Sprint("step", i)})
+		}
+		for i := 1; i <= 2; i++ {
+			if err := step(i); err != nil {
+				return nil, err
+			}
+			if _, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "go on?", RequestedSchema: nameSchema}); err != nil {
+				return nil, err
+			}
+		}
+		if err := step(3); err != nil {
+			return nil, err
+		}
+		return textResultOf("done"), nil
+	})
+}
+
+// rawCall posts a tools/call of lb_two with progress token tok, state and
+// answers to every input request of prev; it returns the status and the
+// messages of the reply (SSE or JSON).
+func rawCall(t *testing.T, v *harness.VMCP, tok string, prev map[string]any) (int, []map[string]any) {
+	meta := map[string]any{"progressToken": tok, mcp.MetaKeyLogLevel: "debug",
+		mcp.MetaKeyClientCapabilities: map[string]any{"elicitation": map[string]any{}}}
+	params := map[string]any{"name": "lb_two", "_meta": meta}
+	if prev != nil {
+		answers := map[string]any{}
+		for id := range prev["inputRequests"].(map[string]any) {
+			answers[id] = map[string]any{"action": "accept", "content": map[string]any{"v": tok}}
+		}
+		params["requestState"], params["inputResponses"] = prev["requestState"], answers
+	}
+	resp := modernPost(t, ctx(t), v, `1`, "tools/call", "lb_two", params)
+	defer resp.Body.Close()
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return resp.StatusCode, sseMessages(t, resp)
+	}
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(b, &m), "%s", b)
+	return resp.StatusCode, []map[string]any{m}
+}
+
+
+// TestParkedRetryAnsweredARemovedBackend pins a retry of a parked call
+// whose backend was removed between rounds (a reload): it fails, and the
+// backend never gets its answer, which it could act on (it got it, then
+// the call was cancelled and the client told -32603 unknown backend).
+func TestParkedRetryAnsweredARemovedBackend(t *testing.T) {
+	var answered atomic.Int32
+	cancelled := make(chan struct{})
+	be := harness.StartBackend(t, "lb", harness.Stateful, func(s *mcp.Server) {
+		s.AddTool(&mcp.Tool{Name: "two", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			defer close(cancelled)
+			if _, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "delete?", RequestedSchema: nameSchema}); err != nil {
+				return nil, err
+			}
+			answered.Add(1)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+	})
+	other := harness.StartBackend(t, "ob", harness.Stateful, func(*mcp.Server) {})
+	v := harness.StartVMCP(t, func(c *config.Config) { c.MRTR.ParkTimeout = config.Duration(time.Minute) }, be.Config(), other.Config())
+	awaitTools(t, v, "lb_two")
+	_, msgs := rawCall(t, v, "t0", nil)
+	r1 := msgs[len(msgs)-1]["result"].(map[string]any)
+	require.Equal(t, "input_required", r1["resultType"])
+	cfg := *v.Config
+	cfg.Backends = []config.Backend{other.Config()}
+	require.Equal(t, []string{"lb"}, v.Server.Reload(&cfg, "test").Removed)
+
+	_, msgs = rawCall(t, v, "t1", r1)
+	require.Len(t, msgs, 1, "%v", msgs)
+	require.NotNil(t, msgs[0]["error"], "%v", msgs)
+	select {
+	case <-cancelled:
+	case <-time.After(stateWait):
+		t.Fatal("the backend's call was not cancelled")
+	}
+	assert.Zero(t, answered.Load(), "the backend got the answer of a retry vmcp failed")
+	require.Eventually(t, func() bool { return v.Server.ParkedCalls() == 0 }, stateWait, 5*time.Millisecond, "the call is still parked")
+}
