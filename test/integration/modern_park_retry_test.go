@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vmcp/vmcp/pkg/config"
@@ -68,7 +69,6 @@ func rawCall(t *testing.T, v *harness.VMCP, tok string, prev map[string]any) (in
 	return resp.StatusCode, []map[string]any{m}
 }
 
-
 // TestParkedRetryAnsweredARemovedBackend pins a retry of a parked call
 // whose backend was removed between rounds (a reload): it fails, and the
 // backend never gets its answer, which it could act on (it got it, then
@@ -107,4 +107,53 @@ func TestParkedRetryAnsweredARemovedBackend(t *testing.T) {
 	}
 	assert.Zero(t, answered.Load(), "the backend got the answer of a retry vmcp failed")
 	require.Eventually(t, func() bool { return v.Server.ParkedCalls() == 0 }, stateWait, 5*time.Millisecond, "the call is still parked")
+}
+
+// TestParkedSessionLateLogReachedTheNextCall pins a log the backend sends
+// on a pooled parked session after its call ended (not on a request of
+// the call: on the session's GET stream): it reached the next call on the
+// session, another client request; it is now dropped and counted.
+func TestParkedSessionLateLogReachedTheNextCall(t *testing.T) {
+	var first atomic.Pointer[mcp.ServerSession]
+	reused := make(chan bool, 1)
+	be := harness.StartBackend(t, "lb", harness.Stateful, func(s *mcp.Server) {
+		s.AddTool(&mcp.Tool{Name: "a", InputSchema: map[string]any{"type": "object"}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			first.Store(req.Session)
+			return textResultOf("a"), nil
+		})
+		s.AddTool(&mcp.Tool{Name: "b", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			same := req.Session == first.Load()
+			reused <- same
+			if same { // what the session's earlier call left running logs now
+				_ = req.Session.Log(context.Background(), &mcp.LoggingMessageParams{Level: "error", Data: "late-from-a"})
+				time.Sleep(200 * time.Millisecond)
+			}
+			return textResultOf("b"), nil
+		})
+	})
+	v := harness.StartVMCP(t, nil, be.Config())
+	awaitTools(t, v, "lb_a", "lb_b")
+	miss := v.Server.Metrics().Undeliverable.WithLabelValues("notifications/message")
+	call := func(name string) []map[string]any {
+		meta := map[string]any{mcp.MetaKeyLogLevel: "debug", mcp.MetaKeyClientCapabilities: map[string]any{"elicitation": map[string]any{}}}
+		resp := modernPost(t, ctx(t), v, `1`, "tools/call", name, map[string]any{"name": name, "_meta": meta})
+		defer resp.Body.Close()
+		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			var m map[string]any
+			require.NoError(t, json.NewDecoder(resp.Body).Decode(&m))
+			return []map[string]any{m}
+		}
+		return sseMessages(t, resp)
+	}
+	for range 20 {
+		call("lb_a")
+		msgs := call("lb_b")
+		if !<-reused {
+			continue // b got a session of its own; try again
+		}
+		require.Len(t, msgs, 1, "b's request got a log that is not its call's: %v", msgs)
+		require.Eventually(t, func() bool { return testutil.ToFloat64(miss) == 1 }, stateWait, 5*time.Millisecond, "the late log is not counted")
+		return
+	}
+	t.Fatal("the pool never reused a's session for b")
 }

@@ -121,10 +121,11 @@ func (d *Dispatcher) record(call *mrtr.Call) error {
 // longer knows (it restarted: not processed) is sent once more on the
 // session renew opens.
 func parkedRounds(ctx context.Context, call *mrtr.Call, cs *mcp.ClientSession, c *mrtrCall, meta mcp.Meta, renew func() (*mcp.ClientSession, error)) (any, error) {
-	res, err := c.send(ctx, cs, meta, nil, "")
+	sctx := context.WithValue(ctx, parkedCallKey{}, call) // its requests' logs are the call's (parkSession.notify)
+	res, err := c.send(sctx, cs, meta, nil, "")
 	if err != nil && ctx.Err() == nil && backends.SessionForgotten(err) {
 		if cs, err = renew(); err == nil {
-			res, err = c.send(ctx, cs, meta, nil, "")
+			res, err = c.send(sctx, cs, meta, nil, "")
 		}
 	}
 	for n := 0; err == nil; n++ {
@@ -139,7 +140,7 @@ func parkedRounds(ctx context.Context, call *mrtr.Call, cs *mcp.ClientSession, c
 		if aerr != nil {
 			return nil, aerr
 		}
-		res, err = c.send(ctx, cs, meta, in, state)
+		res, err = c.send(sctx, cs, meta, in, state)
 	}
 	return res, err
 }

@@ -38,8 +38,13 @@ type parkSession struct {
 	token   atomic.Pointer[string]     // the progress token the current call sent the backend
 	out     atomic.Pointer[callStream] // the client request waiting on the current call (drive)
 	dead    atomic.Bool                // the session ended (its Wait returned)
+	http    bool                       // streamable HTTP: a message's context tells its request (tap.go)
 	since   time.Time                  // idle since (under sessionPool.mu)
 }
+
+// parkedCallKey marks the context of a parked call's backend requests with
+// its *mrtr.Call (parkedRounds), so notify tells their logs from others.
+type parkedCallKey struct{}
 
 // bind makes c the call this session's server-to-client requests go to
 // (nil: none; such requests fail), with the progress token it sends the
@@ -53,11 +58,19 @@ func (ps *parkSession) bind(c *mrtr.Call, token string) {
 // notify is the tap of a parkSession: the backend's progress and log
 // messages during the current call go to the client request waiting on it
 // now (park.go drive), under that request's own progressToken and filtered
-// by its own logLevel; with no request waiting (between rounds), or a
-// progress token the call did not send, they are dropped and counted.
-func (ps *parkSession) notify(_ context.Context, msg *jsonrpc.Request) {
+// by its own logLevel; with no request waiting (between rounds), a
+// progress token the call did not send, or (HTTP) a log that did not come
+// on one of the current call's requests (a late one of an earlier call on
+// the session, one on its GET stream), they are dropped and counted.
+func (ps *parkSession) notify(ctx context.Context, msg *jsonrpc.Request) {
 	if msg.Method != backends.MethodProgress && msg.Method != backends.MethodLog {
 		return // server-to-client requests: serverRequests
+	}
+	if msg.Method == backends.MethodLog && ps.http {
+		if c, _ := ctx.Value(parkedCallKey{}).(*mrtr.Call); c == nil || c != ps.cur.Load() {
+			ps.miss(msg.Method, ps.backend, errors.New("the log message relates to no call in flight on the parked session"))
+			return
+		}
 	}
 	if msg.Method == backends.MethodProgress {
 		tok, err := backends.TokenOf(msg.Params)
@@ -224,7 +237,7 @@ func (p *sessionPool) get(ctx context.Context, b *backends.Backend, caps *mcp.Cl
 	if got != nil {
 		return got, nil
 	}
-	ps := &parkSession{key: key, caps: caps, backend: b.Name(), miss: p.miss}
+	ps := &parkSession{key: key, caps: caps, backend: b.Name(), miss: p.miss, http: b.HTTP()}
 	cs, err := b.Open(context.WithoutCancel(ctx), backends.SessionOptions{
 		Client:    &mcp.ClientOptions{Capabilities: caps, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}},
 		Receiving: []mcp.Middleware{ps.serverRequests},
