@@ -223,6 +223,9 @@ func (c *Call) Park(timeout time.Duration) int {
 	c.timer = time.AfterFunc(timeout, func() {
 		c.mu.Lock()
 		live := c.parked && c.round == round
+		if live { // under mu: a retry claiming the call now finds it ended
+			c.cancel(ErrParkTimeout)
+		}
 		c.mu.Unlock()
 		if live {
 			c.Cancel(ErrParkTimeout)
