@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"strings"
 	"sync/atomic"
@@ -17,31 +16,6 @@ import (
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/test/integration/harness"
 )
-
-// addTwoRounds: progress+log, elicit, progress+log, elicit, progress+log, result.
-func addTwoRounds(s *mcp.Server) {
-	s.AddTool(&mcp.Tool{Name: "two", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		tok := req.Params.GetProgressToken()
-		step := func(i int) error {
-			if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Message: fmt.Sprint(i)}); err != nil {
-				return err
-			}
-			return req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: fmt.Sprint("step", i)})
-		}
-		for i := 1; i <= 2; i++ {
-			if err := step(i); err != nil {
-				return nil, err
-			}
-			if _, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "go on?", RequestedSchema: nameSchema}); err != nil {
-				return nil, err
-			}
-		}
-		if err := step(3); err != nil {
-			return nil, err
-		}
-		return textResultOf("done"), nil
-	})
-}
 
 // rawCall posts a tools/call of lb_two with progress token tok, state and
 // answers to every input request of prev; it returns the status and the
