@@ -131,8 +131,13 @@ func TestCORSFromAllowedOriginAndRefusalOfOthers(t *testing.T) {
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"page","version":"1"}}}`
 	resp, err = http.DefaultClient.Do(post(t, v.URL, init, map[string]string{"Origin": origin}))
 	require.NoError(t, err)
+	// The head comes with the SSE priming event, before the go-sdk handler
+	// has run initialize (which registers the session): read its response.
+	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, string(body), `"result"`, "initialize's response")
 	assert.NotEmpty(t, resp.Header.Get("Mcp-Session-Id"))
 	assert.Equal(t, origin, resp.Header.Get("Access-Control-Allow-Origin"))
 	assert.Contains(t, strings.ToLower(resp.Header.Get("Access-Control-Expose-Headers")), "mcp-session-id")
