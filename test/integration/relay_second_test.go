@@ -327,7 +327,11 @@ func TestRelaySequentialTokenReuseWithJSONBackend(t *testing.T) {
 // TestRelayNoGoroutineGrowthOverManyProgressCalls catches goroutines
 // held per relayed call with a progress token (grace timers, drains,
 // stream taps): after 200 calls and the grace period, vmcp holds about
-// as many goroutines as before.
+// as many goroutines as before. No connection is kept alive while it
+// counts: the relay drains a backend stream after answering its client,
+// so a next call that overlaps the drain opens another connection, and
+// idle pooled connections (three goroutines each) are not held per call;
+// a connection whose body vmcp never closed still holds its goroutines.
 func TestRelayNoGoroutineGrowthOverManyProgressCalls(t *testing.T) {
 	b, _, _ := raBackend(t, "b", nil, nil)
 	cfg := b.Config()
@@ -335,19 +339,20 @@ func TestRelayNoGoroutineGrowthOverManyProgressCalls(t *testing.T) {
 	v := harness.StartVMCPWithOptions(t, vmcp.Options{ProgressGrace: time.Millisecond}, nil, cfg)
 	awaitTools(t, v, "b_progress")
 	c := raConnect(t, v, `{}`)
+	b.HTTP.Config.SetKeepAlivesEnabled(false) // closes the idle ones too
+	c.hc.CloseIdleConnections()
+	c.hc = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	call := func(i int) {
 		status, msgs := c.post(t, raCallBody(fmt.Sprint(i), "b_progress", fmt.Sprintf(`,"_meta":{"progressToken":%d},"arguments":{"marker":"m","n":2}`, i)))
 		require.Equal(t, http.StatusOK, status)
 		require.Len(t, msgs, 3, "%v", msgs)
 	}
 	call(0) // with a 1ms progress grace, its timer is gone by the next count
-	c.hc.CloseIdleConnections()
 	runtime.GC()
 	base := runtime.NumGoroutine()
 	for i := 1; i <= 200; i++ {
 		call(i)
 	}
-	c.hc.CloseIdleConnections()
 	var now int
 	ok := assert.Eventually(t, func() bool {
 		now = runtime.NumGoroutine()
