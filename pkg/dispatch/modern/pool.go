@@ -62,12 +62,16 @@ func (ps *parkSession) bind(c *mrtr.Call, token string) {
 // progress token the call did not send, or (HTTP) a log that did not come
 // on one of the current call's requests (a late one of an earlier call on
 // the session, one on its GET stream), they are dropped and counted.
+// Progress once the call's backend request has ended is after_end, also
+// before the call's cleanup unbinds its token: drive stops waiting, and
+// the client may have its response, before that cleanup runs.
 func (ps *parkSession) notify(ctx context.Context, msg *jsonrpc.Request) {
 	if msg.Method != backends.MethodProgress && msg.Method != backends.MethodLog {
 		return // server-to-client requests: serverRequests
 	}
+	cur := ps.cur.Load() // before the token: bind stores the token first
 	if msg.Method == backends.MethodLog && ps.http {
-		if c, _ := ctx.Value(parkedCallKey{}).(*mrtr.Call); c == nil || c != ps.cur.Load() {
+		if c, _ := ctx.Value(parkedCallKey{}).(*mrtr.Call); c == nil || c != cur {
 			ps.miss(msg.Method, ps.backend, errors.New("the log message relates to no call in flight on the parked session"))
 			return
 		}
@@ -85,10 +89,24 @@ func (ps *parkSession) notify(ctx context.Context, msg *jsonrpc.Request) {
 	}
 	out := ps.out.Load()
 	if out == nil {
-		ps.miss(msg.Method, ps.backend, errors.New("no client request is waiting on the parked call"))
+		ps.miss(msg.Method, ps.backend, noRequestWaiting(msg.Method, cur))
 		return
 	}
 	out.deliver(msg.Method, msg.Params)
+}
+
+// noRequestWaiting is why a message of the parked call cur found no
+// client request waiting: progress after cur's backend request ended is
+// after_end; otherwise the call is between rounds.
+func noRequestWaiting(method string, cur *mrtr.Call) error {
+	if method == backends.MethodProgress && cur != nil {
+		select {
+		case <-cur.Done():
+			return fmt.Errorf("%w: the parked call has ended", backends.ErrProgressAfterEnd)
+		default:
+		}
+	}
+	return errors.New("no client request is waiting on the parked call")
 }
 
 // serverRequests is receiving middleware on a parkSession: the backend's
