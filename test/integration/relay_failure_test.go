@@ -210,13 +210,24 @@ func TestRelayJSONResponseBackendProgressDelivered(t *testing.T) {
 	awaitTools(t, v, "j_slowprogress")
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("vmcp says no in-flight call has the token: %t", strings.Contains(logs.String(), "no in-flight request has progress token"))
+			t.Logf("vmcp says no in-flight call has the token: %t", strings.Contains(logs.String(), "no in-flight request has token"))
 		}
 	})
 	c := connectFlow(t, v, "A", nil)
-	// A first call opens the backend session (and its GET stream).
+	// A first call opens the backend session; vmcp opens its GET stream to
+	// the backend behind it (backends/getstream.go), and until that stream
+	// is connected the backend refuses out-of-band messages ("stream not
+	// connected"): the calls' progress needs it.
 	res, err := c.call(flowCtx(t), "j_echo", map[string]any{"text": "warm"}, nil)
 	require.Equal(t, "j/echo:warm", flowText(res, err))
+	require.Eventually(t, func() bool {
+		for ss := range b.Server.Sessions() {
+			if ss.NotifyProgress(context.Background(), &mcp.ProgressNotificationParams{ProgressToken: "probe", Progress: 1}) != nil {
+				return false
+			}
+		}
+		return true
+	}, stateWait, 5*time.Millisecond, "the backend sessions' GET streams connected")
 	for i := range 3 {
 		tok := fmt.Sprint("json-", i)
 		res, err := c.call(flowCtx(t), "j_slowprogress", nil, tok)
