@@ -50,7 +50,7 @@ func stalled(method, host, extra string) string {
 func TestSlowClientsAreClosedWithinTheirTimeoutAndGoroutinesReturn(t *testing.T) {
 	b := harness.StartBackend(t, "alpha", harness.Stateful, func(s *mcp.Server) { harness.AddEcho(s, "echo") })
 	v := serveVMCP(t, shortEdgeTimeouts, vmcp.Options{}, b.Config())
-	settle(t, v)
+	settle(t, v, b)
 	cases := []struct {
 		name    string
 		timeout time.Duration
@@ -160,7 +160,7 @@ func TestStreamsOutliveReadBodyAndIdleTimeouts(t *testing.T) {
 
 // settle makes one Modern tools/call through vmcp, so that its connections
 // to the backend (and their goroutines) exist before a baseline is taken.
-func settle(t *testing.T, v *served) {
+func settle(t *testing.T, v *served, b *harness.Backend) {
 	t.Helper()
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"alpha_echo","arguments":{"text":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	req := post(t, v.URL, body, map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "alpha_echo"})
@@ -170,4 +170,18 @@ func settle(t *testing.T, v *served) {
 	out, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(out))
+	// vmcp opens its GET stream to the backend behind the go-sdk client's
+	// (backends/getstream.go): until it is connected, its connection's
+	// goroutines are still to come, and would be counted over a baseline.
+	// A notification goes out on that stream alone (nothing is dialled).
+	require.Eventually(t, func() bool {
+		n := 0
+		for ss := range b.Server.Sessions() {
+			n++
+			if ss.NotifyProgress(context.Background(), &mcp.ProgressNotificationParams{ProgressToken: "probe", Progress: 1}) != nil {
+				return false
+			}
+		}
+		return n > 0
+	}, edgeWait, 5*time.Millisecond, "the backend sessions' GET streams connected")
 }
