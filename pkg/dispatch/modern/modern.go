@@ -7,7 +7,7 @@
 // or logs to deliver (stream.go). No per-request
 // mcp.ServerSession exists. Multi round-trip requests pass through Modern
 // backends with sealed requestState and are parked for Legacy ones
-// (forward.go, park.go, pool.go).
+// (forward.go, park.go, park_session.go, pool.go).
 package modern
 
 import (

@@ -20,11 +20,12 @@ import (
 // call; a Modern client can only be asked with input_required results. So
 // when a Modern client that declared elicitation, sampling or roots calls a
 // Legacy backend, the call runs on a backend session with exactly those
-// capabilities (pool.go) on its own goroutine (mrtr.Call). The backend's
-// request is parked there and returned to the client as an inputRequests
-// entry with a requestState naming the call; the client's retry delivers
-// the answer and waits for the next request or the result. A call not
-// resumed within Options.ParkTimeout is cancelled upstream.
+// capabilities (park_session.go; pooled by pool.go) on its own goroutine
+// (mrtr.Call). The backend's request is parked there and returned to the
+// client as an inputRequests entry with a requestState naming the call;
+// the client's retry delivers the answer and waits for the next request
+// or the result. A call not resumed within Options.ParkTimeout is
+// cancelled upstream.
 
 // inputRequired is the input_required result vmcp builds for a parked call.
 type inputRequired struct {
