@@ -334,12 +334,14 @@ func TestRelaySequentialTokenReuseWithJSONBackend(t *testing.T) {
 // a connection whose body vmcp never closed still holds its goroutines.
 func TestRelayNoGoroutineGrowthOverManyProgressCalls(t *testing.T) {
 	b, _, _ := raBackend(t, "b", nil, nil)
+	// before vmcp connects: closing an idle connection the transport was
+	// about to reuse would fail that POST
+	b.HTTP.Config.SetKeepAlivesEnabled(false)
 	cfg := b.Config()
 	cfg.Timeout = config.Duration(5 * time.Minute)
 	v := harness.StartVMCPWithOptions(t, vmcp.Options{ProgressGrace: time.Millisecond}, nil, cfg)
 	awaitTools(t, v, "b_progress")
 	c := raConnect(t, v, `{}`)
-	b.HTTP.Config.SetKeepAlivesEnabled(false) // closes the idle ones too
 	c.hc.CloseIdleConnections()
 	c.hc = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	call := func(i int) {
