@@ -174,14 +174,5 @@ func settle(t *testing.T, v *served, b *harness.Backend) {
 	// (backends/getstream.go): until it is connected, its connection's
 	// goroutines are still to come, and would be counted over a baseline.
 	// A notification goes out on that stream alone (nothing is dialled).
-	require.Eventually(t, func() bool {
-		n := 0
-		for ss := range b.Server.Sessions() {
-			n++
-			if ss.NotifyProgress(context.Background(), &mcp.ProgressNotificationParams{ProgressToken: "probe", Progress: 1}) != nil {
-				return false
-			}
-		}
-		return n > 0
-	}, edgeWait, 5*time.Millisecond, "the backend sessions' GET streams connected")
+	b.AwaitGETStreams(t, edgeWait)
 }

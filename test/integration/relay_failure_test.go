@@ -220,14 +220,7 @@ func TestRelayJSONResponseBackendProgressDelivered(t *testing.T) {
 	// connected"): the calls' progress needs it.
 	res, err := c.call(flowCtx(t), "j_echo", map[string]any{"text": "warm"}, nil)
 	require.Equal(t, "j/echo:warm", flowText(res, err))
-	require.Eventually(t, func() bool {
-		for ss := range b.Server.Sessions() {
-			if ss.NotifyProgress(context.Background(), &mcp.ProgressNotificationParams{ProgressToken: "probe", Progress: 1}) != nil {
-				return false
-			}
-		}
-		return true
-	}, stateWait, 5*time.Millisecond, "the backend sessions' GET streams connected")
+	b.AwaitGETStreams(t, stateWait)
 	for i := range 3 {
 		tok := fmt.Sprint("json-", i)
 		res, err := c.call(flowCtx(t), "j_slowprogress", nil, tok)

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -71,6 +72,37 @@ func StartBackend(t testing.TB, name string, mode Mode, setup func(*mcp.Server))
 // Config returns a streamable-http backend config pointing at b.URL.
 func (b *Backend) Config() config.Backend {
 	return config.Backend{Name: b.Name, URL: b.URL, Transport: config.TransportStreamableHTTP}
+}
+
+// AwaitGETStreams waits, up to within, until b has sessions and each one's
+// standalone GET stream is connected: vmcp opens its GET to a backend
+// behind the go-sdk client's (backends/getstream.go), so it may still be
+// opening after a first call. The probe is a progress notification, which
+// travels on that stream alone (vmcp counts it undeliverable: unknown token).
+func (b *Backend) AwaitGETStreams(t testing.TB, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !b.getStreamsConnected() {
+		if time.Now().After(deadline) {
+			t.Fatalf("backend %s: its sessions' GET streams not connected within %s", b.Name, within)
+		}
+		<-tick.C
+	}
+}
+
+// getStreamsConnected reports whether b has sessions and every one took an
+// out-of-band message.
+func (b *Backend) getStreamsConnected() bool {
+	n := 0
+	for ss := range b.Server.Sessions() {
+		n++
+		if ss.NotifyProgress(context.Background(), &mcp.ProgressNotificationParams{ProgressToken: "probe", Progress: 1}) != nil {
+			return false
+		}
+	}
+	return n > 0
 }
 
 // Close stops serving now, simulating a backend going down: open
