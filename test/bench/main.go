@@ -59,6 +59,7 @@ const (
 	targetThroughput = 0.80  // c=N req/s via vmcp ≥ 0.8 × direct
 	targetLatency    = 1.25  // c=1 p50 via vmcp ≤ 1.25 × direct
 	targetCPU        = 400.0 // vmcp CPU µs per proxied call (c=N run)
+	targetPeakRSS    = 40.0  // Legacy row: vmcp peak RSS in MB (10^6 bytes) over the row, at default settings
 )
 
 var (
@@ -235,6 +236,10 @@ func printCalls(out []summary, startLoad string) {
 		line("vmcp allocs/call", "", fmt.Sprintf("%.0f", v.allocs), 0, 0, "")
 		line("vmcp KB alloc/call", "", fmt.Sprintf("%.1f", v.bytes/1024), 0, 0, "")
 		line("vmcp peak RSS MiB", "", fmt.Sprintf("%.0f", v.rssMiB), 0, 0, "")
+		if s.row.client != "" && !s.row.stateless { // issue 15: under c=32 Legacy calls, ≤ 40 MB
+			mb := v.rssMiB * (1 << 20) / 1e6
+			line("vmcp peak RSS MB", "", fmt.Sprintf("%.1f", mb), 0, 0, verdict(mb <= targetPeakRSS, "≤ %.0f MB", targetPeakRSS))
+		}
 		line("backend CPU µs/call", fmt.Sprintf("%.0f", d.beCPUUS), fmt.Sprintf("%.0f", v.beCPUUS), v.beCPUUS/d.beCPUUS, 0, "")
 	}
 }

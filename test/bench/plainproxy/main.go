@@ -2,6 +2,10 @@
 // (httputil.ReverseProxy, responses flushed at once) that knows nothing of
 // MCP. Its cost over talking to the backend directly is the cost of one
 // more process and HTTP hop on the machine, which no proxy avoids.
+// It serves full duplex: otherwise net/http closes a request's body once
+// its response begins, and the proxy's transport, reading that body once
+// more for its EOF, dropped the connection mid-response ("request
+// terminated without response" in the walk row, 2026-12-03).
 //
 //	plainproxy -addr 127.0.0.1:0 -backend http://127.0.0.1:PORT/mcp
 package main
@@ -39,5 +43,8 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Printf("listening http://%s%s\n", lis.Addr(), u.Path)
-	log.Fatal(http.Serve(lis, p))
+	log.Fatal(http.Serve(lis, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = http.NewResponseController(w).EnableFullDuplex()
+		p.ServeHTTP(w, r)
+	})))
 }
