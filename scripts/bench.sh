@@ -10,7 +10,8 @@
 #     req/s, c=32 req/s, a full tools/list walk, and vmcp's CPU time and
 #     allocations per proxied call, with ratios vmcp/direct and PASS/MISS
 #     against the targets, and vmcp against the plain proxy (throughput ≥,
-#     p50 ≤ 1.05×, and on the Modern row CPU per call ≤ the proxy's); then
+#     p50 ≤ 1.05×, and on the Modern row CPU per call ≤ the proxy's) and,
+#     on the Legacy row, vmcp's peak RSS (≤ 40 MB); then
 #     the walk row (full tools/list walks of 2 backends × 5,000 tools on
 #     both revisions: vmcp CPU µs per tool listed, walk time per tool, vmcp
 #     peak RSS); then the idle row (RSS, goroutines, fds per idle Legacy
