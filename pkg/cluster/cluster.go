@@ -27,7 +27,7 @@ type Options struct {
 	KeyPrefix           string       // prefix of every Redis key (default DefaultKeyPrefix)
 	NodeID              string       // this node's ID (default: random)
 	AdvertiseURL        string       // base URL other nodes forward to (required with RedisURL)
-	MaxEventsPerSession int          // messages kept per session in the event log (default 1000)
+	MaxEventsPerSession int          // messages, and streams, kept per session in the event log (default 1000)
 	Timing              Timing       // periods and TTLs; zero fields take DefaultTiming
 	Logger              *slog.Logger // nil discards
 	// EventsNotStored counts session events the event store could not
@@ -87,8 +87,12 @@ func New(opts Options) (*Cluster, error) {
 	if c.self.ID == "" {
 		c.self.ID = "node-" + rand.Text()[:10]
 	}
+	maxEvents := opts.MaxEventsPerSession
+	if maxEvents <= 0 {
+		maxEvents = 1000
+	}
 	if opts.RedisURL == "" {
-		c.dir, c.events = newMemoryDirectory(), liveEvents{mcp.NewMemoryEventStore(nil), c}
+		c.dir, c.events = newMemoryDirectory(), liveEvents{newMemEvents(maxEvents), c}
 	} else {
 		if opts.AdvertiseURL == "" {
 			return nil, errors.New("cluster: an advertise URL is required with a Redis URL (cluster.advertise_url)")
@@ -96,10 +100,6 @@ func New(opts Options) (*Cluster, error) {
 		prefix := opts.KeyPrefix
 		if prefix == "" {
 			prefix = DefaultKeyPrefix
-		}
-		maxEvents := opts.MaxEventsPerSession
-		if maxEvents <= 0 {
-			maxEvents = 1000
 		}
 		rc, err := newRedisConn(opts.RedisURL, prefix, c.timing.OpTimeout, c.log)
 		if err != nil {
@@ -123,7 +123,8 @@ func New(opts Options) (*Cluster, error) {
 func (c *Cluster) Self() NodeInfo { return c.self }
 
 // EventStore is the session event store to give the Legacy SDK handler:
-// Redis Streams in cluster mode, else the SDK's memory store.
+// Redis Streams in cluster mode, else memory; both keep at most
+// MaxEventsPerSession messages and streams per session.
 func (c *Cluster) EventStore() mcp.EventStore { return c.events }
 
 // Check returns nil when the cluster state store is usable, else an error

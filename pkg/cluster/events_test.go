@@ -46,7 +46,8 @@ func appendN(t *testing.T, s mcp.EventStore, session, stream string, from, to in
 func TestClusterEventStoreMatchesSDKMemoryStore(t *testing.T) {
 	ctx := context.Background()
 	stores := map[string]mcp.EventStore{
-		"memory": mcp.NewMemoryEventStore(nil),
+		"sdk":    mcp.NewMemoryEventStore(nil),
+		"memory": newMemEvents(100),
 		"redis":  testEvents(t, testConn(t), 100),
 	}
 	for name, s := range stores {
