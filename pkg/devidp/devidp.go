@@ -56,8 +56,9 @@ type Config struct {
 	Clients []Client
 	// TokenLifetime is how long access tokens live (default one hour).
 	TokenLifetime time.Duration
-	// Policy, if set, may refuse a grant: an *oidc.Error it returns is the
-	// answer as is, any other error answers invalid_grant with its text.
+	// Policy, if set, may refuse a grant (it is called concurrently): an
+	// *oidc.Error it returns is the answer as is, any other error answers
+	// invalid_grant with its text.
 	Policy func(Grant) error
 }
 
