@@ -4,7 +4,7 @@ GO        ?= go
 BIN       := bin
 RACE      ?= -race
 
-.PHONY: build run test lint unit conformance bench redis chromium server-everything fuzz clean
+.PHONY: build run run-auth test lint unit conformance bench redis chromium server-everything fuzz clean
 
 build: ## vmcp and the demo backend (the go-sdk conformance everything-server)
 	$(GO) build -o $(BIN)/vmcp ./cmd/vmcp
@@ -12,6 +12,10 @@ build: ## vmcp and the demo backend (the go-sdk conformance everything-server)
 
 run: build ## vmcp on 127.0.0.1:8080/mcp over two real MCP servers (examples/demo.yaml; VMCP_LISTEN, DEMO_BACKEND_PORT)
 	VMCP_LISTEN=$(VMCP_LISTEN) DEMO_BACKEND_PORT=$(DEMO_BACKEND_PORT) ./scripts/run-demo.sh
+
+run-auth: build ## make run with an auth block, in front of a local OpenID Provider on 127.0.0.1:9400 (DEVIDP_LISTEN); prints commands to get a token and call vmcp
+	$(GO) build -o $(BIN)/vmcp-devidp ./cmd/vmcp-devidp
+	VMCP_LISTEN=$(VMCP_LISTEN) DEMO_BACKEND_PORT=$(DEMO_BACKEND_PORT) DEVIDP_LISTEN=$(DEVIDP_LISTEN) ./scripts/run-auth.sh
 
 test: lint unit conformance fuzz ## everything CI runs
 
