@@ -93,7 +93,7 @@ func (d *Dispatcher) listTools(rq *request, p *listParams) ([]byte, error) {
 		return nil, err
 	}
 	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}, NextCursor: pg.Next}
-	res.ResultType, res.Meta, res.Cacheable = "complete", d.meta(), d.listCache("tools/list")
+	res.ResultType, res.Meta, res.Cacheable = "complete", d.meta(), d.listCache(rq, "tools/list")
 	return spliceList(rq, res, pg)
 }
 
@@ -103,7 +103,7 @@ func (d *Dispatcher) listResources(rq *request, p *listParams) ([]byte, error) {
 		return nil, err
 	}
 	res := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}, NextCursor: pg.Next}
-	res.ResultType, res.Meta, res.Cacheable = "complete", d.meta(), d.listCache("resources/list")
+	res.ResultType, res.Meta, res.Cacheable = "complete", d.meta(), d.listCache(rq, "resources/list")
 	return spliceList(rq, res, pg)
 }
 
@@ -113,7 +113,7 @@ func (d *Dispatcher) listTemplates(rq *request, p *listParams) ([]byte, error) {
 		return nil, err
 	}
 	res := &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{}, NextCursor: pg.Next}
-	res.ResultType, res.Meta, res.Cacheable = "complete", d.meta(), d.listCache("resources/templates/list")
+	res.ResultType, res.Meta, res.Cacheable = "complete", d.meta(), d.listCache(rq, "resources/templates/list")
 	return spliceList(rq, res, pg)
 }
 
@@ -123,7 +123,7 @@ func (d *Dispatcher) listPrompts(rq *request, p *listParams) ([]byte, error) {
 		return nil, err
 	}
 	res := &mcp.ListPromptsResult{Prompts: []*mcp.Prompt{}, NextCursor: pg.Next}
-	res.ResultType, res.Meta, res.Cacheable = "complete", d.meta(), d.listCache("prompts/list")
+	res.ResultType, res.Meta, res.Cacheable = "complete", d.meta(), d.listCache(rq, "prompts/list")
 	return spliceList(rq, res, pg)
 }
 
@@ -194,9 +194,11 @@ func (d *Dispatcher) view(rq *request) (identity.Principal, *policy.View) {
 
 // listCache is the caching hint of a list result (2026-07-28 caching):
 // over the ready backends that contributed to the list, the smallest
-// non-zero ttlMs and private if any said private.
-func (d *Dispatcher) listCache(verb string) mcp.Cacheable {
-	var h backends.CacheHint
+// non-zero ttlMs and private if any said private. An authenticated
+// request's list is always private: it is that principal's view (policy,
+// per-principal backends), which a shared cache must not serve another.
+func (d *Dispatcher) listCache(rq *request, verb string) mcp.Cacheable {
+	h := backends.CacheHint{Private: !identity.From(rq.r.Context()).Anonymous()}
 	for _, b := range d.mgr.Backends() {
 		if bh, ok := b.ListCache(verb); ok {
 			h = h.Merge(bh)
