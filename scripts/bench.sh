@@ -15,7 +15,9 @@
 #     the walk row (full tools/list walks of 2 backends × 5,000 tools on
 #     both revisions: vmcp CPU µs per tool listed, walk time per tool, vmcp
 #     peak RSS); then the idle row (RSS, goroutines, fds per idle Legacy
-#     session at 200/2,000/10,000; RSS after they close) and the fan-out
+#     session at 200/2,000/10,000; RSS after they close), the age row
+#     (four long-lived Legacy sessions calling a stdio backend: vmcp's heap
+#     after a forced GC at 1k, 10k and 50k calls) and the fan-out
 #     row (one backend tools/list_changed to 1,000 Legacy GET and 1,000
 #     Modern listen streams, p50/p99/last, direct vs via vmcp); then the
 #     cluster rows, each on its own private redis-server: the redis row
