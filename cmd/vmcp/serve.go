@@ -39,8 +39,10 @@ invalid FILE is rejected (file:line logged) and the running config kept; other
 changed keys (listen, cluster, auth, ...) are logged and left as they were
 (README, "Live reload"). Servers renamed
 to valid backend names, ${VAR}s not set in the environment (they expand to
-"") and stdio commands not found are logged as warnings at start; any other
-problem in FILE is printed with file:line and vmcp exits 1. Traces go over
+"") and stdio commands not found are logged as warnings at start, and each
+launcher backend (npx, uvx, docker run, ...) with the default isolation
+once, at info; any other problem in FILE is printed with file:line, with
+every warning found in the same pass, and vmcp exits 1. Traces go over
 OTLP when telemetry.tracing.enabled is true or OTEL_TRACES_EXPORTER=otlp
 (the standard OTEL_EXPORTER_OTLP_* variables apply; README, "Telemetry").`,
 		flags: func(fs *flag.FlagSet) {
@@ -94,12 +96,13 @@ func load(name string, fs *flag.FlagSet, path string, stderr io.Writer) (*config
 	return f, 0
 }
 
-// printError prints a config error: each problem on its own line.
+// printError prints a config error: each problem found in the pass
+// (errors, then labelled warnings and notes, by line) on its own line.
 func printError(w io.Writer, err error) {
 	var ve *config.ValidationError
 	if errors.As(err, &ve) {
-		for _, p := range ve.Problems {
-			fmt.Fprintln(w, p.String())
+		for _, p := range ve.All() {
+			fmt.Fprintln(w, p.Labelled())
 		}
 		return
 	}
@@ -107,7 +110,7 @@ func printError(w io.Writer, err error) {
 }
 
 // logFile logs how f was read: its format, each renamed or skipped server,
-// and each warning.
+// each warning, and each note (once per launcher backend, at info).
 func logFile(log *slog.Logger, f *config.File) {
 	if f.Format != config.FormatVMCP {
 		log.Info("config read as "+f.Format.String(), "file", f.Name, "backends", len(f.Config.Backends))
@@ -120,6 +123,9 @@ func logFile(log *slog.Logger, f *config.File) {
 	}
 	for _, w := range f.Warnings {
 		log.Warn(w.String())
+	}
+	for _, n := range f.Notes {
+		log.Info(n.String())
 	}
 }
 

@@ -17,11 +17,15 @@ func validateCommand() *command {
 		usage:   "validate --config FILE",
 		details: `
 Reads FILE as serve would (vmcp's YAML, or a Claude Desktop / Cursor / VS Code
-MCP server list) and prints every problem as FILE:LINE: KEY: MESSAGE on
-stderr: unknown or malformed keys, invalid values, a stdio command that does
-not exist or is not on PATH, and every ${VAR} not set in the environment
-(serve only warns about the last two). Exits 0 and prints "config OK" when
-there is none, 1 otherwise.`,
+MCP server list) and prints every problem, found in one pass and sorted by
+line, as FILE:LINE: KEY: MESSAGE on stderr: unknown or malformed keys,
+invalid values, and, labelled "warning:" (serve only warns about them), a
+stdio command that does not exist or is not on PATH, every ${VAR} not set in
+the environment and a claims rule without auth. A stdio backend run through
+a package launcher or container runner (npx, uvx, docker run, ...) without
+an isolation key gets a "note:" on what a process per Legacy client session
+costs and how to choose isolation: shared. Exits 0 and prints "config OK"
+when there is no problem (notes do not count), 1 otherwise.`,
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&path, "config", "", "configuration `FILE` (required; may also be given as the argument)")
 		},
@@ -30,15 +34,21 @@ there is none, 1 otherwise.`,
 			if f == nil {
 				return code
 			}
-			for _, w := range f.Warnings {
-				fmt.Fprintln(stderr, w.String())
-			}
+			printProblems(stderr, f)
 			if len(f.Warnings) > 0 {
 				return 1
 			}
 			fmt.Fprintf(stdout, "config OK: %d backends%s\n", len(f.Config.Backends), readAs(f))
 			return 0
 		},
+	}
+}
+
+// printProblems prints f's warnings and notes, one Labelled line each,
+// sorted by line.
+func printProblems(w io.Writer, f *config.File) {
+	for _, p := range f.Problems() {
+		fmt.Fprintln(w, p.Labelled())
 	}
 }
 
@@ -70,9 +80,14 @@ YAML on stdout, ready for 'vmcp validate' and 'vmcp serve' and for editing:
 one backend per enabled server, in file order, ${VAR}s kept as written.
 Server names that are not valid backend names are mapped (lower-case, other
 characters to "-", leading "-"/"_" trimmed, "-2", "-3"... on collisions) and
-listed in the output's comments. A problem in FILE is printed with file:line
-and exits 1; unset ${VAR}s and commands not found are printed as warnings
-on stderr. A vmcp YAML file is printed unchanged.`,
+listed in the output's comments. A server run through a package launcher or
+container runner (npx, uvx, docker run, ...) keeps the default isolation,
+session (a process per Legacy client session), with a comment above it on
+that cost and a commented-out "isolation: shared" to choose one process for
+every client. A problem in FILE is printed with file:line and exits 1
+(with every warning and note found in the same pass); unset ${VAR}s and
+commands not found are printed as warnings, and launcher notes, on stderr.
+A vmcp YAML file is printed unchanged.`,
 		run: func(fs *flag.FlagSet, stdout, stderr io.Writer) int {
 			if fs.NArg() != 1 {
 				fmt.Fprint(stderr, "vmcp import: want one FILE\nusage: vmcp import FILE\n")
@@ -88,9 +103,7 @@ on stderr. A vmcp YAML file is printed unchanged.`,
 				fmt.Fprintln(stderr, "vmcp import:", err)
 				return 1
 			}
-			for _, w := range f.Warnings {
-				fmt.Fprintln(stderr, "warning:", w.String())
-			}
+			printProblems(stderr, f)
 			if _, err := stdout.Write(out); err != nil {
 				fmt.Fprintln(stderr, "vmcp import:", err)
 				return 1

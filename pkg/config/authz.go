@@ -44,7 +44,8 @@ type AuthzItems struct {
 // validateAuthorization checks the authorization section: written means
 // at least one rule (a typo never turns the policy off); every rule names
 // items to allow or deny; claim names and values and patterns are
-// non-empty; a backend pattern without "*" names a configured backend.
+// non-empty; a backend pattern without "*" names a configured backend
+// (not checked when names is nil: a backend's name was malformed).
 func validateAuthorization(ps *problems, c *Config, names map[string]bool) {
 	a := c.Authorization
 	if a == nil || len(a.Rules) == 0 {
@@ -105,7 +106,7 @@ func checkItems(ps *problems, p string, it *AuthzItems, names map[string]bool) {
 				ps.add(k, "pattern must not be empty")
 			case slices.Contains(l.pats[:j], pat):
 				ps.add(k, fmt.Sprintf("duplicate pattern %q", pat))
-			case l.key == "backends" && !strings.Contains(pat, "*") && !names[pat]:
+			case l.key == "backends" && !strings.Contains(pat, "*") && names != nil && !names[pat]:
 				ps.add(k, fmt.Sprintf("unknown backend %q", pat))
 			}
 		}
@@ -116,8 +117,8 @@ func checkItems(ps *problems, p string, it *AuthzItems, names map[string]bool) {
 // auth is absent: every client is then anonymous, has no claims, and the
 // rule never applies.
 func deadClaimRules(ps *problems, c *Config) []Problem {
-	if c.Auth != nil || c.Authorization == nil {
-		return nil
+	if _, written := ps.ix.entries["auth"]; written || c.Auth != nil || c.Authorization == nil {
+		return nil // an auth key refused as malformed still means auth is meant
 	}
 	var out []Problem
 	for i, r := range c.Authorization.Rules {
@@ -125,8 +126,9 @@ func deadClaimRules(ps *problems, c *Config) []Problem {
 			continue
 		}
 		key := joinIndex("authorization.rules", i) + ".when.claims"
-		out = append(out, Problem{File: ps.file, Line: ps.ix.line(key), Key: ps.ix.display(key),
-			Msg: "never matches: without auth every client is anonymous and has no claims"})
+		if w, ok := ps.warn(SeverityWarning, key, "never matches: without auth every client is anonymous and has no claims"); ok {
+			out = append(out, w)
+		}
 	}
 	return out
 }

@@ -21,8 +21,9 @@ func unsetVars(ps *problems, c *Config) []Problem {
 				continue
 			}
 			seen[name] = true
-			out = append(out, Problem{File: ps.file, Line: ps.ix.line(key), Key: ps.ix.display(key),
-				Msg: fmt.Sprintf("${%s} is not set in the environment (it expands to \"\")", name)})
+			if w, ok := ps.warn(SeverityWarning, key, fmt.Sprintf("${%s} is not set in the environment (it expands to \"\")", name)); ok {
+				out = append(out, w)
+			}
 		}
 	}
 	for i, b := range c.Backends {
@@ -42,7 +43,8 @@ func unsetVars(ps *problems, c *Config) []Problem {
 	return out
 }
 
-// missingCommands returns a warning for every stdio backend whose command
+// missingCommands returns a warning for every stdio backend (after
+// defaults; one whose transport is refused is not one) whose command
 // cannot be started: a path (containing a separator) that does not exist or
 // is not an executable file, or a bare name not found on PATH (the
 // backend's env PATH if it sets one, else vmcp's own).
@@ -57,8 +59,9 @@ func missingCommands(ps *problems, bs []Backend) []Problem {
 			path = os.Getenv("PATH")
 		}
 		if msg := findCommand(b.Command, path); msg != "" {
-			key := joinIndex("backends", i) + ".command"
-			out = append(out, Problem{File: ps.file, Line: ps.ix.line(key), Key: ps.ix.display(key), Msg: msg})
+			if w, ok := ps.warn(SeverityWarning, joinIndex("backends", i)+".command", msg); ok {
+				out = append(out, w)
+			}
 		}
 	}
 	return out

@@ -12,7 +12,8 @@ import (
 // an imported file's servers as backends, in file order, with ${VAR}
 // references as written (VS Code's ${env:NAME} as ${NAME}) and no defaults
 // filled in, headed by comments naming the source, each renamed server and
-// each disabled one left out. Parse accepts the result as the same backends.
+// each disabled one left out, and a comment above each launcher backend
+// (npx, uvx, docker run, …) on the isolation it keeps, session. Parse accepts the result as the same backends.
 // An error comes only from the YAML encoder.
 func (f *File) YAML() ([]byte, error) {
 	if f.Format == FormatVMCP {
@@ -30,7 +31,12 @@ func (f *File) YAML() ([]byte, error) {
 
 	list := &yaml.Node{Kind: yaml.SequenceNode}
 	for _, b := range f.raw {
-		list.Content = append(list.Content, backendNode(b))
+		n := backendNode(b)
+		if l := launcherOf(b.Command, b.Args); l != "" {
+			n.HeadComment = launcherComment(l)
+			n.Content[len(n.Content)-2].FootComment = "isolation: shared" // below the last key
+		}
+		list.Content = append(list.Content, n)
 	}
 	doc := &yaml.Node{Kind: yaml.MappingNode, HeadComment: strings.Join(head, "\n"),
 		Content: []*yaml.Node{str("backends"), list}}
@@ -88,3 +94,20 @@ func mapNode(m map[string]string) *yaml.Node {
 // str is a string scalar; the encoder quotes it where YAML would read it
 // as something else.
 func str(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
+
+// launcherComment explains, above a backend run through launcher l, what
+// the default isolation costs and how to choose shared (vmcp import keeps
+// session: only the user knows whether the server keeps per-client state
+// or asks its clients, which shared would break).
+func launcherComment(l string) string {
+	return strings.Join([]string{
+		fmt.Sprintf("Runs through %s: each Legacy client session starts its own process", l),
+		"of this server (isolation: session, the default; Modern clients share one),",
+		"typically 100 MB or more and seconds of start-up each. If the server keeps",
+		"no per-client state and never asks its client (sampling, elicitation,",
+		"roots), uncomment \"isolation: shared\" below for one process for every",
+		"client (its log messages, and Legacy clients' progress, are then dropped);",
+		"or bound the processes with max_processes. Writing isolation, either",
+		"value, silences vmcp validate's note.",
+	}, "\n")
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,11 +51,24 @@ type File struct {
 	Skipped []string
 	// Warnings are problems that do not stop vmcp from starting: a
 	// ${VAR} not set in the environment (it expands to ""), a stdio
-	// command not found. vmcp validate reports them as errors.
+	// command not found, a claims rule without auth. vmcp validate fails
+	// on them.
 	Warnings []Problem
+	// Notes are advice that fails nothing: a stdio backend run through a
+	// package launcher or container runner (npx, uvx, docker run, …) that
+	// starts a process per Legacy client session (launcher.go).
+	Notes []Problem
 
 	source []byte    // the document, for FormatVMCP
 	raw    []Backend // backends before ${VAR} expansion and defaults
+}
+
+// Problems returns f's warnings and notes, sorted by line (warnings first
+// on one line).
+func (f *File) Problems() []Problem {
+	all := append(slices.Clip(f.Warnings), f.Notes...)
+	sortProblems(all)
+	return all
 }
 
 // Rename is a server of an imported file whose name is not a valid backend
@@ -105,19 +119,23 @@ func detectFormat(root *yaml.Node) Format {
 
 // importServers converts a client's server map into cfg.Backends, in file
 // order, and fills the index so later problems name the imported file's
-// keys and lines. It reports false if the file has problems.
-func importServers(root *yaml.Node, f *File, ix *index, ps *problems, cfg *Config) bool {
+// keys and lines. A server with problems is reported and left out; if
+// that leaves no backend, "backends" is marked malformed so validation
+// does not add "at least one backend is required".
+func importServers(root *yaml.Node, f *File, ix *index, ps *problems, cfg *Config) {
 	ix.root = root.Line
 	w := &walker{ix: ix, ps: ps}
 	top, servers := serverMap(w, root, f.Format)
 	if isNull(servers) {
-		return len(ps.list) == 0
+		return
 	}
 	if servers.Kind != yaml.MappingNode {
 		ps.at(servers.Line, top, "want a mapping of server names to servers, got "+kindName(servers))
-		return false
+		ix.bad["backends"] = true
+		return
 	}
 	pairs := w.pairs(servers, top)
+	dropped := 0
 	taken := map[string]bool{} // valid names are kept: reserve them first
 	for _, kv := range pairs {
 		if backendNameRE.MatchString(kv[0].Value) {
@@ -128,6 +146,7 @@ func importServers(root *yaml.Node, f *File, ix *index, ps *problems, cfg *Confi
 		path := joinKey(top, kv[0].Value)
 		s, ok := decodeServer(w, kv[0], kv[1], path)
 		if !ok {
+			dropped++
 			continue
 		}
 		if s.Disabled {
@@ -146,7 +165,9 @@ func importServers(root *yaml.Node, f *File, ix *index, ps *problems, cfg *Confi
 			ps.add(joinIndex("backends", i)+".transport", fmt.Sprintf("unknown type %q: want stdio, http (or streamable-http) or sse", t))
 		}
 	}
-	return len(ps.list) == 0
+	if dropped > 0 && len(cfg.Backends) == 0 {
+		ix.bad["backends"] = true
+	}
 }
 
 // serverMap returns the top-level key holding the servers and its value

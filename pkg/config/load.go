@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 
 	"gopkg.in/yaml.v3"
 )
@@ -54,10 +55,13 @@ func Parse(data []byte, filename string) (*Config, error) {
 // Code servers JSON), converted into backends. It then expands ${VAR}
 // references from the environment (backend url, args, headers and env
 // values; mrtr.state_key), applies defaults and validates, one pipeline for
-// every format. filename only labels problems. Any problem yields a
-// *ValidationError listing all of them (file:line each); the File is then
-// nil. Unset ${VAR}s, stdio commands not found and authorization rules
-// matching claims without auth are File.Warnings.
+// every format. filename only labels problems. Unset ${VAR}s, stdio
+// commands not found and authorization rules matching claims without auth
+// are File.Warnings; launcher backends with the default isolation are
+// File.Notes. Any other problem yields a *ValidationError listing all of
+// them and every warning and note, found in one pass (file:line each); the
+// File is then nil. Only a document that is not YAML or JSON at all, or
+// whose top level is unusable, stops the pass early.
 func ParseFile(data []byte, filename string) (*File, error) {
 	return parseFile(data, filename, "")
 }
@@ -80,23 +84,24 @@ func parseFile(data []byte, filename, dir string) (*File, error) {
 		if !decodeVMCP(root, ix, ps, &cfg) {
 			return nil, ps.err()
 		}
-	} else if !importServers(root, f, ix, ps, &cfg) {
-		return nil, ps.err()
+	} else {
+		importServers(root, f, ix, ps, &cfg)
 	}
 	f.raw = cloneBackends(cfg.Backends)
-	f.Warnings = unsetVars(ps, &cfg)
+	warnings := unsetVars(ps, &cfg)
 	cfg.expandEnv()
 	resolveCommands(cfg.Backends, dir)
 	checkExplicit(ps, &cfg)
 	cfg.ApplyDefaults()
 	validate(ps, &cfg)
-	if err := ps.err(); err != nil {
+	warnings = append(warnings, missingCommands(ps, cfg.Backends)...)
+	warnings = append(warnings, deadClaimRules(ps, &cfg)...)
+	notes := launcherNotes(ps, cfg.Backends)
+	if err := ps.err(append(slices.Clip(warnings), notes...)...); err != nil {
 		return nil, err
 	}
-	f.Warnings = append(f.Warnings, missingCommands(ps, cfg.Backends)...)
-	f.Warnings = append(f.Warnings, deadClaimRules(ps, &cfg)...)
-	sortProblems(f.Warnings)
-	f.Config = &cfg
+	sortProblems(warnings)
+	f.Warnings, f.Notes, f.Config = warnings, notes, &cfg
 	return f, nil
 }
 

@@ -135,7 +135,10 @@ func validHost(h string) bool {
 	return true
 }
 
-// validateBackends checks each backend and returns the set of names seen.
+// validateBackends checks each backend and returns the set of names seen,
+// or nil when a name (or the list) was malformed and so is unknown:
+// references to backends are then not checked, rather than reported as
+// unknown because of the first problem.
 func validateBackends(ps *problems, bs []Backend) map[string]bool {
 	names := map[string]bool{}
 	if len(bs) == 0 {
@@ -154,43 +157,78 @@ func validateBackends(ps *problems, bs []Backend) map[string]bool {
 		if b.Name != "" {
 			names[b.Name] = true
 		}
-
-		switch {
-		case b.URL == "" && b.Command == "":
-			ps.add(p, "backend needs url or command")
-		case b.URL != "" && b.Command != "":
-			ps.add(p+".command", "backend has both url and command; set exactly one")
-		case b.URL != "" && !isHTTPURL(b.URL):
-			ps.add(p+".url", fmt.Sprintf("invalid URL %q: want an absolute http or https URL", raw(ps, p+".url", b.URL)))
-		}
-
-		if b.MaxProcesses != 0 && b.Transport != TransportStdio {
-			ps.add(p+".max_processes", "max_processes applies only to stdio backends")
-		}
-		switch {
-		case b.Isolation != "" && b.Transport != TransportStdio:
-			ps.add(p+".isolation", "isolation applies only to stdio backends")
-		case b.Isolation != "" && b.Isolation != IsolationSession && b.Isolation != IsolationShared:
-			ps.add(p+".isolation", fmt.Sprintf("unknown isolation %q: want session or shared", b.Isolation))
-		}
-		checkForward(ps, p+".forward_headers", b.ForwardHeaders)
-		switch b.Transport {
-		case TransportStdio:
-			if b.Command == "" && b.URL != "" {
-				ps.add(p+".transport", "transport stdio requires command, not url")
-			}
-		case TransportStreamableHTTP, TransportSSE:
-			if b.URL == "" && b.Command != "" {
-				ps.add(p+".transport", fmt.Sprintf("transport %s requires url, not command", b.Transport))
-			}
-		case "": // neither url nor command; reported above
-		default:
-			ps.add(p+".transport", fmt.Sprintf("unknown transport %q: want streamable-http, sse or stdio", b.Transport))
-		}
+		validateBackend(ps, p, b)
+	}
+	if !namesKnown(ps.ix, len(bs)) {
+		return nil
 	}
 	return names
 }
 
+// validateBackend checks backend b (at key path p) apart from its name:
+// url or command, transport, the stdio-only keys and forward_headers.
+func validateBackend(ps *problems, p string, b Backend) {
+	switch {
+	case b.URL == "" && b.Command == "" && !ps.ix.isBad(p+".url") && !ps.ix.isBad(p+".command"):
+		ps.add(p, "backend needs url or command")
+	case b.URL != "" && b.Command != "":
+		ps.add(p+".command", "backend has both url and command; set exactly one")
+	case b.URL != "" && !isHTTPURL(b.URL):
+		ps.add(p+".url", fmt.Sprintf("invalid URL %q: want an absolute http or https URL", raw(ps, p+".url", b.URL)))
+	}
+	checkStdioKeys(ps, p, b)
+	checkForward(ps, p+".forward_headers", b.ForwardHeaders)
+	checkTransport(ps, p, b)
+}
+
+// checkStdioKeys refuses max_processes and isolation on a backend that is
+// not stdio, and an unknown isolation.
+func checkStdioKeys(ps *problems, p string, b Backend) {
+	if b.MaxProcesses != 0 && b.Transport != TransportStdio {
+		ps.add(p+".max_processes", "max_processes applies only to stdio backends")
+	}
+	switch {
+	case b.Isolation != "" && b.Transport != TransportStdio:
+		ps.add(p+".isolation", "isolation applies only to stdio backends")
+	case b.Isolation != "" && b.Isolation != IsolationSession && b.Isolation != IsolationShared:
+		ps.add(p+".isolation", fmt.Sprintf("unknown isolation %q: want session or shared", b.Isolation))
+	}
+}
+
+// checkTransport checks that b's transport is known and fits its url or
+// command.
+func checkTransport(ps *problems, p string, b Backend) {
+	switch b.Transport {
+	case TransportStdio:
+		if b.Command == "" && b.URL != "" {
+			ps.add(p+".transport", "transport stdio requires command, not url")
+		}
+	case TransportStreamableHTTP, TransportSSE:
+		if b.URL == "" && b.Command != "" {
+			ps.add(p+".transport", fmt.Sprintf("transport %s requires url, not command", b.Transport))
+		}
+	case "": // neither url nor command; reported above
+	default:
+		ps.add(p+".transport", fmt.Sprintf("unknown transport %q: want streamable-http, sse or stdio", b.Transport))
+	}
+}
+
+// namesKnown reports whether the n backends' names were all decoded: no
+// name, backend or the list itself was malformed.
+func namesKnown(ix *index, n int) bool {
+	if ix.isBad("backends") {
+		return false
+	}
+	for i := range n {
+		if ix.isBad(joinIndex("backends", i) + ".name") {
+			return false
+		}
+	}
+	return true
+}
+
+// validateAggregation checks the strategy, prefix format, priority and
+// overrides; names nil (unknown) skips the checks that backends exist.
 func validateAggregation(ps *problems, a *Aggregation, names map[string]bool) {
 	switch a.ConflictResolution {
 	case StrategyPrefix, StrategyPriority, StrategyManual:
@@ -203,7 +241,7 @@ func validateAggregation(ps *problems, a *Aggregation, names map[string]bool) {
 	for i, n := range a.Priority {
 		p := joinIndex("aggregation.priority", i)
 		switch {
-		case !names[n]:
+		case names != nil && !names[n]:
 			ps.add(p, fmt.Sprintf("unknown backend %q", n))
 		case slices.Contains(a.Priority[:i], n):
 			ps.add(p, fmt.Sprintf("duplicate backend %q", n))
@@ -211,7 +249,7 @@ func validateAggregation(ps *problems, a *Aggregation, names map[string]bool) {
 	}
 	for _, bn := range sortedKeys(a.Overrides) {
 		p := joinKey("aggregation.overrides", bn)
-		if !names[bn] {
+		if names != nil && !names[bn] {
 			ps.add(p, fmt.Sprintf("unknown backend %q", bn))
 		}
 		bo := a.Overrides[bn]

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -259,10 +260,13 @@ extra: {a: 1}
 		`test.yaml:22: extra: unknown key "extra"`,
 	}, got)
 
+	// the warning found in the same pass is listed, and labelled, too
+	t.Setenv("PATH", t.TempDir())
 	var ve *ValidationError
 	_, err := Parse([]byte(src), "test.yaml")
 	require.ErrorAs(t, err, &ve)
-	assert.Equal(t, strings.Join(got, "\n"), err.Error())
+	withWarning := slices.Insert(got, 3, `test.yaml:8: backends[1].command: warning: command "srv" not found on PATH`)
+	assert.Equal(t, strings.Join(withWarning, "\n"), err.Error())
 }
 
 func TestAliasBombIsBounded(t *testing.T) {
