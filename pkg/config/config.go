@@ -35,6 +35,8 @@ type Config struct {
 	Authorization *Authorization `yaml:"authorization,omitempty"`
 	// Telemetry configures OpenTelemetry tracing (telemetry.go).
 	Telemetry Telemetry `yaml:"telemetry"`
+	// Audit configures the audit log (audit.go); nil: none.
+	Audit *Audit `yaml:"audit,omitempty"`
 }
 
 // Auth configures inbound authentication: JWT access tokens issued by one

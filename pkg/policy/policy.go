@@ -69,22 +69,36 @@ func (p *Policy) Allows(pr identity.Principal, k aggregator.Kind, backend, name 
 	if p == nil {
 		return true
 	}
+	ok, _ := p.allows(p.signature(pr), k, backend, name)
+	return ok
+}
+
+// Decide is Allows naming the rule that decided (its 0-based index in
+// authorization.rules): the first matching rule that denies the item,
+// else the first that allows it; -1 when no rule allows it (or p is nil).
+func (p *Policy) Decide(pr identity.Principal, k aggregator.Kind, backend, name string) (allowed bool, rule int) {
+	if p == nil {
+		return true, -1
+	}
 	return p.allows(p.signature(pr), k, backend, name)
 }
 
-// allows evaluates the rules selected by sig (signature) on one item.
-func (p *Policy) allows(sig string, k aggregator.Kind, backend, name string) bool {
-	allowed := false
+// allows evaluates the rules selected by sig (signature) on one item; rule
+// is the one that decided (-1: none allowed it).
+func (p *Policy) allows(sig string, k aggregator.Kind, backend, name string) (allowed bool, rule int) {
+	rule = -1
 	for i, r := range p.rules {
 		if sig[i] != '1' {
 			continue
 		}
 		if r.deny.match(k, backend, name) {
-			return false
+			return false, i
 		}
-		allowed = allowed || r.allow.match(k, backend, name)
+		if rule < 0 && r.allow.match(k, backend, name) {
+			rule = i
+		}
 	}
-	return allowed
+	return rule >= 0, rule
 }
 
 func (it *items) match(k aggregator.Kind, backend, name string) bool {
@@ -169,4 +183,10 @@ func (p pattern) match(s string) bool {
 		s = s[i+len(mid):]
 	}
 	return len(s) >= len(last) && strings.HasSuffix(s, last)
+}
+
+// permits is allows without the deciding rule.
+func (p *Policy) permits(sig string, k aggregator.Kind, backend, name string) bool {
+	ok, _ := p.allows(sig, k, backend, name)
+	return ok
 }

@@ -120,19 +120,19 @@ func (p *Policy) filter(sig string, cat *aggregator.Catalogue) *View {
 	v := &View{cat: cat}
 	v.Tools, v.idx.tools = keep(cat.Tools, func(t *mcp.Tool) bool {
 		_, r, _ := cat.Tool(t.Name)
-		return p.allows(sig, aggregator.KindTools, r.Backend, t.Name)
+		return p.permits(sig, aggregator.KindTools, r.Backend, t.Name)
 	})
 	v.Prompts, v.idx.prompts = keep(cat.Prompts, func(x *mcp.Prompt) bool {
 		_, r, _ := cat.Prompt(x.Name)
-		return p.allows(sig, aggregator.KindPrompts, r.Backend, x.Name)
+		return p.permits(sig, aggregator.KindPrompts, r.Backend, x.Name)
 	})
 	v.Resources, v.idx.resources = keep(cat.Resources, func(x *mcp.Resource) bool {
 		r, _ := cat.Resource(x.URI)
-		return p.allows(sig, aggregator.KindResources, r.Backend, x.URI)
+		return p.permits(sig, aggregator.KindResources, r.Backend, x.URI)
 	})
 	v.Templates, v.idx.templates = keep(cat.Templates, func(x *mcp.ResourceTemplate) bool {
 		r, _ := cat.Template(x.URITemplate)
-		return p.allows(sig, aggregator.KindTemplates, r.Backend, x.URITemplate)
+		return p.permits(sig, aggregator.KindTemplates, r.Backend, x.URITemplate)
 	})
 	v.idx.filtered = true
 	return v

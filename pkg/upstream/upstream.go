@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
+	"github.com/vmcp/vmcp/pkg/audit"
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/policy"
@@ -143,8 +144,12 @@ func (c *Core) lookup(req *Request) (rt aggregator.Route, tool *mcp.Tool, found 
 }
 
 // allowed reports whether the policy lets req's principal use req's name
-// on backend.
+// on backend, and tells the request's Exchange which rule decided (the
+// audit log's decision).
 func (c *Core) allowed(req *Request, backend string) bool {
+	if c.policy == nil {
+		return true
+	}
 	kind := aggregator.KindResources
 	switch req.Method {
 	case "tools/call":
@@ -152,7 +157,9 @@ func (c *Core) allowed(req *Request, backend string) bool {
 	case "prompts/get":
 		kind = aggregator.KindPrompts
 	}
-	return c.policy.Allows(req.Principal, kind, backend, req.Name)
+	ok, rule := c.policy.Decide(req.Principal, kind, backend, req.Name)
+	tracing.Lookup(req.Header).Decide(audit.Decision{Denied: !ok, By: audit.ByAuthorization, Rule: audit.RuleIndex(rule)})
+	return ok
 }
 
 // unknown is the error for a name the catalogue does not have.

@@ -79,6 +79,7 @@ func (s *Server) bodies(h http.Handler) http.Handler {
 // answer carries Cache-Control: no-cache and X-Accel-Buffering: no; every
 // error is a JSON-RPC body, the go-sdk handler's plain-text ones too.
 func (s *Server) endpoint(w http.ResponseWriter, r *http.Request) {
+	s.admit(r)                    // past authentication: the audit log's principal (audit.go)
 	w = wire.SSEWriter(w)         // every SSE response, the go-sdk handler's too: X-Accel-Buffering: no
 	w, done := wire.JSONErrors(w) // plain-text refusals (the go-sdk handler's) as JSON-RPC bodies
 	defer done()

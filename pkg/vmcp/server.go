@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
+	"github.com/vmcp/vmcp/pkg/audit"
 	"github.com/vmcp/vmcp/pkg/auth"
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/capabilities"
@@ -74,6 +76,11 @@ type Options struct {
 	// telemetry.tracing configures (tests pass an in-memory recorder); its
 	// owner shuts it down.
 	TracerProvider trace.TracerProvider
+	// AuditQueue bounds the audit log's queue (0: audit.DefaultQueue) and
+	// AuditOpen opens its file (nil: appending with os.OpenFile); tests
+	// inject a writer that blocks or fails.
+	AuditQueue int
+	AuditOpen  func(path string) (io.WriteCloser, error)
 }
 
 // Server is a running vmcp: its backends are connected and supervised until
@@ -89,6 +96,7 @@ type Server struct {
 	metrics  *telemetry.Metrics
 	core     *upstream.Core
 	auth     *auth.Authenticator // nil: no inbound authentication
+	audit    *audit.Log          // nil: no audit log (audit.go)
 	handler  http.Handler
 	stateKey []byte
 	// metricsLis is Options.MetricsListener.
@@ -129,6 +137,10 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	if err := s.startCluster(opts.ClusterTiming); err != nil {
+		return nil, err
+	}
+	if err := s.openAudit(opts); err != nil {
+		_ = s.cluster.Close()
 		return nil, err
 	}
 	s.agg = aggregator.New(policy(cfg), log)
@@ -248,6 +260,7 @@ func (s *Server) Close() error {
 	_ = s.cluster.Close() // after the sessions ended: leave the cluster
 	s.mgr.Close()
 	s.stopTracing()
+	_ = s.audit.Close() // after the streams ended: their records are written
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/pkg/tracing"
 	"github.com/vmcp/vmcp/pkg/upstream"
+	"github.com/vmcp/vmcp/pkg/wire"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -82,13 +83,17 @@ func (s *Server) observed(next http.Handler) http.Handler {
 			defer s.getStreams.Add(-1)
 		}
 		x := tracing.Begin(s.tracer, r, revision, method, name)
-		sw := &statusWriter{ResponseWriter: w}
+		rec := s.auditBegin(r, x, revision) // nil without an audit log (audit.go)
+		sw := &statusWriter{ResponseWriter: w, sniff: rec != nil}
 		next.ServeHTTP(sw, r)
 		sid := r.Header.Get("Mcp-Session-Id")
 		if sid == "" {
 			sid = sw.Header().Get("Mcp-Session-Id") // initialize
 		}
+		var outcome tracing.Outcome
+		defer func() { s.auditEnd(rec, r, sw, sid, outcome) }()
 		x.End(sw.code(), sid, func(out tracing.Outcome) {
+			outcome = out
 			label, outcome := telemetry.MethodLabel(out.Method), "ok"
 			if label == "" {
 				label = r.Method // a GET stream, a DELETE, a response or an unrecognised POST
@@ -157,7 +162,10 @@ func target(p mcp.Params) string {
 // unwraps (http.ResponseController) like the writer it wraps.
 type statusWriter struct {
 	http.ResponseWriter
-	status int
+	status  int
+	written int64 // body bytes written
+	sniff   bool  // read the JSON-RPC error code answered (audit log)
+	errCode int64 // the first error response's code (0: none)
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -171,7 +179,12 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	return w.ResponseWriter.Write(b)
+	n, err := w.ResponseWriter.Write(b)
+	w.written += int64(n)
+	if w.sniff && w.errCode == 0 {
+		w.errCode, _ = wire.ErrorCode(b)
+	}
+	return n, err
 }
 
 // Flush flushes the underlying writer if it can.

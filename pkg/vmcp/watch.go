@@ -54,6 +54,9 @@ func (s *Server) watch(ctx context.Context, w *fsnotify.Watcher, path, abs strin
 		case <-s.closing:
 			return
 		case <-signals:
+			if err := s.ReopenAudit(); err != nil { // log rotation
+				s.log.Warn("audit log: reopening on SIGHUP", "error", err)
+			}
 			s.ReloadPath(path, ReloadSIGHUP)
 		case ev, ok := <-w.Events:
 			if !ok {

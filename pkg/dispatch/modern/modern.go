@@ -274,5 +274,5 @@ func (d *Dispatcher) hidden(rq *request, m *method, params mcp.Params) error {
 		return nil
 	}
 	return d.core.Hidden(&upstream.Request{Method: rq.method, Name: m.name(params), Revision: upstream.RevisionModern,
-		Principal: identity.From(rq.r.Context())})
+		Principal: identity.From(rq.r.Context()), Header: rq.r.Header}) // Header: the Exchange hears the decision (audit log)
 }

@@ -1,0 +1,44 @@
+package config
+
+import "fmt"
+
+// Audit configures the audit log: one JSON object per line for every
+// client request at the MCP endpoint (pkg/audit). nil (no audit key): no
+// audit log.
+type Audit struct {
+	// Path is the file appended to (required); it is reopened on SIGHUP,
+	// so a rotated (renamed) file is followed by a new one.
+	Path string `yaml:"path"`
+	// Arguments writes tools/call and prompts/get arguments, capped at
+	// 1 KB, with the Redact keys' values replaced. Default false.
+	Arguments bool `yaml:"arguments"`
+	// Redact lists argument keys (at any depth, case-insensitive) whose
+	// values are replaced; default password, token, secret.
+	Redact []string `yaml:"redact"`
+}
+
+// DefaultRedact are the argument keys redacted when audit.redact is unset.
+var DefaultRedact = []string{"password", "token", "secret"}
+
+// applyAuditDefaults fills audit.redact when the file leaves it unset.
+func (c *Config) applyAuditDefaults() {
+	if c.Audit != nil && c.Audit.Redact == nil {
+		c.Audit.Redact = append([]string(nil), DefaultRedact...)
+	}
+}
+
+// validateAudit requires audit.path and non-empty redact keys.
+func validateAudit(ps *problems, c *Config) {
+	a := c.Audit
+	if a == nil {
+		return
+	}
+	if a.Path == "" {
+		ps.add("audit.path", "required: the file the audit log is appended to")
+	}
+	for i, k := range a.Redact {
+		if k == "" {
+			ps.add(fmt.Sprintf("audit.redact[%d]", i), "must not be empty")
+		}
+	}
+}

@@ -1,0 +1,170 @@
+package vmcp
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/vmcp/vmcp/pkg/audit"
+	"github.com/vmcp/vmcp/pkg/identity"
+	"github.com/vmcp/vmcp/pkg/tracing"
+	"github.com/vmcp/vmcp/pkg/upstream"
+	"github.com/vmcp/vmcp/pkg/wire"
+)
+
+// openAudit opens the audit log the config's audit section asks for (none
+// without one); its counters go on the server's registry.
+func (s *Server) openAudit(opts Options) error {
+	a := s.cfg.Audit
+	if a == nil {
+		return nil
+	}
+	l, err := audit.Open(audit.Options{Path: a.Path, Arguments: a.Arguments, Redact: a.Redact, Logger: s.log,
+		Registerer: s.metrics.Registry, Queue: opts.AuditQueue, Open: opts.AuditOpen})
+	if err != nil {
+		return err
+	}
+	s.audit = l
+	return nil
+}
+
+// ReopenAudit closes the audit log file and opens its path again, after
+// the records queued so far are written (log rotation; Watch calls it on
+// SIGHUP). Without an audit log it does nothing. On an error the old
+// file stays in use.
+func (s *Server) ReopenAudit() error { return s.audit.Reopen() }
+
+// admit tells r's Exchange that r passed authentication, for the audit
+// log's principal.
+func (s *Server) admit(r *http.Request) {
+	if s.audit == nil {
+		return
+	}
+	p := identity.From(r.Context())
+	tracing.Lookup(r.Header).Admit(audit.Principal{Issuer: p.Issuer, Subject: p.Subject})
+}
+
+// auditBegin starts r's audit record (nil without an audit log) with
+// what is known before it is served: the Legacy session's client is looked
+// up now, before a DELETE ends the session.
+func (s *Server) auditBegin(r *http.Request, x *tracing.Exchange, revision string) *audit.Record {
+	if s.audit == nil {
+		return nil
+	}
+	rec := &audit.Record{Time: x.Started(), Node: s.cluster.Self().ID, Revision: revision, HTTP: r.Method}
+	if bb, ok := r.Body.(*wire.BufferedBody); ok {
+		rec.BytesIn = int64(len(bb.Bytes()))
+	}
+	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" && revision == upstream.RevisionLegacy {
+		rec.Client = s.legacyClient(sid)
+	}
+	return rec
+}
+
+// auditEnd completes rec with how the request ended and queues it.
+func (s *Server) auditEnd(rec *audit.Record, r *http.Request, sw *statusWriter, sid string, out tracing.Outcome) {
+	if rec == nil {
+		return
+	}
+	rec.Duration = time.Since(rec.Time)
+	rec.Status, rec.BytesOut, rec.Method, rec.Backend, rec.Forwarded = sw.code(), sw.written, out.Method, out.Backend, out.Forwarded
+	if out.Principal != nil {
+		rec.Principal = *out.Principal
+	} else if s.auth != nil && (rec.Status == http.StatusUnauthorized || rec.Status == http.StatusForbidden) {
+		rec.Decision = audit.Decision{Denied: true, By: audit.ByAuthentication}
+	}
+	if !rec.Decision.Denied {
+		rec.Decision = out.Decision
+	}
+	rec.Outcome = outcomeOf(out, sw.errCode, rec.Status)
+	if rec.Revision == upstream.RevisionLegacy {
+		rec.Session = sid
+		if rec.Client == nil && sid != "" {
+			rec.Client = s.legacyClient(sid) // initialize: the session it created
+		}
+	} else {
+		rec.Client = out.Client
+	}
+	setTarget(rec, out.Name)
+	if sc := out.Span; sc.IsValid() {
+		rec.Traceparent = "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-" + sc.TraceFlags().String()
+	}
+	if rec.Method == "subscriptions/listen" {
+		rec.Listen = idText(requestID(r))
+	}
+	if s.audit.Arguments() && (rec.Method == "tools/call" || rec.Method == "prompts/get") {
+		rec.Arguments = arguments(r)
+	}
+	s.audit.Write(rec)
+}
+
+// legacyClient is the clientInfo of Legacy session sid (nil if it does
+// not live here).
+func (s *Server) legacyClient(sid string) *audit.Client {
+	name, version, ok := s.legacy.ClientInfo(sid)
+	if !ok {
+		return nil
+	}
+	return &audit.Client{Name: name, Version: version}
+}
+
+// outcomeOf is the record's outcome: cancelled; else the JSON-RPC error
+// code answered (errCode, read from the response), else reported (Fail);
+// else the HTTP status of a refusal; else ok.
+func outcomeOf(out tracing.Outcome, errCode int64, status int) audit.Outcome {
+	switch {
+	case out.Cancelled:
+		return audit.Outcome{Cancelled: true}
+	case errCode != 0:
+		return audit.Outcome{Code: errCode}
+	}
+	if c, err := strconv.ParseInt(out.ErrType, 10, 64); err == nil {
+		return audit.Outcome{Code: c}
+	}
+	if status >= 400 {
+		return audit.Outcome{Code: int64(status)}
+	}
+	if out.ErrType != "" {
+		return audit.Outcome{Code: -32603} // a failure without a code
+	}
+	return audit.Outcome{}
+}
+
+// setTarget puts name in the record's field for its method.
+func setTarget(rec *audit.Record, name string) {
+	switch rec.Method {
+	case "tools/call":
+		rec.Tool = name
+	case "prompts/get":
+		rec.Prompt = name
+	case "resources/read", "resources/subscribe", "resources/unsubscribe":
+		rec.Resource = name
+	}
+}
+
+// idText is a raw JSON-RPC id as text: a string's value, a number's digits.
+func idText(id json.RawMessage) string {
+	var s string
+	if json.Unmarshal(id, &s) == nil {
+		return s
+	}
+	return string(id)
+}
+
+// arguments are the raw params.arguments of r's body (copied), nil if none.
+func arguments(r *http.Request) json.RawMessage {
+	bb, ok := r.Body.(*wire.BufferedBody)
+	if !ok {
+		return nil
+	}
+	var m struct {
+		Params struct {
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(bb.Bytes(), &m) != nil {
+		return nil
+	}
+	return m.Params.Arguments
+}
