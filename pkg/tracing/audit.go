@@ -5,6 +5,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/audit"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Decide reports what vmcp decided on the request (an authorization rule,
@@ -49,4 +50,29 @@ func (x *Exchange) Admit(p audit.Principal) {
 	if !x.ended {
 		x.principal = &p
 	}
+}
+
+// Facts are what the audit log records of a request besides its Outcome
+// (audit.Record).
+type Facts struct {
+	Name      string            // the tool or prompt name or resource URI
+	Backend   string            // the backend that served it ("" if none)
+	ErrType   string            // what Fail reported: a JSON-RPC code or another cause
+	Forwarded bool              // served by another node
+	Client    *audit.Client     // the _meta clientInfo reported (Modern), nil if none
+	Decision  audit.Decision    // Decide's report
+	Span      trace.SpanContext // the request's span (the client's trace context with tracing off)
+	Principal *audit.Principal  // Admit's report: nil if the request never passed authentication
+}
+
+// Facts returns what was reported of the request, once End has run.
+func (x *Exchange) Facts() Facts {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	f := Facts{Name: x.name, Backend: x.backend, ErrType: x.errType, Forwarded: x.forwarded, Client: x.client,
+		Decision: x.decision, Principal: x.principal}
+	if x.ctx != nil {
+		f.Span = trace.SpanContextFromContext(x.ctx)
+	}
+	return f
 }

@@ -51,11 +51,13 @@ type Exchange struct {
 	backend   string
 	errType   string
 	ended     bool
-	forwarded bool             // served by another node (Forward)
-	observed  bool             // method reported by a dispatcher or the core
-	notified  string           // the notification's method, reported before the go-sdk saw it (ObserveNotification)
-	handling  int              // go-sdk handlers serving the request that have not returned (Handle)
-	cancelled bool             // the client's side cut the request short (Cancel)
+	forwarded bool   // served by another node (Forward)
+	observed  bool   // method reported by a dispatcher or the core
+	notified  string // the notification's method, reported before the go-sdk saw it (ObserveNotification)
+	handling  int    // go-sdk handlers serving the request that have not returned (Handle)
+	cancelled bool   // the client's side cut the request short (Cancel)
+
+	// For the audit log only (audit.go).
 	client    *audit.Client    // the Modern client's _meta clientInfo (Observe)
 	decision  audit.Decision   // what vmcp decided on it (Decide)
 	principal *audit.Principal // who it speaks for, once past authentication (Admit)
@@ -262,15 +264,6 @@ type Outcome struct {
 	Method    string // the JSON-RPC method; "" if no one reported it
 	Failed    bool
 	Cancelled bool
-	// What the audit log records besides (audit.Record).
-	Name      string            // the tool or prompt name or resource URI
-	Backend   string            // the backend that served it ("" if none)
-	ErrType   string            // what Fail reported: a JSON-RPC code or another cause
-	Forwarded bool              // served by another node
-	Client    *audit.Client     // the _meta clientInfo reported (Modern), nil if none
-	Decision  audit.Decision    // Decide's report
-	Span      trace.SpanContext // the request's span (or the client's trace context with tracing off)
-	Principal *audit.Principal  // Admit's report: nil if the request never passed authentication
 }
 
 // End ends the request: status is the HTTP status written, sessionID the
@@ -291,9 +284,8 @@ func (x *Exchange) End(status int, sessionID string, record func(Outcome)) {
 	}
 	cancelled := x.cancelled || x.handling > 0
 	failed := !cancelled && (status >= 400 || x.errType != "")
-	sctx := x.started()
-	record(Outcome{Method: x.method, Failed: failed, Cancelled: cancelled, Name: x.name, Backend: x.backend, ErrType: x.errType,
-		Forwarded: x.forwarded, Client: x.client, Decision: x.decision, Span: trace.SpanContextFromContext(sctx), Principal: x.principal})
+	record(Outcome{Method: x.method, Failed: failed, Cancelled: cancelled})
+	x.started()
 	if x.span.IsRecording() {
 		x.annotate(status, sessionID, failed)
 	}

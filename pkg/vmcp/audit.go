@@ -63,31 +63,32 @@ func (s *Server) auditBegin(r *http.Request, x *tracing.Exchange, revision strin
 }
 
 // auditEnd completes rec with how the request ended and queues it.
-func (s *Server) auditEnd(rec *audit.Record, r *http.Request, sw *statusWriter, sid string, out tracing.Outcome) {
+func (s *Server) auditEnd(rec *audit.Record, r *http.Request, x *tracing.Exchange, sw *statusWriter, sid string, out tracing.Outcome) {
 	if rec == nil {
 		return
 	}
+	f := x.Facts()
 	rec.Duration = time.Since(rec.Time)
-	rec.Status, rec.BytesOut, rec.Method, rec.Backend, rec.Forwarded = sw.code(), sw.written, out.Method, out.Backend, out.Forwarded
-	if out.Principal != nil {
-		rec.Principal = *out.Principal
+	rec.Status, rec.BytesOut, rec.Method, rec.Backend, rec.Forwarded = sw.code(), sw.written, out.Method, f.Backend, f.Forwarded
+	if f.Principal != nil {
+		rec.Principal = *f.Principal
 	} else if s.auth != nil && (rec.Status == http.StatusUnauthorized || rec.Status == http.StatusForbidden) {
 		rec.Decision = audit.Decision{Denied: true, By: audit.ByAuthentication}
 	}
 	if !rec.Decision.Denied {
-		rec.Decision = out.Decision
+		rec.Decision = f.Decision
 	}
-	rec.Outcome = outcomeOf(out, sw.errCode, rec.Status)
+	rec.Outcome = outcomeOf(out.Cancelled, f.ErrType, sw.errCode, rec.Status)
 	if rec.Revision == upstream.RevisionLegacy {
 		rec.Session = sid
 		if rec.Client == nil && sid != "" {
 			rec.Client = s.legacyClient(sid) // initialize: the session it created
 		}
 	} else {
-		rec.Client = out.Client
+		rec.Client = f.Client
 	}
-	setTarget(rec, out.Name)
-	if sc := out.Span; sc.IsValid() {
+	setTarget(rec, f.Name)
+	if sc := f.Span; sc.IsValid() {
 		rec.Traceparent = "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-" + sc.TraceFlags().String()
 	}
 	if rec.Method == "subscriptions/listen" {
@@ -112,20 +113,20 @@ func (s *Server) legacyClient(sid string) *audit.Client {
 // outcomeOf is the record's outcome: cancelled; else the JSON-RPC error
 // code answered (errCode, read from the response), else reported (Fail);
 // else the HTTP status of a refusal; else ok.
-func outcomeOf(out tracing.Outcome, errCode int64, status int) audit.Outcome {
+func outcomeOf(cancelled bool, errType string, errCode int64, status int) audit.Outcome {
 	switch {
-	case out.Cancelled:
+	case cancelled:
 		return audit.Outcome{Cancelled: true}
 	case errCode != 0:
 		return audit.Outcome{Code: errCode}
 	}
-	if c, err := strconv.ParseInt(out.ErrType, 10, 64); err == nil {
+	if c, err := strconv.ParseInt(errType, 10, 64); err == nil {
 		return audit.Outcome{Code: c}
 	}
 	if status >= 400 {
 		return audit.Outcome{Code: int64(status)}
 	}
-	if out.ErrType != "" {
+	if errType != "" {
 		return audit.Outcome{Code: -32603} // a failure without a code
 	}
 	return audit.Outcome{}

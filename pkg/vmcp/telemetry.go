@@ -91,7 +91,7 @@ func (s *Server) observed(next http.Handler) http.Handler {
 			sid = sw.Header().Get("Mcp-Session-Id") // initialize
 		}
 		var outcome tracing.Outcome
-		defer func() { s.auditEnd(rec, r, sw, sid, outcome) }()
+		defer func() { s.auditEnd(rec, r, x, sw, sid, outcome) }()
 		x.End(sw.code(), sid, func(out tracing.Outcome) {
 			outcome = out
 			label, outcome := telemetry.MethodLabel(out.Method), "ok"
