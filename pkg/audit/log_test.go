@@ -78,7 +78,7 @@ func TestAuditQueueFullDropsWithoutBlocking(t *testing.T) {
 		Open: func(string) (io.WriteCloser, error) { return file, nil }})
 	require.NoError(t, err)
 	l.Write(&Record{Method: "first"})
-	<-file.entered // the writer holds "first" and is stuck on the file
+	<-file.entered                     // the writer holds "first" and is stuck on the file
 	l.Write(&Record{Method: "second"}) // queued
 	l.Write(&Record{Method: "third"})  // dropped
 	l.Write(&Record{Method: "fourth"}) // dropped, logged with the next second
@@ -106,7 +106,7 @@ func TestAuditQueueFullDropsWithoutBlocking(t *testing.T) {
 type failing struct{ closed bool }
 
 func (f *failing) Write([]byte) (int, error) { return 0, errors.New("disk full") }
-func (f *failing) Close() error             { f.closed = true; return nil }
+func (f *failing) Close() error              { f.closed = true; return nil }
 
 // A failed write is counted and logged (rate-limited), never returned to
 // the request; the next record is written once the file works again.
