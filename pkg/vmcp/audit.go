@@ -70,23 +70,8 @@ func (s *Server) auditEnd(rec *audit.Record, r *http.Request, x *tracing.Exchang
 	f := x.Facts()
 	rec.Duration = time.Since(rec.Time)
 	rec.Status, rec.BytesOut, rec.Method, rec.Backend, rec.Forwarded = sw.code(), sw.written, out.Method, f.Backend, f.Forwarded
-	if f.Principal != nil {
-		rec.Principal = *f.Principal
-	} else if s.auth != nil && (rec.Status == http.StatusUnauthorized || rec.Status == http.StatusForbidden) {
-		rec.Decision = audit.Decision{Denied: true, By: audit.ByAuthentication}
-	}
-	if !rec.Decision.Denied {
-		rec.Decision = f.Decision
-	}
 	rec.Outcome = outcomeOf(out.Cancelled, f.ErrType, sw.errCode, rec.Status)
-	if rec.Revision == upstream.RevisionLegacy {
-		rec.Session = sid
-		if rec.Client == nil && sid != "" {
-			rec.Client = s.legacyClient(sid) // initialize: the session it created
-		}
-	} else {
-		rec.Client = f.Client
-	}
+	s.who(rec, f, sid)
 	setTarget(rec, f.Name)
 	if sc := f.Span; sc.IsValid() {
 		rec.Traceparent = "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-" + sc.TraceFlags().String()
@@ -98,6 +83,24 @@ func (s *Server) auditEnd(rec *audit.Record, r *http.Request, x *tracing.Exchang
 		rec.Arguments = arguments(r)
 	}
 	s.audit.Write(rec)
+}
+
+// who fills in the principal, the decision, the client and the session.
+func (s *Server) who(rec *audit.Record, f tracing.Facts, sid string) {
+	rec.Decision = f.Decision
+	if f.Principal != nil {
+		rec.Principal = *f.Principal
+	} else if s.auth != nil && (rec.Status == http.StatusUnauthorized || rec.Status == http.StatusForbidden) {
+		rec.Decision = audit.Decision{Denied: true, By: audit.ByAuthentication}
+	}
+	if rec.Revision != upstream.RevisionLegacy {
+		rec.Client = f.Client
+		return
+	}
+	rec.Session = sid
+	if rec.Client == nil && sid != "" {
+		rec.Client = s.legacyClient(sid) // initialize: the session it created
+	}
 }
 
 // legacyClient is the clientInfo of Legacy session sid (nil if it does

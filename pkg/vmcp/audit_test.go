@@ -109,8 +109,6 @@ func TestAuditLogRecordsEveryFieldOfEveryRequestWithoutSecrets(t *testing.T) {
 	v := auditedVMCP(t, idp, sink, path)
 	token := idp.Token(t, "alice", "mcp:tools")
 	alice := map[string]any{"iss": idp.Issuer(), "sub": "alice"}
-	allowed := map[string]any{"allowed": true, "by": "authorization", "rule": 0.0}
-	denied := map[string]any{"allowed": false, "by": "authorization", "rule": 1.0}
 
 	lc := auditClient(t, v, token, "audit-legacy", "1.2", "2025-11-25")
 	_, err := callTool(t, lc, "alpha_echo", secretArguments)
@@ -123,12 +121,34 @@ func TestAuditLogRecordsEveryFieldOfEveryRequestWithoutSecrets(t *testing.T) {
 	res, err := callTool(t, mc, "mb_ask", map[string]any{})
 	require.NoError(t, err)
 	require.Equal(t, "asked 42", harness.Text(t, res))
+	_, err = callTool(t, mc, "alpha_count", map[string]any{})
+	require.Error(t, err, "denied on Modern too")
 
+	checkCallRecords(t, sink, start, lc.ID(), alice)
+	modernDenied := sink.await(t, "of the Modern denied call", 1, auditOf("tools/call", "tool", "alpha_count", "modern"))[0]
+	assert.Equal(t, map[string]any{"allowed": false, "by": "authorization", "rule": 1.0}, modernDenied["decision"])
+	assert.Equal(t, -32602.0, modernDenied["outcome"])
+	assert.Equal(t, 400.0, modernDenied["status"])
+	checkStreamAndRefusal(t, sink, v, token, start, alice)
+
+	file, err := os.ReadFile(path)
+	require.NoError(t, err)
+	for _, secret := range []string{token, "cookie-value-4b1d", "hunter2-pw", "tok-arg-77", "s3cr3t-v", "Bearer"} {
+		assert.NotContains(t, string(file), secret)
+	}
+}
+
+// checkCallRecords checks the records of the Legacy call (session sid),
+// the denied call, the Modern call and both MRTR rounds.
+func checkCallRecords(t *testing.T, sink *auditSink, start time.Time, sid string, alice map[string]any) {
+	t.Helper()
+	allowed := map[string]any{"allowed": true, "by": "authorization", "rule": 0.0}
+	denied := map[string]any{"allowed": false, "by": "authorization", "rule": 1.0}
 	legacyCall := sink.await(t, "of the Legacy call", 1, auditOf("tools/call", "tool", "alpha_echo", "legacy"))[0]
 	checkCommon(t, legacyCall, start, auditNode, auditTraceparent)
 	assert.Equal(t, alice, legacyCall["principal"])
 	assert.Equal(t, map[string]any{"name": "audit-legacy", "version": "1.2"}, legacyCall["client"])
-	assert.Equal(t, lc.ID(), legacyCall["session"])
+	assert.Equal(t, sid, legacyCall["session"])
 	assert.Equal(t, "alpha", legacyCall["backend"])
 	assert.Equal(t, allowed, legacyCall["decision"])
 	assert.Equal(t, "ok", legacyCall["outcome"])
@@ -140,7 +160,7 @@ func TestAuditLogRecordsEveryFieldOfEveryRequestWithoutSecrets(t *testing.T) {
 	deniedCall := sink.await(t, "of the denied call", 1, auditOf("tools/call", "tool", "alpha_count", "legacy"))[0]
 	checkCommon(t, deniedCall, start, auditNode, auditTraceparent)
 	assert.Equal(t, alice, deniedCall["principal"])
-	assert.Equal(t, lc.ID(), deniedCall["session"])
+	assert.Equal(t, sid, deniedCall["session"])
 	assert.Equal(t, denied, deniedCall["decision"], "denied, by rule 1")
 	assert.Equal(t, -32602.0, deniedCall["outcome"], "the unknown-tool error the client got")
 	assert.Nil(t, deniedCall["backend"], "no backend was asked")
@@ -165,6 +185,12 @@ func TestAuditLogRecordsEveryFieldOfEveryRequestWithoutSecrets(t *testing.T) {
 		assert.Equal(t, "ok", r["outcome"])
 	}
 
+}
+
+// checkStreamAndRefusal opens and ends a listen stream and sends a request
+// without a token, and checks their records.
+func checkStreamAndRefusal(t *testing.T, sink *auditSink, v *harness.VMCP, token string, start time.Time, alice map[string]any) {
+	t.Helper()
 	listen := openSSE(t, post(t, v.URL, modernListen(41), map[string]string{"Authorization": "Bearer " + token, "Cookie": auditCookie,
 		"Traceparent": auditTraceparent, "Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"}))
 	listen.next(t, "notifications/subscriptions/acknowledged")
@@ -180,10 +206,4 @@ func TestAuditLogRecordsEveryFieldOfEveryRequestWithoutSecrets(t *testing.T) {
 	assert.Equal(t, "anonymous", refused["principal"])
 	assert.Equal(t, map[string]any{"allowed": false, "by": "authentication"}, refused["decision"])
 	assert.Equal(t, 401.0, refused["outcome"], "refused before JSON-RPC: the HTTP status")
-
-	file, err := os.ReadFile(path)
-	require.NoError(t, err)
-	for _, secret := range []string{token, "cookie-value-4b1d", "hunter2-pw", "tok-arg-77", "s3cr3t-v", "Bearer"} {
-		assert.NotContains(t, string(file), secret)
-	}
 }
