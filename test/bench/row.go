@@ -37,6 +37,14 @@ func runRow(tmp string, r row) (direct, via result, q ratios, err error) {
 		{name: "direct", url: beURL},
 		{name: "vmcp", url: vmURL, vmcp: vm, hop: vm},
 	}
+	if *auditOn { // audit_row.go
+		av, at, aerr := auditTarget(tmp, beURL)
+		if aerr != nil {
+			return direct, via, q, aerr
+		}
+		defer av.stop()
+		targets = append(targets, at)
+	}
 	if *plainBin != "none" {
 		pp, ppURL, perr := startListening(*plainBin, []string{"-backend", beURL}, nil)
 		if perr != nil {
@@ -65,6 +73,7 @@ func runRow(tmp string, r row) (direct, via result, q ratios, err error) {
 		return direct, via, q, err
 	}
 	direct, via, q = summarize(res)
+	printAudit(r.name, res)
 	via.rssMiB = vm.peakRSS()
 	return direct, via, q, nil
 }
