@@ -2,7 +2,6 @@ package audit
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -135,20 +134,32 @@ func (l *Log) Close() error {
 	return nil
 }
 
+// FlushDelay is how long a record may wait in the writer's buffer for
+// others to share its write (one write per FlushDelay at most under load).
+const FlushDelay = 10 * time.Millisecond
+
 // run is the writer goroutine: it encodes each record as one line,
-// flushes whenever the queue is empty, and serves Reopen, until Close.
+// writes what it buffered FlushDelay after the first record of a batch
+// (or when the buffer fills), and serves Reopen, until Close.
 func (l *Log) run(f io.WriteCloser) {
 	defer close(l.done)
 	w := bufio.NewWriterSize(f, 64<<10)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
+	enc := &encoder{w: w}
+	tick := time.NewTimer(FlushDelay)
+	tick.Stop()
+	defer tick.Stop()
+	pending := false // a flush is due when tick fires
 	for {
 		select {
 		case r := <-l.queue:
 			l.encode(enc, r)
-			if len(l.queue) == 0 {
-				l.flush(w, f)
+			if !pending {
+				pending = true
+				tick.Reset(FlushDelay)
 			}
+		case <-tick.C:
+			pending = false
+			l.flush(w, f)
 		case reply := <-l.reopen:
 			l.drain(enc)
 			l.flush(w, f)
@@ -166,7 +177,7 @@ func (l *Log) run(f io.WriteCloser) {
 }
 
 // drain encodes every record already queued.
-func (l *Log) drain(enc *json.Encoder) {
+func (l *Log) drain(enc *encoder) {
 	for {
 		select {
 		case r := <-l.queue:
@@ -177,14 +188,19 @@ func (l *Log) drain(enc *json.Encoder) {
 	}
 }
 
+// encoder writes records as lines into w, reusing its buffer.
+type encoder struct {
+	w   io.Writer
+	buf []byte
+}
+
 // encode writes r as one line (its arguments redacted and capped).
-func (l *Log) encode(enc *json.Encoder, r *Record) {
+func (l *Log) encode(enc *encoder, r *Record) {
 	if len(r.Arguments) > 0 {
 		r.Arguments, r.Truncated = l.redact.arguments(r.Arguments)
 	}
-	err := enc.Encode(line{Time: r.Time.UTC().Format(TimeFormat), Record: r,
-		DurationMS: float64(r.Duration.Microseconds()) / 1000})
-	if err != nil {
+	enc.buf = appendLine(enc.buf[:0], r)
+	if _, err := enc.w.Write(enc.buf); err != nil {
 		l.fail(err)
 	}
 }

@@ -197,3 +197,23 @@ func TestAuditRecordShapeRedactionAndCap(t *testing.T) {
 type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
+
+// The line written is what encoding/json gives of the Record (line), for
+// every field set and for none.
+func TestAuditLineMatchesEncodingJSON(t *testing.T) {
+	full := &Record{Time: time.Now(), Node: "n\"1", Principal: Principal{Issuer: "https://idp/é", Subject: "a<b>"},
+		Client: &Client{Name: "c\n", Version: "1"}, Revision: "legacy", Session: "s", Listen: "l", HTTP: "POST", Method: "tools/call",
+		Tool: "t", Prompt: "p", Resource: "file:///x", Backend: "b", Forwarded: true,
+		Decision: Decision{Denied: true, By: ByAuthorization, Rule: RuleIndex(0)}, Outcome: Outcome{Code: 401}, Status: 401,
+		Duration: 1234567 * time.Nanosecond, BytesIn: 5, BytesOut: 6, Traceparent: "00-x", Arguments: json.RawMessage(`{"a":[1,"\u00e9"]}`), Truncated: true}
+	for _, r := range []*Record{full, {}, {Outcome: Outcome{Cancelled: true}}} {
+		want, err := json.Marshal(line{Time: r.Time.UTC().Format(TimeFormat), Record: r, DurationMS: float64(r.Duration.Microseconds()) / 1000})
+		require.NoError(t, err)
+		got := appendLine(nil, r)
+		require.True(t, json.Valid(got), "%s", got)
+		var g, w map[string]any
+		require.NoError(t, json.Unmarshal(got, &g))
+		require.NoError(t, json.Unmarshal(want, &w))
+		assert.Equal(t, w, g)
+	}
+}
