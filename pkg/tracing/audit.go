@@ -3,7 +3,6 @@ package tracing
 import (
 	"encoding/json"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/audit"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -21,11 +20,12 @@ func (x *Exchange) Decide(d audit.Decision) {
 	}
 }
 
-// clientInfo is the clientInfo a request's _meta carries (2026-07-28:
-// io.modelcontextprotocol/clientInfo, decoded or still raw), nil if none.
-func clientInfo(meta map[string]any) *audit.Client {
+// clientInfo is a request's _meta clientInfo value (2026-07-28:
+// io.modelcontextprotocol/clientInfo, decoded or still raw) as a Client,
+// nil if none.
+func clientInfo(info any) *audit.Client {
 	var c audit.Client
-	switch v := meta[mcp.MetaKeyClientInfo].(type) {
+	switch v := info.(type) {
 	case map[string]any:
 		c.Name, _ = v["name"].(string)
 		c.Version, _ = v["version"].(string)
@@ -69,7 +69,7 @@ type Facts struct {
 func (x *Exchange) Facts() Facts {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	f := Facts{Name: x.name, Backend: x.backend, ErrType: x.errType, Forwarded: x.forwarded, Client: x.client,
+	f := Facts{Name: x.name, Backend: x.backend, ErrType: x.errType, Forwarded: x.forwarded, Client: clientInfo(x.client),
 		Decision: x.decision, Principal: x.principal}
 	if x.ctx != nil {
 		f.Span = trace.SpanContextFromContext(x.ctx)

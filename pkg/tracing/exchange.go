@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/audit"
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/codes"
@@ -58,7 +59,7 @@ type Exchange struct {
 	cancelled bool   // the client's side cut the request short (Cancel)
 
 	// For the audit log only (audit.go).
-	client    *audit.Client    // the Modern client's _meta clientInfo (Observe)
+	client    any              // the Modern client's _meta clientInfo as reported (Observe), decoded by Facts
 	decision  audit.Decision   // what vmcp decided on it (Decide)
 	principal *audit.Principal // who it speaks for, once past authentication (Admit)
 }
@@ -117,7 +118,7 @@ func (x *Exchange) Observe(method, name string, meta map[string]any) {
 		return
 	}
 	x.observed, x.method, x.name = true, method, name
-	x.client = clientInfo(meta)
+	x.client = meta[mcp.MetaKeyClientInfo] // decoded only for the audit log (Facts)
 	if !trace.SpanContextFromContext(x.parent).IsValid() && meta != nil {
 		x.parent = Propagator.Extract(x.parent, metaCarrier(meta))
 	}
