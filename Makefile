@@ -4,7 +4,7 @@ GO        ?= go
 BIN       := bin
 RACE      ?= -race
 
-.PHONY: build run test lint unit conformance bench redis chromium server-everything fuzz clean
+.PHONY: build run test lint lint-fresh unit conformance bench redis chromium server-everything fuzz clean
 
 build: ## vmcp and the demo backend (the go-sdk conformance everything-server)
 	$(GO) build -o $(BIN)/vmcp ./cmd/vmcp
@@ -15,8 +15,11 @@ run: build ## vmcp on 127.0.0.1:8080/mcp over two real MCP servers (examples/dem
 
 test: lint unit conformance fuzz ## everything CI runs
 
-lint: ## gofmt, go vet, staticcheck, go mod tidy -diff
+lint: ## gofmt, go vet, staticcheck, vmcplint (size, doc and wire rules; scripts/lint-baseline.txt), go mod tidy -diff
 	./scripts/lint.sh
+
+lint-fresh: ## make lint on empty Go module and build caches, as on a fresh machine (minutes; not part of make test)
+	./scripts/lint-fresh-check.sh
 
 unit: redis chromium server-everything ## every Go test with the race detector (test/browser drives headless Chromium)
 	$(GO) test $(RACE) -count=1 -timeout 20m ./...
