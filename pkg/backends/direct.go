@@ -27,10 +27,6 @@ import (
 // response twice to typed values that vmcp then re-encodes; a direct call
 // builds the body once and returns the result bytes untouched.
 
-// modernRevision is the first revision whose requests carry their own
-// _meta and need no session.
-const modernRevision = "2026-07-28"
-
 // DirectRequest is one request sent by Backend.Direct.
 type DirectRequest struct {
 	Method string // JSON-RPC method, also sent as Mcp-Method
@@ -64,7 +60,7 @@ func (b *Backend) DirectVersion() (string, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	up := (b.state == StateReady && b.control != nil) || b.state == StatePerPrincipal
-	if !up || b.init == nil || b.init.ProtocolVersion < modernRevision {
+	if !up || b.init == nil || !wire.IsModern(b.init.ProtocolVersion) {
 		return "", false
 	}
 	return b.init.ProtocolVersion, true

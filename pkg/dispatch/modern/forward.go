@@ -13,6 +13,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/mrtr"
 	"github.com/vmcp/vmcp/pkg/tracing"
 	"github.com/vmcp/vmcp/pkg/upstream"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // mrtrCall is one tools/call, prompts/get or resources/read: the requests
@@ -297,7 +298,7 @@ func (d *Dispatcher) complete(rq *request, p *mcp.CompleteParams) ([]byte, error
 // and the backend never sees a capability the client did not declare.
 func (d *Dispatcher) forwardMeta(rq *request, cs *mcp.ClientSession, m mcp.Meta) mcp.Meta {
 	out := backends.ForwardMeta(m)
-	if r := cs.InitializeResult(); r == nil || r.ProtocolVersion < FirstVersion {
+	if r := cs.InitializeResult(); r == nil || !wire.IsModern(r.ProtocolVersion) {
 		return out
 	}
 	if out == nil {
