@@ -7,6 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/dispatch/modern"
 	"github.com/vmcp/vmcp/pkg/edge"
+	"github.com/vmcp/vmcp/pkg/metatools"
 	"github.com/vmcp/vmcp/pkg/status"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
@@ -87,6 +88,9 @@ func (s *Server) endpoint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodPost {
+		if s.tools != nil {
+			metatools.Rewrite(r) // call_tool → the named tool's own tools/call, on either revision
+		}
 		if r.Header.Get("Mcp-Protocol-Version") >= modernVersion {
 			s.modern.ServeHTTP(w, r)
 			return
