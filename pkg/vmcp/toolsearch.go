@@ -15,6 +15,9 @@ func (s *Server) startToolSearch(cfg *config.Config, access *authz.Policy) {
 	if !cfg.ToolSearch.Enabled {
 		return
 	}
+	if cfg.ToolSearch.Embeddings.URL != "" {
+		s.log.Warn("tool_search.embeddings is not implemented yet: ranking is lexical only")
+	}
 	s.tools = metatools.New(s.agg, access, s.log)
 	s.core.SetOwnTool(s.tools.Call)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -185,3 +185,19 @@ func TestToolSearchFindsABackendAddedByReload(t *testing.T) {
 		assert.Equal(t, "lang_translate", got.Tools[0].Name, searchRevisions[i].name)
 	}
 }
+
+// TestToolSearchOnlyStillServesUnlistedStdioToolsOnLegacy: a Legacy call
+// to a stdio backend goes through the go-sdk server, whose registry must
+// hold every tool even when tools/list shows only the two: a direct call
+// and call_tool of the unlisted stdio tool both run it.
+func TestToolSearchOnlyStillServesUnlistedStdioToolsOnLegacy(t *testing.T) {
+	t.Parallel()
+	v := harness.StartVMCP(t, withToolSearch(config.ToolListSearchOnly), harness.StdioBackend(t, "io"))
+	cs := v.Connect(t, legacyVersion, nil)
+	assert.Equal(t, []string{"call_tool", "search_tools"}, harness.ToolNames(t, cs))
+	res, err := cs.CallTool(flowCtx(t), &mcp.CallToolParams{Name: "io_echo", Arguments: map[string]any{"text": "direct"}})
+	assert.Equal(t, "direct", flowText(res, err))
+	res, err = cs.CallTool(flowCtx(t), &mcp.CallToolParams{Name: "call_tool",
+		Arguments: map[string]any{"name": "io_echo", "arguments": map[string]any{"text": "via call_tool"}}})
+	assert.Equal(t, "via call_tool", flowText(res, err))
+}
