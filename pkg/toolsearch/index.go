@@ -35,23 +35,33 @@ type posting struct {
 // Index is an immutable BM25F index over a slice of Docs.
 type Index struct {
 	keys     []string
-	postings map[string][]posting
-	idf      map[string]float64
-	scratch  map[string]float64 // Build's per-document term frequencies
+	vocab    map[string]int32 // term → id
+	postings [][]posting      // by term id
+	idf      []float64        // by term id
 }
 
 // Len is the number of documents in the index.
 func (ix *Index) Len() int { return len(ix.keys) }
 
-// Build indexes docs (their order is the Doc index of each Hit). Building
-// 10,000 tools takes tens of milliseconds; callers rebuild off the request
-// path and swap the pointer.
+// builder is one Build's state: the vocabulary, the stem of each word as
+// written (a catalogue's vocabulary is small; lower-casing and stemming
+// would dominate building), and a term-frequency scratch by term id.
+type builder struct {
+	ix      *Index
+	ids     map[string]int32 // word as written → term id (-1: dropped)
+	tf      []float64
+	touched []int32
+}
+
+// Build indexes docs (their order is the Doc index of each Hit). Callers
+// rebuild off the request path and swap the pointer.
 func Build(docs []Doc) *Index {
-	stems := map[string]string{}
-	fieldTerms := make([][numFields][]string, len(docs))
+	b := &builder{ix: &Index{keys: make([]string, len(docs)), vocab: map[string]int32{}}, ids: map[string]int32{}}
+	fieldTerms := make([][numFields][]int32, len(docs))
 	var total [numFields]float64
 	for i := range docs {
-		fieldTerms[i] = docTerms(&docs[i], stems)
+		b.ix.keys[i] = docs[i].Key
+		fieldTerms[i] = b.docTerms(&docs[i])
 		for f := range numFields {
 			total[f] += float64(len(fieldTerms[i][f]))
 		}
@@ -60,65 +70,78 @@ func Build(docs []Doc) *Index {
 	for f := range numFields {
 		avg[f] = math.Max(1, total[f]/math.Max(1, float64(len(docs))))
 	}
-	ix := &Index{keys: make([]string, len(docs)), postings: map[string][]posting{}, idf: map[string]float64{}, scratch: map[string]float64{}}
+	b.ix.postings = make([][]posting, len(b.ix.vocab))
+	b.tf = make([]float64, len(b.ix.vocab))
 	for i := range docs {
-		ix.keys[i] = docs[i].Key
-		ix.addDoc(int32(i), &fieldTerms[i], &avg)
+		b.addDoc(int32(i), &fieldTerms[i], &avg)
 	}
 	n := float64(len(docs))
-	for t, ps := range ix.postings {
+	b.ix.idf = make([]float64, len(b.ix.postings))
+	for t, ps := range b.ix.postings {
 		df := float64(len(ps))
-		ix.idf[t] = math.Log(1 + (n-df+0.5)/(df+0.5))
+		b.ix.idf[t] = math.Log(1 + (n-df+0.5)/(df+0.5))
 	}
-	ix.scratch = nil
-	return ix
+	return b.ix
 }
 
 // addDoc adds one document's postings.
-func (ix *Index) addDoc(doc int32, ft *[numFields][]string, avg *[numFields]float64) {
-	tf := ix.scratch
-	clear(tf)
+func (b *builder) addDoc(doc int32, ft *[numFields][]int32, avg *[numFields]float64) {
 	for f := range numFields {
 		norm := 1 - fieldB[f] + fieldB[f]*float64(len(ft[f]))/avg[f]
 		for _, t := range ft[f] {
-			tf[t] += fieldWeights[f] / norm
+			if b.tf[t] == 0 {
+				b.touched = append(b.touched, t)
+			}
+			b.tf[t] += fieldWeights[f] / norm
 		}
 	}
-	for t, v := range tf {
-		ix.postings[t] = append(ix.postings[t], posting{doc: doc, part: float32(v / (k1 + v))})
+	for _, t := range b.touched {
+		v := b.tf[t]
+		b.ix.postings[t] = append(b.ix.postings[t], posting{doc: doc, part: float32(v / (k1 + v))})
+		b.tf[t] = 0
 	}
+	b.touched = b.touched[:0]
 }
 
-// docTerms returns each field's terms of d, stemming through the cache.
-func docTerms(d *Doc, stems map[string]string) [numFields][]string {
-	var ft [numFields][]string
-	ft[fieldName] = cachedTerms(d.Name, stems, nil)
-	ft[fieldDescription] = cachedTerms(d.Description, stems, nil)
+// docTerms returns each field's term ids of d.
+func (b *builder) docTerms(d *Doc) [numFields][]int32 {
+	var ft [numFields][]int32
+	ft[fieldName] = b.terms(d.Name, nil)
+	ft[fieldDescription] = b.terms(d.Description, nil)
 	for _, p := range d.Params {
-		ft[fieldParams] = cachedTerms(p.Name, stems, ft[fieldParams])
-		ft[fieldParams] = cachedTerms(p.Description, stems, ft[fieldParams])
+		ft[fieldParams] = b.terms(p.Name, ft[fieldParams])
+		ft[fieldParams] = b.terms(p.Description, ft[fieldParams])
 	}
-	ft[fieldBackend] = cachedTerms(d.Backend, stems, nil)
-	ft[fieldBackend] = cachedTerms(d.BackendDescription, stems, ft[fieldBackend])
+	ft[fieldBackend] = b.terms(d.Backend, nil)
+	ft[fieldBackend] = b.terms(d.BackendDescription, ft[fieldBackend])
 	return ft
 }
 
-// cachedTerms appends s's terms to out, as terms does, memoised by the word
-// as written (a catalogue's vocabulary is small; lower-casing and stemming
-// would dominate building).
-func cachedTerms(s string, stems map[string]string, out []string) []string {
+// terms appends s's term ids to out: its words (eachWord), stop words
+// dropped, stemmed, at most maxTokens.
+func (b *builder) terms(s string, out []int32) []int32 {
 	eachWord(s, func(raw string) {
-		st, ok := stems[raw]
+		id, ok := b.ids[raw]
 		if !ok {
-			w := strings.ToLower(raw)
-			if !dropped(w) {
-				st = stem(w)
+			id = -1
+			if w := strings.ToLower(raw); !dropped(w) {
+				id = b.termID(stem(w))
 			}
-			stems[strings.Clone(raw)] = st
+			b.ids[strings.Clone(raw)] = id
 		}
-		if st != "" && len(out) < maxTokens {
-			out = append(out, st)
+		if id >= 0 && len(out) < maxTokens {
+			out = append(out, id)
 		}
 	})
 	return out
+}
+
+// termID is term's id, added to the vocabulary if new.
+func (b *builder) termID(term string) int32 {
+	id, ok := b.ix.vocab[term]
+	if !ok {
+		id = int32(len(b.ix.vocab))
+		b.ix.vocab[term] = id
+	}
+	return id
 }

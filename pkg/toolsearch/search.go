@@ -63,11 +63,12 @@ func (ix *Index) rank(ts []string, limit int, allow func(int) bool) []Hit {
 	acc := getScores(len(ix.keys))
 	defer putScores(acc)
 	for t, w := range expand(ts) {
-		ps := ix.postings[t]
-		if len(ps) == 0 {
+		id, ok := ix.vocab[t]
+		if !ok {
 			continue
 		}
-		s := w * ix.idf[t]
+		ps := ix.postings[id]
+		s := w * ix.idf[id]
 		for _, p := range ps {
 			if acc.v[p.doc] == 0 {
 				acc.touched = append(acc.touched, p.doc)
