@@ -35,7 +35,7 @@ func benchDocs(t testing.TB) ([]toolsearch.Doc, []livemcpbench.Task) {
 
 // TestLiveMCPBenchRecall scores the lexical index on LiveMCPBench's 95
 // annotated tasks and pins the figures measured (deterministic): Recall@5
-// 0.393, Recall@10 0.480, hit@3 0.532 (issue 31's target, 0.60, is not
+// 0.396, Recall@10 0.494, hit@3 0.564 (issue 31's target, 0.60, is not
 // reached lexically; plain BM25 over name and description scores 0.25).
 func TestLiveMCPBenchRecall(t *testing.T) {
 	t.Parallel()
@@ -53,7 +53,7 @@ func TestLiveMCPBenchRecall(t *testing.T) {
 		return out
 	})
 	t.Logf("LiveMCPBench: %d tools, %d tasks: Recall@5 %.3f Recall@10 %.3f hit@3 %.3f", len(docs), s.Tasks, s.Recall5, s.Recall10, s.Hit3)
-	if s.Recall5 < 0.39 || s.Recall10 < 0.47 {
-		t.Errorf("Recall@5 = %.3f, Recall@10 = %.3f, want ≥ 0.39 and ≥ 0.47", s.Recall5, s.Recall10)
+	if s.Recall5 < 0.39 || s.Recall10 < 0.49 {
+		t.Errorf("Recall@5 = %.3f, Recall@10 = %.3f, want ≥ 0.39 and ≥ 0.49", s.Recall5, s.Recall10)
 	}
 }

@@ -128,3 +128,21 @@ func BenchmarkSearch10k(b *testing.B) {
 		ix.Search("Read the sales data in the spreadsheet, plot it as a bar chart and save it as png", 5, nil)
 	}
 }
+
+// TestSearchPathMeansFile: a request naming a file path asks for a file
+// tool, though it never says "file".
+func TestSearchPathMeansFile(t *testing.T) {
+	t.Parallel()
+	ix := toolsearch.Build([]toolsearch.Doc{
+		{Key: "notes__save_note", Name: "save_note", Description: "Save a note in the knowledge base.", Backend: "notes"},
+		{Key: "fs__write_file", Name: "write_file", Description: "Create a new file or overwrite an existing one with new content.",
+			Params: []toolsearch.Param{{Name: "path"}, {Name: "content"}}, Backend: "fs"},
+	})
+	got := ix.Search("save the summary to /root/out/summary.md", 2, nil)
+	if len(got) == 0 || got[0].Key != "fs__write_file" {
+		t.Fatalf("got %v, want fs__write_file first", keys(got))
+	}
+	if got := ix.Search("save the summary as a note", 2, nil); len(got) == 0 || got[0].Key != "notes__save_note" {
+		t.Fatalf("without a path: got %v, want notes__save_note first", keys(got))
+	}
+}
