@@ -40,17 +40,27 @@ const (
 )
 
 // Own is the aggregator configuration of the two tools: listed alone when
-// only (list: search_only), else beside every tool (list: all).
-func Own(only bool) *aggregator.Own {
-	return &aggregator.Own{Tools: Definitions, Only: only}
+// only (list: search_only), else beside every tool (list: all). With
+// private (an authorization policy is configured) search_tools'
+// description names no backend, since one description serves every
+// principal and some may not see every backend.
+func Own(only, private bool) *aggregator.Own {
+	defs := Definitions
+	if private {
+		defs = func(*aggregator.Catalogue) []*mcp.Tool { return definitions("") }
+	}
+	return &aggregator.Own{Tools: defs, Only: only}
 }
 
 // Definitions are the two tools for catalogue c; search_tools' description
 // names c's backends with a few of their tools each, within a fixed budget.
-func Definitions(c *aggregator.Catalogue) []*mcp.Tool {
+func Definitions(c *aggregator.Catalogue) []*mcp.Tool { return definitions(summary(c)) }
+
+// definitions are the two tools, summary ending search_tools' description.
+func definitions(summary string) []*mcp.Tool {
 	search := &mcp.Tool{
 		Name:        SearchName,
-		Description: searchDescription + summary(c),
+		Description: searchDescription + summary,
 		InputSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{

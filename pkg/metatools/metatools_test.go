@@ -30,7 +30,7 @@ func bigCatalogue(t *testing.T, n int) *aggregator.Catalogue {
 		}
 		inv = append(inv, in)
 	}
-	c, _, err := aggregator.Build(aggregator.Policy{Own: Own(true)}, inv)
+	c, _, err := aggregator.Build(aggregator.Policy{Own: Own(true, false)}, inv)
 	require.NoError(t, err)
 	return c
 }
@@ -49,6 +49,16 @@ func TestDefinitionsStayUnder6000BytesAtAnySize(t *testing.T) {
 		t.Logf("%d tools: definitions %d bytes", n, len(b))
 	}
 	assert.Regexp(t, `; and 4\d\d more\.$`, bigCatalogue(t, 10000).Tools[1].Description)
+}
+
+// TestDefinitionsNameNoBackendUnderAPolicy: with an authorization policy
+// the one description every principal sees names no backend.
+func TestDefinitionsNameNoBackendUnderAPolicy(t *testing.T) {
+	t.Parallel()
+	c, _, err := aggregator.Build(aggregator.Policy{Own: Own(true, true)}, []aggregator.Inventory{{Backend: "secret-hr", Tools: []*mcp.Tool{{Name: "fire"}}}})
+	require.NoError(t, err)
+	assert.Equal(t, searchDescription, c.Tools[1].Description)
+	assert.Equal(t, SearchName, c.Tools[1].Name)
 }
 
 // TestRewriteUnwrapsCallTool: the inner tool's call keeps every other
@@ -82,7 +92,7 @@ func TestRewriteUnwrapsCallTool(t *testing.T) {
 // TestCallRefusesBadArguments: -32602 naming the problem.
 func TestCallRefusesBadArguments(t *testing.T) {
 	t.Parallel()
-	agg := aggregator.New(aggregator.Policy{Own: Own(true)}, nil)
+	agg := aggregator.New(aggregator.Policy{Own: Own(true, false)}, nil)
 	tools := New(agg, nil, nil)
 	for args, want := range map[string]string{
 		`{}`:                        "query is required",
@@ -105,7 +115,7 @@ func TestCallRefusesBadArguments(t *testing.T) {
 // tool, with its schema and backend; an empty query finds nothing.
 func TestSearchFollowsTheCatalogue(t *testing.T) {
 	t.Parallel()
-	agg := aggregator.New(aggregator.Policy{Own: Own(true)}, nil)
+	agg := aggregator.New(aggregator.Policy{Own: Own(true, false)}, nil)
 	tools := New(agg, nil, nil)
 	req := &upstream.Request{Method: "tools/call", Name: SearchName}
 	assert.Empty(t, tools.Search(req, "forecast", 5))

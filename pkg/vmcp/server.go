@@ -290,7 +290,7 @@ func policy(cfg *config.Config) aggregator.Policy {
 		p.Order = append(p.Order, b.Name)
 	}
 	if cfg.ToolSearch.Enabled {
-		p.Own = metatools.Own(cfg.ToolSearch.List == config.ToolListSearchOnly)
+		p.Own = metatools.Own(cfg.ToolSearch.List == config.ToolListSearchOnly, cfg.Authorization != nil)
 	}
 	return p
 }

@@ -145,12 +145,15 @@ func TestToolSearchNeverShowsOrCallsWhatThePolicyHides(t *testing.T) {
 	for _, rev := range searchRevisions {
 		t.Run(rev.name, func(t *testing.T) {
 			cs := v.Connect(t, rev.version, nil)
-			assert.Equal(t, []string{"call_tool", "search_tools"}, harness.ToolNames(t, cs))
+			lt, err := cs.ListTools(flowCtx(t), nil)
+			require.NoError(t, err)
+			require.Len(t, lt.Tools, 2)
+			assert.NotContains(t, lt.Tools[1].Description, "weather", "a backend the policy hides, named in search_tools' description")
 			for _, q := range []string{"weather forecast city", "get_forecast", "weather_get_forecast"} {
 				assert.NotContains(t, names(search(t, cs, q, 50)), "weather_get_forecast", q)
 			}
 			assert.Contains(t, names(search(t, cs, "read a file", 5)), "files_read_file")
-			_, err := cs.CallTool(flowCtx(t), &mcp.CallToolParams{Name: "call_tool",
+			_, err = cs.CallTool(flowCtx(t), &mcp.CallToolParams{Name: "call_tool",
 				Arguments: map[string]any{"name": "weather_get_forecast", "arguments": map[string]any{"city": "Paris"}}})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), `unknown tool "weather_get_forecast"`)
