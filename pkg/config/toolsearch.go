@@ -13,8 +13,8 @@ type ToolSearch struct {
 	// its own name either way.
 	List string `yaml:"list"`
 	// Embeddings, when its url is set, is an OpenAI-compatible
-	// /v1/embeddings endpoint to blend with the lexical ranking (accepted
-	// and validated; the blending is not implemented yet).
+	// /v1/embeddings endpoint whose vectors are blended with the lexical
+	// ranking (pkg/embeddings, pkg/metatools).
 	Embeddings Embeddings `yaml:"embeddings"`
 }
 

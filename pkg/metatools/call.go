@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
+	"github.com/vmcp/vmcp/pkg/toolsearch"
 	"github.com/vmcp/vmcp/pkg/upstream"
 )
 
@@ -46,7 +47,7 @@ func (t *Tools) Call(ctx context.Context, req *upstream.Request, args json.RawMe
 	case a.Limit != nil:
 		limit = *a.Limit
 	}
-	found := t.Search(req, *a.Query, limit)
+	found := t.Search(ctx, req, *a.Query, limit)
 	out := map[string]any{"tools": found}
 	text, err := json.Marshal(out)
 	if err != nil {
@@ -56,14 +57,19 @@ func (t *Tools) Call(ctx context.Context, req *upstream.Request, args json.RawMe
 }
 
 // Search returns up to limit tools for query, best first, among those the
-// policy lets req's principal use, from the catalogue that principal sees.
-func (t *Tools) Search(req *upstream.Request, query string, limit int) []Found {
+// policy lets req's principal use, from the catalogue that principal sees
+// (lexical ranking, blended with embeddings when configured).
+func (t *Tools) Search(ctx context.Context, req *upstream.Request, query string, limit int) []Found {
 	x := t.index(t.agg.For(req.Principal.Key()))
 	allow := func(doc int) bool {
 		return t.policy.Allows(req.Principal, aggregator.KindTools, x.backends[doc], x.tools[doc].Name)
 	}
+	depth := limit
+	if x.vecs != nil {
+		depth = max(limit, toolsearch.FuseDepth)
+	}
 	found := []Found{}
-	for _, h := range x.ix.Search(query, limit, allow) {
+	for _, h := range t.blend(ctx, x, query, x.ix.Search(query, depth, allow), limit, allow) {
 		tool := x.tools[h.Doc]
 		found = append(found, Found{Name: tool.Name, Description: tool.Description, InputSchema: tool.InputSchema, Backend: x.backends[h.Doc]})
 	}

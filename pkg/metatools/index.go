@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
+	"github.com/vmcp/vmcp/pkg/embeddings"
 	"github.com/vmcp/vmcp/pkg/policy"
 	"github.com/vmcp/vmcp/pkg/toolsearch"
 )
@@ -21,6 +22,7 @@ type indexed struct {
 	ix       *toolsearch.Index
 	tools    []*mcp.Tool
 	backends []string
+	vecs     [][]float32 // by document, nil where unknown; nil: no embeddings
 }
 
 // Tools serves search_tools over the catalogue's tools. It is safe for
@@ -29,21 +31,24 @@ type Tools struct {
 	agg    *aggregator.Aggregator
 	policy *policy.Policy // nil: every principal sees everything
 	log    *slog.Logger
+	emb    *embeddings.Client // nil: lexical ranking only
 
 	mu    sync.Mutex
 	cache map[*aggregator.Catalogue]*indexed
 	order []*aggregator.Catalogue // oldest first
+	vecs  map[string][]float32    // tool vectors by embedText, of the current catalogue
 
 	kick chan struct{} // a catalogue change to index (one pending at most)
 }
 
 // New returns the tool search over agg's catalogues, filtered by p (nil:
-// no filtering). Call Run to follow the catalogue.
-func New(agg *aggregator.Aggregator, p *policy.Policy, log *slog.Logger) *Tools {
+// no filtering), blending in emb's vectors when emb is not nil. Call Run
+// to follow the catalogue.
+func New(agg *aggregator.Aggregator, p *policy.Policy, emb *embeddings.Client, log *slog.Logger) *Tools {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	t := &Tools{agg: agg, policy: p, log: log, cache: map[*aggregator.Catalogue]*indexed{}, kick: make(chan struct{}, 1)}
+	t := &Tools{agg: agg, policy: p, emb: emb, log: log, cache: map[*aggregator.Catalogue]*indexed{}, kick: make(chan struct{}, 1)}
 	agg.OnChange(func(_, _ *aggregator.Catalogue, kinds []aggregator.Kind) {
 		for _, k := range kinds {
 			if k == aggregator.KindTools {
@@ -59,17 +64,26 @@ func New(agg *aggregator.Aggregator, p *policy.Policy, log *slog.Logger) *Tools 
 }
 
 // Run indexes the current catalogue, then each new one as the catalogue
-// changes, off the request path, until ctx ends.
+// changes, off the request path (with embeddings: the new tools' vectors
+// first), until ctx ends.
 func (t *Tools) Run(ctx context.Context) {
-	t.index(t.agg.Current())
 	for {
+		t.refresh(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.kick:
-			t.index(t.agg.Current())
 		}
 	}
+}
+
+// refresh indexes the current catalogue, embedding its new tools first.
+func (t *Tools) refresh(ctx context.Context) {
+	cat := t.agg.Current()
+	if t.emb != nil {
+		t.embedMissing(ctx, cat)
+	}
+	t.store(cat, t.build(cat))
 }
 
 // index returns cat's index, building and caching it if needed.
@@ -80,14 +94,18 @@ func (t *Tools) index(cat *aggregator.Catalogue) *indexed {
 		return x
 	}
 	t.mu.Unlock()
-	x := build(cat)
+	return t.store(cat, t.build(cat))
+}
+
+// store caches x as cat's index (replacing one a search built before Run
+// had embedded the catalogue's tools) and returns it.
+func (t *Tools) store(cat *aggregator.Catalogue, x *indexed) *indexed {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if y := t.cache[cat]; y != nil {
-		return y
+	if _, ok := t.cache[cat]; !ok {
+		t.order = append(t.order, cat)
 	}
 	t.cache[cat] = x
-	t.order = append(t.order, cat)
 	if len(t.order) > maxCached {
 		delete(t.cache, t.order[0])
 		t.order = t.order[1:]
@@ -95,9 +113,9 @@ func (t *Tools) index(cat *aggregator.Catalogue) *indexed {
 	return x
 }
 
-// build indexes cat's routable tools.
-func build(cat *aggregator.Catalogue) *indexed {
-	x := &indexed{tools: cat.Routable, backends: make([]string, len(cat.Routable))}
+// build indexes cat's routable tools, with the vectors known for them.
+func (t *Tools) build(cat *aggregator.Catalogue) *indexed {
+	x := &indexed{tools: cat.Routable, backends: make([]string, len(cat.Routable)), vecs: t.vectorsOf(cat.Routable)}
 	docs := make([]toolsearch.Doc, len(cat.Routable))
 	for i, tool := range cat.Routable {
 		_, r, _ := cat.Tool(tool.Name)

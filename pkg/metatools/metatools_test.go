@@ -93,7 +93,7 @@ func TestRewriteUnwrapsCallTool(t *testing.T) {
 func TestCallRefusesBadArguments(t *testing.T) {
 	t.Parallel()
 	agg := aggregator.New(aggregator.Policy{Own: Own(true, false)}, nil)
-	tools := New(agg, nil, nil)
+	tools := New(agg, nil, nil, nil)
 	for args, want := range map[string]string{
 		`{}`:                        "query is required",
 		`{"query":"x","limit":0}`:   "limit must be 1 to 50",
@@ -116,12 +116,12 @@ func TestCallRefusesBadArguments(t *testing.T) {
 func TestSearchFollowsTheCatalogue(t *testing.T) {
 	t.Parallel()
 	agg := aggregator.New(aggregator.Policy{Own: Own(true, false)}, nil)
-	tools := New(agg, nil, nil)
+	tools := New(agg, nil, nil, nil)
 	req := &upstream.Request{Method: "tools/call", Name: SearchName}
-	assert.Empty(t, tools.Search(req, "forecast", 5))
+	assert.Empty(t, tools.Search(context.Background(), req, "forecast", 5))
 	agg.Update(aggregator.Inventory{Backend: "wx", Tools: []*mcp.Tool{{Name: "get_forecast", Description: "Weather forecast.",
 		InputSchema: map[string]any{"type": "object"}}}})
-	got := tools.Search(req, "weather forecast", 5)
+	got := tools.Search(context.Background(), req, "weather forecast", 5)
 	require.Len(t, got, 1)
 	assert.Equal(t, Found{Name: "wx_get_forecast", Description: "Weather forecast.", InputSchema: map[string]any{"type": "object"}, Backend: "wx"}, got[0])
 	res, err := tools.Call(context.Background(), req, json.RawMessage(`{"query":"weather"}`))

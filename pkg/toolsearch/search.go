@@ -22,23 +22,25 @@ func (ix *Index) Search(query string, limit int, allow func(doc int) bool) []Hit
 	if len(parts) <= 1 {
 		return ix.rank(queryTerms(query), limit, allow)
 	}
-	depth := max(limit, fuseDepth)
+	depth := max(limit, FuseDepth)
 	lists := [][]Hit{ix.rank(queryTerms(query), depth, allow)}
 	for _, p := range parts {
 		lists = append(lists, ix.rank(queryTerms(p), depth, allow))
 	}
-	return fuse(lists, limit)
+	return Fuse(lists, limit)
 }
 
-// fuseDepth is how many hits of each ranking are fused; fuseK is reciprocal
+// FuseDepth is how many hits of each ranking are fused; fuseK is reciprocal
 // rank fusion's constant (smaller favours each ranking's first hits more).
 const (
-	fuseDepth = 20
+	FuseDepth = 20
 	fuseK     = 5.0
 )
 
-// fuse merges rankings by reciprocal rank: Σ 1/(fuseK + rank).
-func fuse(lists [][]Hit, limit int) []Hit {
+// Fuse merges rankings of one index's documents by reciprocal rank,
+// Σ 1/(fuseK + rank) over the lists, and returns the limit best (ties by
+// Doc); each list should hold its first FuseDepth hits at least.
+func Fuse(lists [][]Hit, limit int) []Hit {
 	score := map[int]float64{}
 	keys := map[int]string{}
 	for _, l := range lists {

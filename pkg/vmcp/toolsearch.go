@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/embeddings"
 	"github.com/vmcp/vmcp/pkg/metatools"
 	authz "github.com/vmcp/vmcp/pkg/policy"
 )
@@ -15,10 +16,11 @@ func (s *Server) startToolSearch(cfg *config.Config, access *authz.Policy) {
 	if !cfg.ToolSearch.Enabled {
 		return
 	}
-	if cfg.ToolSearch.Embeddings.URL != "" {
-		s.log.Warn("tool_search.embeddings is not implemented yet: ranking is lexical only")
+	var emb *embeddings.Client
+	if e := cfg.ToolSearch.Embeddings; e.URL != "" {
+		emb = embeddings.New(e.URL, e.Model, e.APIKey)
 	}
-	s.tools = metatools.New(s.agg, access, s.log)
+	s.tools = metatools.New(s.agg, access, emb, s.log)
 	s.core.SetOwnTool(s.tools.Call)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
