@@ -39,6 +39,7 @@ var synonymGroups = [][]string{
 	{"convert", "transform", "export"},
 	{"run", "execute", "exec"},
 	{"time", "clock", "date"},
+	{"currency", "exchange", "forex", "dollar", "euro", "yen", "pound"},
 }
 
 // synonyms maps a stemmed word to the stems of its synonyms.
