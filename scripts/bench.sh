@@ -28,7 +28,13 @@
 #     bytes per session) and the forward row (sessions created on node A,
 #     called on A, on node B, which forwards to A, and through the plain
 #     proxy to A, the floor of any extra hop: c=1 p50 and what forwarding
-#     adds, target ≤ 0.3 ms; c=32 throughput).
+#     adds, target ≤ 0.3 ms; c=32 throughput); then the search row
+#     (tool search, issue 31: LiveMCPBench's 70 servers and 527 tools served
+#     by one echoserver -catalogue process behind vmcp with tool_search on;
+#     its 95 questions through search_tools on a Legacy and a Modern client:
+#     Recall@5, Recall@10, hit@3, search p50/p99 and the definitions' size,
+#     then p50/p99 again with filler servers up to 10,000 tools; needs
+#     ../shared/data/livemcpbench, or -livemcpbench DIR).
 #     About 12 min. Extra arguments go to it (e.g. -rounds 5, -rows
 #     modern, -rows redis,forward, -redis-idle 2m, -profile DIR for vmcp
 #     pprof profiles).

@@ -35,6 +35,8 @@ type Config struct {
 	Authorization *Authorization `yaml:"authorization,omitempty"`
 	// Telemetry configures OpenTelemetry tracing (telemetry.go).
 	Telemetry Telemetry `yaml:"telemetry"`
+	// ToolSearch is vmcp's built-in tool search (toolsearch.go).
+	ToolSearch ToolSearch `yaml:"tool_search"`
 }
 
 // Auth configures inbound authentication: JWT access tokens issued by one

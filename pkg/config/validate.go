@@ -80,6 +80,7 @@ func validate(ps *problems, c *Config) {
 	validateAuth(ps, c)
 	validateAuthorization(ps, c, names)
 	validateTelemetry(ps, c)
+	validateToolSearch(ps, c)
 	validateAggregation(ps, &c.Aggregation, names)
 	if k := c.MRTR.StateKey; k != "" && len(k) < minStateKeyLen {
 		ps.add("mrtr.state_key", fmt.Sprintf("must be at least %d bytes after ${VAR} expansion, got %d", minStateKeyLen, len(k)))

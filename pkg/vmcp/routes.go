@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/edge"
+	"github.com/vmcp/vmcp/pkg/metatools"
 	"github.com/vmcp/vmcp/pkg/status"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
@@ -83,6 +84,9 @@ func (s *Server) endpoint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodPost {
+		if s.tools != nil {
+			metatools.Rewrite(r) // call_tool → the named tool's own tools/call, on either revision
+		}
 		if wire.IsModern(r.Header.Get("Mcp-Protocol-Version")) {
 			s.modern.ServeHTTP(w, r)
 			return

@@ -25,6 +25,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/dispatch/legacy"
 	"github.com/vmcp/vmcp/pkg/dispatch/modern"
+	"github.com/vmcp/vmcp/pkg/metatools"
 	"github.com/vmcp/vmcp/pkg/mrtr"
 	"github.com/vmcp/vmcp/pkg/pagination"
 	authz "github.com/vmcp/vmcp/pkg/policy"
@@ -105,7 +106,10 @@ type Server struct {
 	reloadsMu  sync.Mutex
 	reloads    []status.Reload // newest first
 	closing    chan struct{}   // closed by Close: Watch loops end
-	watchers   sync.WaitGroup
+
+	tools     *metatools.Tools // tool search (toolsearch.go; nil: off)
+	stopTools func()
+	watchers  sync.WaitGroup
 }
 
 // New builds the endpoint and starts connecting the configured backends; it
@@ -135,7 +139,9 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.mgr = backends.NewManager(cfg.Backends, s.agg, log, Version, s.backendOptions(opts)...)
 	s.mgr.Start(opts.StartWait)
 	s.core = upstream.New(s.agg, s.mgr, s.metrics)
-	s.newDispatchers(cfg, opts, authz.New(cfg.Authorization)) // nil policy: every principal sees and uses everything
+	access := authz.New(cfg.Authorization) // nil policy: every principal sees and uses everything
+	s.startToolSearch(cfg, access)
+	s.newDispatchers(cfg, opts, access)
 	if err := s.startTelemetry(opts); err != nil {
 		s.Close()
 		return nil, err
@@ -243,6 +249,7 @@ func (s *Server) Close() error {
 	}
 	s.reloadMu.Unlock()
 	s.watchers.Wait()
+	s.stopToolSearch()
 	s.modern.Close()
 	s.legacy.Close()
 	_ = s.cluster.Close() // after the sessions ended: leave the cluster
@@ -281,6 +288,9 @@ func policy(cfg *config.Config) aggregator.Policy {
 	}
 	for _, b := range cfg.Backends {
 		p.Order = append(p.Order, b.Name)
+	}
+	if cfg.ToolSearch.Enabled {
+		p.Own = metatools.Own(cfg.ToolSearch.List == config.ToolListSearchOnly, cfg.Authorization != nil)
 	}
 	return p
 }

@@ -38,6 +38,14 @@ type mrtrCall struct {
 // callTool routes tools/call through the call core (or a retry's
 // requestState); an unknown tool is -32602 naming it.
 func (d *Dispatcher) callTool(rq *request, p *callParams) ([]byte, error) {
+	if res, ok, err := d.core.CallOwn(rq.r.Context(), d.upstreamRequest(rq, "tools/call", p.Name), p.Arguments); ok {
+		if err != nil {
+			return nil, err
+		}
+		out := *res
+		out.Meta = d.resultMeta(res.Meta)
+		return marshalMRTR(&out, false) // vmcp's own tool (tool search)
+	}
 	c := &mrtrCall{method: "tools/call", name: p.Name, meta: p.Meta, responses: p.InputResponses, state: p.RequestState}
 	c.send = func(ctx context.Context, cs *mcp.ClientSession, meta mcp.Meta, in mcp.InputResponseMap, state string) (any, error) {
 		params := &mcp.CallToolParams{Meta: meta, Name: c.target, InputResponses: in, RequestState: state}
