@@ -23,10 +23,10 @@ const DefaultKeyPrefix = "vmcp:"
 
 // Options configure a Cluster.
 type Options struct {
-	RedisURL            string       // redis:// or rediss://; empty: memory implementations (one node)
+	Redis               Redis        // where cluster state lives; none named: memory implementations (one node)
 	KeyPrefix           string       // prefix of every Redis key (default DefaultKeyPrefix)
 	NodeID              string       // this node's ID (default: random)
-	AdvertiseURL        string       // base URL other nodes forward to (required with RedisURL)
+	AdvertiseURL        string       // base URL other nodes forward to (required with Redis)
 	MaxEventsPerSession int          // messages kept per session in the event log (default 1000)
 	Timing              Timing       // periods and TTLs; zero fields take DefaultTiming
 	Logger              *slog.Logger // nil discards
@@ -66,8 +66,8 @@ type Cluster struct {
 	keeperDone chan struct{} // the stream keeper ended
 }
 
-// New builds this node's Cluster and starts its heartbeat. With RedisURL
-// empty everything is in memory; otherwise AdvertiseURL is required. New
+// New builds this node's Cluster and starts its heartbeat. With no Redis
+// named everything is in memory; otherwise AdvertiseURL is required. New
 // does not need Redis to be reachable: until it is, Check fails.
 func New(opts Options) (*Cluster, error) {
 	c := &Cluster{
@@ -87,11 +87,11 @@ func New(opts Options) (*Cluster, error) {
 	if c.self.ID == "" {
 		c.self.ID = "node-" + rand.Text()[:10]
 	}
-	if opts.RedisURL == "" {
+	if !opts.Redis.Enabled() {
 		c.dir, c.events = newMemoryDirectory(), liveEvents{mcp.NewMemoryEventStore(nil), c}
 	} else {
 		if opts.AdvertiseURL == "" {
-			return nil, errors.New("cluster: an advertise URL is required with a Redis URL (cluster.advertise_url)")
+			return nil, errors.New("cluster: an advertise URL is required with Redis (cluster.advertise_url)")
 		}
 		prefix := opts.KeyPrefix
 		if prefix == "" {
@@ -101,7 +101,7 @@ func New(opts Options) (*Cluster, error) {
 		if maxEvents <= 0 {
 			maxEvents = 1000
 		}
-		rc, err := newRedisConn(opts.RedisURL, prefix, c.timing.OpTimeout, c.log)
+		rc, err := newRedisConn(opts.Redis, prefix, c.timing.OpTimeout, c.log)
 		if err != nil {
 			return nil, err
 		}
@@ -236,7 +236,7 @@ func (c *Cluster) liveOwner(ctx context.Context, session string) (NodeInfo, erro
 func (c *Cluster) owner(ctx context.Context, session string) (NodeInfo, string, error) {
 	n, p, err := c.dir.Lookup(ctx, session)
 	if up := c.upSince(); errors.Is(err, ErrNotFound) && !up.IsZero() && time.Since(up) < c.timing.Heartbeat+c.timing.Probe {
-		return n, "", fmt.Errorf("%w: %w (Redis at %s)", ErrUnavailable, errRecovering, c.redis.addr)
+		return n, "", fmt.Errorf("%w: %w (%s)", ErrUnavailable, errRecovering, c.redis.addr)
 	}
 	return n, p, err
 }

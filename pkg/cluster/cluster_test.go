@@ -29,7 +29,7 @@ func TestClusterMemoryModeNeedsNothing(t *testing.T) {
 }
 
 func TestClusterModeRequiresAdvertiseURL(t *testing.T) {
-	_, err := New(Options{RedisURL: "redis://127.0.0.1:1/0"})
+	_, err := New(Options{Redis: Redis{URL: "redis://127.0.0.1:1/0"}})
 	require.ErrorContains(t, err, "advertise")
 }
 

@@ -26,7 +26,7 @@ var fast = Timing{
 func testConn(t *testing.T) *redisConn {
 	t.Helper()
 	url := clustertest.URL(t)
-	c, err := newRedisConn(url, clustertest.Prefix(t, url), time.Second, discard)
+	c, err := newRedisConn(Redis{URL: url}, clustertest.Prefix(t, url), time.Second, discard)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.close() })
 	return c
@@ -168,7 +168,7 @@ func TestClusterDirectoryAnnounceReportsAMissingNodeRecord(t *testing.T) {
 
 func TestClusterRedisDownFailsFastWithErrUnavailableAndRecovers(t *testing.T) {
 	srv := clustertest.Start(t)
-	c, err := newRedisConn(srv.URL(), "t:", 300*time.Millisecond, discard)
+	c, err := newRedisConn(Redis{URL: srv.URL()}, "t:", 300*time.Millisecond, discard)
 	require.NoError(t, err)
 	defer c.close()
 	d := &redisDirectory{c: c}

@@ -113,7 +113,7 @@ func TestClusterEventStoreKeepsBoundedHistoryAndReportsPurged(t *testing.T) {
 
 func TestClusterEventStoreFailedAppendIsAGapNotAShift(t *testing.T) {
 	srv := clustertest.Start(t)
-	c, err := newRedisConn(srv.URL(), "t:", 300*time.Millisecond, discard)
+	c, err := newRedisConn(Redis{URL: srv.URL()}, "t:", 300*time.Millisecond, discard)
 	require.NoError(t, err)
 	defer c.close()
 	s := testEvents(t, c, 100)
