@@ -1,0 +1,230 @@
+package clustertest
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// setupDeadline bounds starting a Redis Cluster or a Sentinel set (and a
+// failover): generous, for 2 loaded cores; every wait under it polls a
+// real condition.
+const setupDeadline = 60 * time.Second
+
+func randText() string { return rand.Text()[:12] }
+
+// proc is one redis-server process started by a test, killed at its end.
+type proc struct {
+	Addr string
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+}
+
+// startProc starts redis-server with args on a free loopback port (an
+// arg's {port} is that port) and waits until it answers PING.
+func startProc(t testing.TB, args ...string) *proc {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("clustertest: redis-server is not installed (make redis installs it)")
+	}
+	p := &proc{Addr: freeAddr(t)}
+	_, port, _ := net.SplitHostPort(p.Addr)
+	full := []string{"--port", port}
+	for _, a := range args {
+		full = append(full, strings.ReplaceAll(a, "{port}", port))
+	}
+	full = append(full, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	p.cmd = exec.Command("redis-server", full...)
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("clustertest: starting redis-server: %v", err)
+	}
+	t.Cleanup(p.Kill)
+	if err := ping(p.Addr, setupDeadline); err != nil {
+		t.Fatalf("clustertest: redis-server on %s does not answer: %v", p.Addr, err)
+	}
+	return p
+}
+
+// Kill kills the process (SIGKILL) and waits for it; idempotent.
+func (p *proc) Kill() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil {
+		return
+	}
+	_ = p.cmd.Process.Kill()
+	_ = p.cmd.Wait()
+	p.cmd = nil
+}
+
+// await polls cond (one bounded round trip per call) until it holds or
+// setupDeadline passes; what names the condition.
+func await(t testing.TB, what string, cond func(ctx context.Context) (bool, error)) {
+	t.Helper()
+	deadline := time.Now().Add(setupDeadline)
+	var last error
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		ok, err := cond(ctx)
+		cancel()
+		if ok {
+			return
+		}
+		last = err
+		time.Sleep(50 * time.Millisecond) // between polls of a real condition
+	}
+	t.Fatalf("clustertest: %s not reached within %s (last error: %v)", what, setupDeadline, last)
+}
+
+// StartCluster starts n redis-server processes with cluster mode on
+// loopback (no replicas, no persistence), creates a Redis Cluster of n
+// primaries over them with redis-cli --cluster create, waits until every
+// node reports cluster_state:ok, and stops them when the test ends.
+func StartCluster(t testing.TB, n int) Redis {
+	t.Helper()
+	dir := t.TempDir()
+	addrs := make([]string, n)
+	for i := range n {
+		bus := freeAddr(t)
+		_, busPort, _ := net.SplitHostPort(bus)
+		p := startProc(t, "--cluster-enabled", "yes", "--cluster-port", busPort,
+			"--cluster-config-file", filepath.Join(dir, "nodes-{port}.conf"), "--cluster-node-timeout", "2000")
+		addrs[i] = p.Addr
+	}
+	args := append([]string{"--cluster", "create"}, addrs...)
+	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	ctx, cancel := context.WithTimeout(context.Background(), setupDeadline)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "redis-cli", args...).CombinedOutput(); err != nil {
+		t.Fatalf("clustertest: redis-cli --cluster create: %v\n%s", err, out)
+	}
+	for _, a := range addrs {
+		rdb := redis.NewClient(&redis.Options{Addr: a})
+		await(t, "cluster_state:ok on "+a, func(ctx context.Context) (bool, error) {
+			info, err := rdb.ClusterInfo(ctx).Result()
+			return strings.Contains(info, "cluster_state:ok") && strings.Contains(info, fmt.Sprintf("cluster_known_nodes:%d", n)), err
+		})
+		_ = rdb.Close()
+	}
+	return Redis{Name: "cluster", Cluster: addrs}
+}
+
+// Sentinels is a Sentinel set started by a test: one primary, one replica
+// and three sentinels (quorum 2) watching them as "mymaster".
+type Sentinels struct {
+	Primary, Replica *proc
+	sentinels        []*proc
+	t                testing.TB
+}
+
+// SentinelMaster is the name the sentinels of StartSentinels know the primary by.
+const SentinelMaster = "mymaster"
+
+// StartSentinels starts a primary, its replica (in sync before the
+// sentinels start, so they learn of it at once) and three sentinels that
+// know each other, and stops them all when the test ends. A primary is
+// declared down after 1 s without answer.
+func StartSentinels(t testing.TB) *Sentinels {
+	t.Helper()
+	s := &Sentinels{t: t, Primary: startProc(t)}
+	ph, pp, _ := net.SplitHostPort(s.Primary.Addr)
+	s.Replica = startProc(t, "--replicaof", ph, pp)
+	await(t, "replica in sync", func(ctx context.Context) (bool, error) {
+		return infoHas(ctx, s.Replica.Addr, "replication", "master_link_status:up")
+	})
+	dir := t.TempDir()
+	for i := range 3 {
+		conf := filepath.Join(dir, fmt.Sprintf("sentinel-%d.conf", i))
+		body := fmt.Sprintf("port {port}\nsentinel monitor %[1]s 127.0.0.1 %[2]s 2\nsentinel down-after-milliseconds %[1]s 1000\nsentinel failover-timeout %[1]s 5000\n", SentinelMaster, pp)
+		if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s.sentinels = append(s.sentinels, startSentinel(t, conf))
+	}
+	for _, sp := range s.sentinels {
+		rdb := redis.NewSentinelClient(&redis.Options{Addr: sp.Addr})
+		await(t, "sentinel "+sp.Addr+" knows the replica and the other sentinels", func(ctx context.Context) (bool, error) {
+			others, err := rdb.Sentinels(ctx, SentinelMaster).Result()
+			if err != nil {
+				return false, err
+			}
+			replicas, err := rdb.Replicas(ctx, SentinelMaster).Result()
+			return len(others) == 2 && len(replicas) == 1, err
+		})
+		_ = rdb.Close()
+	}
+	return s
+}
+
+// startSentinel starts redis-server in sentinel mode on a free port with
+// the config file conf (its "port {port}" line filled in; sentinels
+// rewrite their file, so each has its own).
+func startSentinel(t testing.TB, conf string) *proc {
+	t.Helper()
+	body, err := os.ReadFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	_, port, _ := net.SplitHostPort(addr)
+	if err := os.WriteFile(conf, []byte(strings.ReplaceAll(string(body), "{port}", port)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{Addr: addr, cmd: exec.Command("redis-server", conf, "--sentinel", "--bind", "127.0.0.1", "--dir", filepath.Dir(conf))}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("clustertest: starting redis-server --sentinel: %v", err)
+	}
+	t.Cleanup(p.Kill)
+	if err := ping(addr, setupDeadline); err != nil {
+		t.Fatalf("clustertest: sentinel on %s does not answer: %v", addr, err)
+	}
+	return p
+}
+
+// Redis is the set as a topology.
+func (s *Sentinels) Redis() Redis {
+	addrs := make([]string, len(s.sentinels))
+	for i, p := range s.sentinels {
+		addrs[i] = p.Addr
+	}
+	return Redis{Name: "sentinel", SentinelMaster: SentinelMaster, SentinelAddrs: addrs}
+}
+
+// KillPrimary kills the primary (SIGKILL: no goodbye, writes not yet
+// replicated are lost) and returns at once.
+func (s *Sentinels) KillPrimary() { s.Primary.Kill() }
+
+// AwaitFailover waits until every sentinel names the replica as the
+// primary and the replica serves as one.
+func (s *Sentinels) AwaitFailover() {
+	s.t.Helper()
+	for _, sp := range s.sentinels {
+		rdb := redis.NewSentinelClient(&redis.Options{Addr: sp.Addr})
+		await(s.t, "sentinel "+sp.Addr+" names the replica primary", func(ctx context.Context) (bool, error) {
+			addr, err := rdb.GetMasterAddrByName(ctx, SentinelMaster).Result()
+			return err == nil && len(addr) == 2 && net.JoinHostPort(addr[0], addr[1]) == s.Replica.Addr, err
+		})
+		_ = rdb.Close()
+	}
+	await(s.t, "the replica serves as primary", func(ctx context.Context) (bool, error) {
+		return infoHas(ctx, s.Replica.Addr, "replication", "role:master")
+	})
+}
+
+// infoHas reports whether INFO section of the Redis at addr contains line.
+func infoHas(ctx context.Context, addr, section, line string) (bool, error) {
+	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer rdb.Close()
+	info, err := rdb.Info(ctx, section).Result()
+	return strings.Contains(info, line), err
+}

@@ -1,0 +1,113 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/vmcp/vmcp/pkg/cluster/clustertest"
+)
+
+// clLoad is clients calling echo in a loop through the balancer; every
+// answer must be the client's own text, every failure the documented 503.
+type clLoad struct {
+	ok, unavailable, wrong atomic.Int64
+	mu                     sync.Mutex
+	other                  []string // failures that are neither
+	stop                   chan struct{}
+	wg                     sync.WaitGroup
+}
+
+// start runs one loop per client until stopLoad.
+func (l *clLoad) start(t *testing.T, clients []*clClient) {
+	l.stop = make(chan struct{})
+	for i, c := range clients {
+		l.wg.Go(func() {
+			for seq := 0; ; seq++ {
+				select {
+				case <-l.stop:
+					return
+				default:
+				}
+				l.record(t, c, fmt.Sprintf("c%d-%d", i, seq))
+			}
+		})
+	}
+}
+
+func (l *clLoad) record(t *testing.T, c *clClient, text string) {
+	got, err := c.echo(t, text)
+	switch {
+	case err == nil && got == "echo:"+text:
+		l.ok.Add(1)
+	case err == nil:
+		l.wrong.Add(1)
+		l.fail(fmt.Sprintf("asked %q, answered %q", text, got))
+	case strings.Contains(err.Error(), "Service Unavailable"):
+		l.unavailable.Add(1)
+	default:
+		l.fail(err.Error())
+	}
+}
+
+func (l *clLoad) fail(msg string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.other = append(l.other, msg)
+}
+
+func (l *clLoad) stopLoad() {
+	close(l.stop)
+	l.wg.Wait()
+}
+
+// The Sentinel-managed primary is killed while clients call tools through
+// the balancer. During the switch requests get 503 naming Redis, nothing
+// else, and no client ever gets another's answer; once the sentinels have
+// promoted the replica, every session works on every node again (its
+// owner re-asserts the records the replica may have missed) and new
+// sessions start.
+func TestClusterSentinelPrimaryKilledMidLoad(t *testing.T) {
+	s := clustertest.StartSentinels(t)
+	e := clNewEnvTopo(t, s.Redis(), 3, false)
+	clients := make([]*clClient, 6)
+	for i := range clients {
+		clients[i] = clConnect(t, e.lb.URL, clLegacy, false, nil)
+	}
+	load := &clLoad{}
+	load.start(t, clients)
+	require.Eventually(t, func() bool { return load.ok.Load() >= int64(2*len(clients)) }, 30*time.Second, 10*time.Millisecond, "the load runs")
+
+	s.KillPrimary()
+	require.Eventually(t, func() bool { return load.unavailable.Load() > 0 }, 30*time.Second, 10*time.Millisecond, "requests during the switch get 503")
+	_, state := clReady(t, e.nodes[0])
+	require.Contains(t, state, "Redis primary \"mymaster\"", "readyz names the Redis")
+	s.AwaitFailover()
+	okBefore := load.ok.Load()
+	require.Eventually(t, func() bool { return load.ok.Load() >= okBefore+int64(3*len(clients)) }, 30*time.Second, 10*time.Millisecond, "calls succeed again")
+	load.stopLoad()
+
+	require.Empty(t, load.other, "only 503s failed")
+	require.Zero(t, load.wrong.Load(), "no answer reached another client")
+	t.Logf("%d calls answered, %d got 503 during the switch", load.ok.Load(), load.unavailable.Load())
+	for i, c := range clients {
+		for round := range len(e.nodes) { // round robin: through every node
+			got, err := c.echo(t, fmt.Sprintf("after-%d-%d", i, round))
+			require.NoError(t, err, "session %d works on every node after the failover", i)
+			require.Equal(t, fmt.Sprintf("echo:after-%d-%d", i, round), got)
+		}
+		require.NotEmpty(t, e.owner(t, c.cs.ID()), "its owner record is on the new primary")
+	}
+	fresh := clConnect(t, e.lb.URL, clLegacy, true, nil)
+	got, err := fresh.echo(t, "fresh")
+	require.NoError(t, err)
+	require.Equal(t, "echo:fresh", got)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, e.rdb.Ping(ctx).Err())
+}
