@@ -235,10 +235,24 @@ func (c *Cluster) liveOwner(ctx context.Context, session string) (NodeInfo, erro
 // owner is Owner plus the principal key that created the session.
 func (c *Cluster) owner(ctx context.Context, session string) (NodeInfo, string, error) {
 	n, p, err := c.dir.Lookup(ctx, session)
-	if up := c.upSince(); errors.Is(err, ErrNotFound) && !up.IsZero() && time.Since(up) < c.timing.Heartbeat+c.timing.Probe {
+	if up := c.upSince(); errors.Is(err, ErrNotFound) && !up.IsZero() && time.Since(up) < c.recoveryWindow() {
 		return n, "", fmt.Errorf("%w: %w (%s)", ErrUnavailable, errRecovering, c.redis.addr)
 	}
 	return n, p, err
+}
+
+// recoveryWindow is how long after Redis came back (as this node saw it) a
+// missing record means "not re-asserted yet" (503) rather than "gone"
+// (404): NodeTTL, the time any live node has to renew its record, and at
+// least a heartbeat and a probe. Nodes see Redis return at different
+// moments (a failover: each asks the sentinels, or a shard, on its own
+// schedule), so one node's own beat after the outage is not enough: a
+// failover longer than NodeTTL expires every record on the promoted
+// replica, and a forward from a node that recovered first then found no
+// owner and answered 404 (a lost session) while the owner was still
+// re-announcing (TestClusterSentinelPrimaryKilledMidLoad, 2 runs in 4).
+func (c *Cluster) recoveryWindow() time.Duration {
+	return max(c.timing.Heartbeat+c.timing.Probe, c.timing.NodeTTL)
 }
 
 // errRecovering: Redis is back after an outage and owners may not yet have

@@ -31,28 +31,44 @@ type proc struct {
 }
 
 // startProc starts redis-server with args on a free loopback port (an
-// arg's {port} is that port) and waits until it answers PING.
+// arg's {port} is that port), waits until it answers PING and kills it
+// when the test ends.
 func startProc(t testing.TB, args ...string) *proc {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("clustertest: redis-server is not installed (make redis installs it)")
 	}
-	p := &proc{Addr: freeAddr(t)}
+	p, err := launch(t.TempDir(), args...)
+	if err != nil {
+		t.Fatalf("clustertest: %v", err)
+	}
+	t.Cleanup(p.Kill)
+	return p
+}
+
+// launch is startProc without a test: dir holds the server's files.
+func launch(dir string, args ...string) (*proc, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &proc{Addr: l.Addr().String()}
+	_ = l.Close()
 	_, port, _ := net.SplitHostPort(p.Addr)
 	full := []string{"--port", port}
 	for _, a := range args {
 		full = append(full, strings.ReplaceAll(a, "{port}", port))
 	}
-	full = append(full, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	full = append(full, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
 	p.cmd = exec.Command("redis-server", full...)
 	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("clustertest: starting redis-server: %v", err)
+		return nil, fmt.Errorf("starting redis-server: %w", err)
 	}
-	t.Cleanup(p.Kill)
 	if err := ping(p.Addr, setupDeadline); err != nil {
-		t.Fatalf("clustertest: redis-server on %s does not answer: %v", p.Addr, err)
+		p.Kill()
+		return nil, fmt.Errorf("redis-server on %s does not answer: %w", p.Addr, err)
 	}
-	return p
+	return p, nil
 }
 
 // Kill kills the process (SIGKILL) and waits for it; idempotent.
@@ -67,10 +83,17 @@ func (p *proc) Kill() {
 	p.cmd = nil
 }
 
-// await polls cond (one bounded round trip per call) until it holds or
-// setupDeadline passes; what names the condition.
+// await polls cond until it holds or fails the test at setupDeadline.
 func await(t testing.TB, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
+	if err := awaitCond(what, cond); err != nil {
+		t.Fatalf("clustertest: %v", err)
+	}
+}
+
+// awaitCond polls cond (one bounded round trip per call) until it holds
+// or setupDeadline passes; what names the condition.
+func awaitCond(what string, cond func(ctx context.Context) (bool, error)) error {
 	deadline := time.Now().Add(setupDeadline)
 	var last error
 	for time.Now().Before(deadline) {
@@ -78,45 +101,84 @@ func await(t testing.TB, what string, cond func(ctx context.Context) (bool, erro
 		ok, err := cond(ctx)
 		cancel()
 		if ok {
-			return
+			return nil
 		}
 		last = err
 		time.Sleep(50 * time.Millisecond) // between polls of a real condition
 	}
-	t.Fatalf("clustertest: %s not reached within %s (last error: %v)", what, setupDeadline, last)
+	return fmt.Errorf("%s not reached within %s (last error: %v)", what, setupDeadline, last)
 }
 
-// StartCluster starts n redis-server processes with cluster mode on
-// loopback (no replicas, no persistence), creates a Redis Cluster of n
-// primaries over them with redis-cli --cluster create, waits until every
-// node reports cluster_state:ok, and stops them when the test ends.
+// StartCluster starts a Redis Cluster of n primaries (LaunchCluster) for
+// the test and stops it when the test ends.
 func StartCluster(t testing.TB, n int) Redis {
 	t.Helper()
-	dir := t.TempDir()
-	addrs := make([]string, n)
-	for i := range n {
-		bus := freeAddr(t)
-		_, busPort, _ := net.SplitHostPort(bus)
-		p := startProc(t, "--cluster-enabled", "yes", "--cluster-port", busPort,
-			"--cluster-config-file", filepath.Join(dir, "nodes-{port}.conf"), "--cluster-node-timeout", "2000")
-		addrs[i] = p.Addr
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("clustertest: redis-server is not installed (make redis installs it)")
 	}
-	args := append([]string{"--cluster", "create"}, addrs...)
+	c, err := LaunchCluster(n, t.TempDir())
+	if c != nil {
+		t.Cleanup(c.Stop)
+	}
+	if err != nil {
+		t.Fatalf("clustertest: %v", err)
+	}
+	return Redis{Name: "cluster", Cluster: c.Addrs}
+}
+
+// Cluster is a Redis Cluster's processes (LaunchCluster).
+type Cluster struct {
+	Addrs []string // the primaries, host:port
+	procs []*proc
+}
+
+// LaunchCluster starts n redis-server processes with cluster mode on
+// loopback (no replicas, no persistence; files in dir), creates a Redis
+// Cluster of n primaries over them with redis-cli --cluster create and
+// waits until every node reports cluster_state:ok. On error the processes
+// started are in the returned Cluster: Stop it.
+func LaunchCluster(n int, dir string) (*Cluster, error) {
+	c := &Cluster{}
+	for range n {
+		bus, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return c, err
+		}
+		_, busPort, _ := net.SplitHostPort(bus.Addr().String())
+		_ = bus.Close()
+		p, err := launch(dir, "--cluster-enabled", "yes", "--cluster-port", busPort,
+			"--cluster-config-file", filepath.Join(dir, "nodes-{port}.conf"), "--cluster-node-timeout", "2000")
+		if err != nil {
+			return c, err
+		}
+		c.procs, c.Addrs = append(c.procs, p), append(c.Addrs, p.Addr)
+	}
+	args := append([]string{"--cluster", "create"}, c.Addrs...)
 	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
 	ctx, cancel := context.WithTimeout(context.Background(), setupDeadline)
 	defer cancel()
 	if out, err := exec.CommandContext(ctx, "redis-cli", args...).CombinedOutput(); err != nil {
-		t.Fatalf("clustertest: redis-cli --cluster create: %v\n%s", err, out)
+		return c, fmt.Errorf("redis-cli --cluster create: %w\n%s", err, out)
 	}
-	for _, a := range addrs {
+	for _, a := range c.Addrs {
 		rdb := redis.NewClient(&redis.Options{Addr: a})
-		await(t, "cluster_state:ok on "+a, func(ctx context.Context) (bool, error) {
+		err := awaitCond("cluster_state:ok on "+a, func(ctx context.Context) (bool, error) {
 			info, err := rdb.ClusterInfo(ctx).Result()
 			return strings.Contains(info, "cluster_state:ok") && strings.Contains(info, fmt.Sprintf("cluster_known_nodes:%d", n)), err
 		})
 		_ = rdb.Close()
+		if err != nil {
+			return c, err
+		}
 	}
-	return Redis{Name: "cluster", Cluster: addrs}
+	return c, nil
+}
+
+// Stop kills every process of the cluster.
+func (c *Cluster) Stop() {
+	for _, p := range c.procs {
+		p.Kill()
+	}
 }
 
 // Sentinels is a Sentinel set started by a test: one primary, one replica
