@@ -290,3 +290,11 @@ func infoHas(ctx context.Context, addr, section, line string) (bool, error) {
 	info, err := rdb.Info(ctx, section).Result()
 	return strings.Contains(info, line), err
 }
+
+// StartServer starts a private redis-server with extra args (for example
+// "--requirepass", "pw") on a free loopback port, stops it when the test
+// ends and returns its address.
+func StartServer(t testing.TB, args ...string) string {
+	t.Helper()
+	return startProc(t, args...).Addr
+}
