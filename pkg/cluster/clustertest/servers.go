@@ -194,24 +194,33 @@ const SentinelMaster = "mymaster"
 
 // StartSentinels starts a primary, its replica (in sync before the
 // sentinels start, so they learn of it at once) and three sentinels that
-// know each other, and stops them all when the test ends. A primary is
+// know each other (declared in their configuration), and stops them all
+// when the test ends. A primary is
 // declared down after 1 s without answer.
 func StartSentinels(t testing.TB) *Sentinels {
 	t.Helper()
-	s := &Sentinels{t: t, Primary: startProc(t)}
+	s := &Sentinels{t: t, Primary: startProc(t, "--repl-diskless-sync-delay", "0")} // the replica syncs at once, not after 5 s
 	ph, pp, _ := net.SplitHostPort(s.Primary.Addr)
 	s.Replica = startProc(t, "--replicaof", ph, pp)
 	await(t, "replica in sync", func(ctx context.Context) (bool, error) {
 		return infoHas(ctx, s.Replica.Addr, "replication", "master_link_status:up")
 	})
 	dir := t.TempDir()
-	for i := range 3 {
-		conf := filepath.Join(dir, fmt.Sprintf("sentinel-%d.conf", i))
-		body := fmt.Sprintf("port {port}\nsentinel monitor %[1]s 127.0.0.1 %[2]s 2\nsentinel down-after-milliseconds %[1]s 1000\nsentinel failover-timeout %[1]s 5000\n", SentinelMaster, pp)
-		if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
+	addrs, ids := make([]string, 3), make([]string, 3)
+	for i := range addrs {
+		addrs[i], ids[i] = freeAddr(t), fmt.Sprintf("%040x", i+1)
+	}
+	for i := range addrs { // each knows the others from the start (no 2 s hello rounds)
+		var b strings.Builder
+		fmt.Fprintf(&b, "sentinel myid %s\nsentinel monitor %s %s %s 2\n", ids[i], SentinelMaster, ph, pp)
+		fmt.Fprintf(&b, "sentinel down-after-milliseconds %[1]s 1000\nsentinel failover-timeout %[1]s 5000\n", SentinelMaster)
+		fmt.Fprintf(&b, "sentinel known-replica %s %s\n", SentinelMaster, strings.Replace(s.Replica.Addr, ":", " ", 1))
+		for j, a := range addrs {
+			if j != i {
+				fmt.Fprintf(&b, "sentinel known-sentinel %s %s %s\n", SentinelMaster, strings.Replace(a, ":", " ", 1), ids[j])
+			}
 		}
-		s.sentinels = append(s.sentinels, startSentinel(t, conf))
+		s.sentinels = append(s.sentinels, startSentinel(t, filepath.Join(dir, fmt.Sprintf("sentinel-%d.conf", i)), addrs[i], b.String()))
 	}
 	for _, sp := range s.sentinels {
 		rdb := redis.NewSentinelClient(&redis.Options{Addr: sp.Addr})
@@ -228,18 +237,12 @@ func StartSentinels(t testing.TB) *Sentinels {
 	return s
 }
 
-// startSentinel starts redis-server in sentinel mode on a free port with
-// the config file conf (its "port {port}" line filled in; sentinels
-// rewrite their file, so each has its own).
-func startSentinel(t testing.TB, conf string) *proc {
+// startSentinel starts redis-server in sentinel mode on addr with the
+// config body written to its own file conf (sentinels rewrite theirs).
+func startSentinel(t testing.TB, conf, addr, body string) *proc {
 	t.Helper()
-	body, err := os.ReadFile(conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := freeAddr(t)
 	_, port, _ := net.SplitHostPort(addr)
-	if err := os.WriteFile(conf, []byte(strings.ReplaceAll(string(body), "{port}", port)), 0o600); err != nil {
+	if err := os.WriteFile(conf, []byte("port "+port+"\n"+body), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	p := &proc{Addr: addr, cmd: exec.Command("redis-server", conf, "--sentinel", "--bind", "127.0.0.1", "--dir", filepath.Dir(conf))}
