@@ -250,7 +250,7 @@ func (c *Cluster) owner(ctx context.Context, session string) (NodeInfo, string, 
 // failover longer than NodeTTL expires every record on the promoted
 // replica, and a forward from a node that recovered first then found no
 // owner and answered 404 (a lost session) while the owner was still
-// re-announcing (TestClusterSentinelPrimaryKilledMidLoad, 2 runs in 4).
+// re-announcing (TestClusterPrimaryKilledMidLoad/sentinel, 2 runs in 4).
 func (c *Cluster) recoveryWindow() time.Duration {
 	return max(c.timing.Heartbeat+c.timing.Probe, c.timing.NodeTTL)
 }

@@ -67,14 +67,30 @@ func (l *clLoad) stopLoad() {
 	l.wg.Wait()
 }
 
-// The Sentinel-managed primary is killed while clients call tools through
-// the balancer. During the switch requests get 503 naming Redis, nothing
-// else, and no client ever gets another's answer; once the sentinels have
-// promoted the replica, every session works on every node again (its
-// owner re-asserts the records the replica may have missed) and new
-// sessions start.
-func TestClusterSentinelPrimaryKilledMidLoad(t *testing.T) {
-	s := clustertest.StartSentinels(t)
+// clFailover is a Redis deployment whose primary a test can kill.
+type clFailover interface {
+	Redis() clustertest.Redis
+	KillPrimary()
+	AwaitFailover()
+}
+
+// A Redis primary is killed while clients call tools through the
+// balancer: the Sentinel-managed one, or one of a Redis Cluster's three
+// (each with a replica). During the switch requests get 503 naming Redis,
+// nothing else, and no client ever gets another's answer; once the
+// replica is promoted, every session works on every node again (its owner
+// re-asserts the records the replica may have missed, or that expired
+// during the switch) and new sessions start.
+func TestClusterPrimaryKilledMidLoad(t *testing.T) {
+	for name, start := range map[string]func(testing.TB) clFailover{
+		"sentinel": func(t testing.TB) clFailover { return clustertest.StartSentinels(t) },
+		"cluster":  func(t testing.TB) clFailover { return clustertest.StartReplicatedCluster(t, 3) },
+	} {
+		t.Run(name, func(t *testing.T) { onPrimaryKilledMidLoad(t, start(t)) })
+	}
+}
+
+func onPrimaryKilledMidLoad(t *testing.T, s clFailover) {
 	e := clNewEnvTopo(t, s.Redis(), 3, false)
 	clients := make([]*clClient, 6)
 	for i := range clients {

@@ -2,9 +2,10 @@
 // at VMCP_REDIS_ADDR (default 127.0.0.1:6379) when it answers, else a
 // private redis-server; a unique key prefix per test, deleted afterwards; a
 // private redis-server that can be stopped and restarted; a TCP proxy and
-// a dialer (Cutter) that cut one node off Redis; a 3-primary Redis Cluster
-// and a Sentinel set started on loopback (servers.go), and topologies
-// (Redis) to run tests on each. Tests skip, saying why, only when no Redis
+// a dialer (Cutter) that cut one node off Redis; a Redis Cluster (with or
+// without replicas, failover.go) and a Sentinel set started on loopback
+// whose primary a test can kill (servers.go), and topologies (Redis) to
+// run tests on each. Tests skip, saying why, only when no Redis
 // answers and redis-server is not installed.
 package clustertest
 

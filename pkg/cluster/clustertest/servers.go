@@ -137,9 +137,14 @@ type Cluster struct {
 // Cluster of n primaries over them with redis-cli --cluster create and
 // waits until every node reports cluster_state:ok. On error the processes
 // started are in the returned Cluster: Stop it.
-func LaunchCluster(n int, dir string) (*Cluster, error) {
+func LaunchCluster(n int, dir string) (*Cluster, error) { return launchCluster(n, 0, dir) }
+
+// launchCluster is LaunchCluster with replicas replicas per primary (in
+// sync before it returns).
+func launchCluster(n, replicas int, dir string) (*Cluster, error) {
 	c := &Cluster{}
-	for range n {
+	total := n * (1 + replicas)
+	for range total {
 		bus, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return c, err
@@ -147,14 +152,15 @@ func LaunchCluster(n int, dir string) (*Cluster, error) {
 		_, busPort, _ := net.SplitHostPort(bus.Addr().String())
 		_ = bus.Close()
 		p, err := launch(dir, "--cluster-enabled", "yes", "--cluster-port", busPort,
-			"--cluster-config-file", filepath.Join(dir, "nodes-{port}.conf"), "--cluster-node-timeout", "2000")
+			"--cluster-config-file", filepath.Join(dir, "nodes-{port}.conf"), "--cluster-node-timeout", "2000",
+			"--repl-diskless-sync-delay", "0")
 		if err != nil {
 			return c, err
 		}
 		c.procs, c.Addrs = append(c.procs, p), append(c.Addrs, p.Addr)
 	}
 	args := append([]string{"--cluster", "create"}, c.Addrs...)
-	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	args = append(args, "--cluster-replicas", fmt.Sprint(replicas), "--cluster-yes")
 	ctx, cancel := context.WithTimeout(context.Background(), setupDeadline)
 	defer cancel()
 	if out, err := exec.CommandContext(ctx, "redis-cli", args...).CombinedOutput(); err != nil {
@@ -164,7 +170,11 @@ func LaunchCluster(n int, dir string) (*Cluster, error) {
 		rdb := redis.NewClient(&redis.Options{Addr: a})
 		err := awaitCond("cluster_state:ok on "+a, func(ctx context.Context) (bool, error) {
 			info, err := rdb.ClusterInfo(ctx).Result()
-			return strings.Contains(info, "cluster_state:ok") && strings.Contains(info, fmt.Sprintf("cluster_known_nodes:%d", n)), err
+			if !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, fmt.Sprintf("cluster_known_nodes:%d", total)) {
+				return false, err
+			}
+			repl, err := rdb.Info(ctx, "replication").Result()
+			return strings.Contains(repl, "role:master") || strings.Contains(repl, "master_link_status:up"), err
 		})
 		_ = rdb.Close()
 		if err != nil {
