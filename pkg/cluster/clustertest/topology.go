@@ -81,14 +81,14 @@ func AllKeys(ctx context.Context, rdb redis.UniversalClient, prefix string) ([]s
 		return scan(ctx, rdb, prefix)
 	}
 	var (
-		mu  = make(chan struct{}, 1)
+		mu  sync.Mutex
 		out []string
 	)
-	err := cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { // concurrently
 		keys, err := scan(ctx, m, prefix)
-		mu <- struct{}{}
+		mu.Lock()
+		defer mu.Unlock()
 		out = append(out, keys...)
-		<-mu
 		return err
 	})
 	return out, err
