@@ -57,6 +57,9 @@ type Options struct {
 	// ClusterTiming overrides the cluster's heartbeat periods and TTLs
 	// (zero fields: cluster.DefaultTiming); tests shorten them.
 	ClusterTiming cluster.Timing
+	// ClusterRedisDialer, if set, opens this node's connections to Redis
+	// (tests cut one node off Redis with it, on any topology).
+	ClusterRedisDialer cluster.Dialer
 	// ProgressGrace overrides how long a Legacy call's progress
 	// token stays known after its response (0: the default, 2s); tests
 	// shorten it.
@@ -132,7 +135,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	if err := s.newAuthenticator(cfg.Auth); err != nil {
 		return nil, err
 	}
-	if err := s.startCluster(opts.ClusterTiming); err != nil {
+	if err := s.startCluster(opts.ClusterTiming, opts.ClusterRedisDialer); err != nil {
 		return nil, err
 	}
 	s.agg = aggregator.New(policy(cfg), log)

@@ -32,7 +32,10 @@
 //     tools/call and per DELETE (median of batches of -conc sessions, so
 //     the node's periodic refreshes stay out), per idle session-minute
 //     (one -redis-idle window less the node's own), keys and bytes per
-//     session
+//     session; on one redis-server, then on a Redis Cluster of three
+//     primaries (-redis-topology; there INFO is summed over the primaries
+//     and requests are not counted: the cluster client dials the
+//     addresses the cluster announces, past any proxy)
 //
 //   - forward (forward_row.go): sessions created on node A, called on A,
 //     on node B, which forwards to A, and through the plain proxy to A →
