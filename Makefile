@@ -4,7 +4,7 @@ GO        ?= go
 BIN       := bin
 RACE      ?= -race
 
-.PHONY: build run run-auth test lint unit conformance bench redis chromium server-everything fuzz clean
+.PHONY: build run run-auth test lint lint-fresh unit conformance bench redis chromium server-everything fuzz clean
 
 build: ## vmcp and the demo backend (the go-sdk conformance everything-server)
 	$(GO) build -o $(BIN)/vmcp ./cmd/vmcp
@@ -19,8 +19,11 @@ run-auth: build ## make run with an auth block, in front of a local OpenID Provi
 
 test: lint unit conformance fuzz ## everything CI runs
 
-lint: ## gofmt, go vet, staticcheck, go mod tidy -diff
+lint: ## gofmt, go vet, staticcheck, vmcplint (size, doc and wire rules; scripts/lint-baseline.txt), go mod tidy -diff
 	./scripts/lint.sh
+
+lint-fresh: ## make lint on empty Go module and build caches, as on a fresh machine (minutes; not part of make test)
+	./scripts/lint-fresh-check.sh
 
 unit: redis chromium server-everything ## every Go test with the race detector (test/browser drives headless Chromium)
 	$(GO) test $(RACE) -count=1 -timeout 20m ./...

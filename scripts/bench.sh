@@ -25,11 +25,19 @@
 #     commands per session start, per idle session-minute, per tools/call
 #     and per DELETE, executed (INFO commandstats deltas less the node's
 #     own) and requested (counted by a proxy in front of Redis); keys and
-#     bytes per session) and the forward row (sessions created on node A,
+#     bytes per session; then the same on a private Redis Cluster of three
+#     primaries, INFO summed over them, requests not counted;
+#     -redis-topology redis or cluster runs one) and the forward row (sessions created on node A,
 #     called on A, on node B, which forwards to A, and through the plain
 #     proxy to A, the floor of any extra hop: c=1 p50 and what forwarding
-#     adds, target ≤ 0.3 ms; c=32 throughput).
-#     About 12 min. Extra arguments go to it (e.g. -rounds 5, -rows
+#     adds, target ≤ 0.3 ms; c=32 throughput); then the search row
+#     (tool search, issue 31: LiveMCPBench's 70 servers and 527 tools served
+#     by one echoserver -catalogue process behind vmcp with tool_search on;
+#     its 95 questions through search_tools on a Legacy and a Modern client:
+#     Recall@5, Recall@10, hit@3, search p50/p99 and the definitions' size,
+#     then p50/p99 again with filler servers up to 10,000 tools; needs
+#     ../shared/data/livemcpbench, or -livemcpbench DIR).
+#     About 17 min. Extra arguments go to it (e.g. -rounds 5, -rows
 #     modern, -rows redis,forward, -redis-idle 2m, -profile DIR for vmcp
 #     pprof profiles).
 #  2. go test benchmarks, in process, with allocations per call; the

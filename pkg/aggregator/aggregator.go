@@ -225,6 +225,9 @@ func changedKinds(old, cur *Catalogue) []Kind {
 		}
 	}
 	check(KindTools, old.Tools, cur.Tools)
+	if (old.ownOnly || cur.ownOnly) && (len(kinds) == 0 || kinds[0] != KindTools) {
+		check(KindTools, old.Routable, cur.Routable) // what search and calls see changed
+	}
 	check(KindResources, old.Resources, cur.Resources)
 	check(KindTemplates, old.Templates, cur.Templates)
 	check(KindPrompts, old.Prompts, cur.Prompts)

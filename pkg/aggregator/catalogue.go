@@ -25,6 +25,7 @@ type Policy struct {
 	Order        []string                           // all configured backend names in config order (tie-break, default priority)
 	Priority     []string                           // priority strategy: first listed wins; unlisted follow in Order
 	Overrides    map[string]config.BackendOverrides // backend -> tool/prompt overrides keyed by original name
+	Own          *Own                               // vmcp's own tools (nil: none)
 }
 
 // Conflict records a resource URI or template (Key) offered more than once;
@@ -54,6 +55,9 @@ type Catalogue struct {
 	Resources []*mcp.Resource
 	Templates []*mcp.ResourceTemplate
 	Prompts   []*mcp.Prompt
+	// Routable is every backend tool a call can name, sorted: Tools less
+	// vmcp's own, or with Own.Only the tools that Tools does not list.
+	Routable []*mcp.Tool
 
 	tools     map[string]toolEntry
 	prompts   map[string]promptEntry
@@ -63,6 +67,10 @@ type Catalogue struct {
 	backends  map[Kind][]string
 
 	enc encodings // the lists as JSON, built on first use (encoded.go)
+
+	own     []*mcp.Tool // vmcp's own tools (own.go)
+	ownOnly bool        // Own.Only: Tools lists own alone
+	call    callable
 }
 
 type toolEntry struct {
@@ -155,6 +163,7 @@ func Build(p Policy, inv []Inventory) (*Catalogue, []Conflict, error) {
 	b.buildResources(c)
 	b.buildTemplates(c)
 	b.fillBackends(c)
+	b.addOwn(c)
 	return c, b.conflicts, err
 }
 

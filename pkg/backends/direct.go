@@ -27,10 +27,6 @@ import (
 // response twice to typed values that vmcp then re-encodes; a direct call
 // builds the body once and returns the result bytes untouched.
 
-// modernRevision is the first revision whose requests carry their own
-// _meta and need no session.
-const modernRevision = "2026-07-28"
-
 // DirectRequest is one request sent by Backend.Direct.
 type DirectRequest struct {
 	Method string // JSON-RPC method, also sent as Mcp-Method
@@ -64,7 +60,7 @@ func (b *Backend) DirectVersion() (string, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	up := (b.state == StateReady && b.control != nil) || b.state == StatePerPrincipal
-	if !up || b.init == nil || b.init.ProtocolVersion < modernRevision {
+	if !up || b.init == nil || !wire.IsModern(b.init.ProtocolVersion) {
 		return "", false
 	}
 	return b.init.ProtocolVersion, true
@@ -98,7 +94,7 @@ func (b *Backend) Direct(ctx context.Context, version string, req DirectRequest)
 	if err != nil {
 		return nil, b.transportFailure(ctx, err)
 	}
-	res, err := b.readResponse(resp, id, req.Sink)
+	res, err := b.readResponse(resp, id, req.Method, req.Sink)
 	if err != nil {
 		var we *jsonrpc.Error
 		if !errors.As(err, &we) {
@@ -182,11 +178,12 @@ func headerValue(s string) string {
 // maximum SSE event size).
 const maxResponse = mcp.DefaultMaxEventSize
 
-// readResponse reads the response to request id from resp (a JSON body or
-// an SSE stream whose notifications go to sink) and returns its raw result.
+// readResponse reads the response to request id (of method) from resp (a
+// JSON body or an SSE stream whose notifications go to sink) and returns
+// its raw result; a response to another id fails it (IDError).
 // The body is always consumed to its end (in the background once the
 // response is found, so the HTTP connection is reused) and closed.
-func (b *Backend) readResponse(resp *http.Response, id int64, sink Sink) (json.RawMessage, error) {
+func (b *Backend) readResponse(resp *http.Response, id int64, method string, sink Sink) (json.RawMessage, error) {
 	ct := wire.MediaType(resp.Header.Get("Content-Type"))
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
 		defer resp.Body.Close()
@@ -204,16 +201,20 @@ func (b *Backend) readResponse(resp *http.Response, id int64, sink Sink) (json.R
 	switch ct {
 	case "application/json":
 		defer resp.Body.Close()
-		b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+		data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
 		if err != nil {
 			return nil, err
 		}
-		if len(b) > maxResponse {
+		if len(data) > maxResponse {
 			return nil, fmt.Errorf("response exceeds %d bytes", maxResponse)
 		}
-		return decodeResponse(b, id, false)
+		var m wire.Message
+		if err := wire.Decode(data, &m); err != nil {
+			return nil, fmt.Errorf("malformed JSON-RPC message: %w", err)
+		}
+		return b.answer(&m, id, method)
 	case "text/event-stream":
-		return b.readSSE(resp.Body, id, sink)
+		return b.readSSE(resp.Body, id, method, sink)
 	}
 	resp.Body.Close()
 	return nil, fmt.Errorf("unsupported content type %q (HTTP %d)", ct, resp.StatusCode)
@@ -254,11 +255,21 @@ func responseTo(m *wire.Message, id int64, anyID bool) (json.RawMessage, error) 
 	return m.Result, nil
 }
 
+// answer is responseTo for a message on request id's own POST, where no
+// other request's response is due: one to another id fails the request.
+func (b *Backend) answer(m *wire.Message, id int64, method string) (json.RawMessage, error) {
+	res, err := responseTo(m, id, false)
+	if errors.Is(err, errNotOurs) && m.Method == "" {
+		return nil, IDError(b.Name(), method, strconv.AppendInt(nil, id, 10), m.ID)
+	}
+	return res, err
+}
+
 // readSSE scans an SSE stream for the response to id. The progress and
 // log notifications before it belong to this call and go to sink, in
 // order; any other message before the response is undeliverable (a
 // 2026-07-28 server sends no requests on it).
-func (b *Backend) readSSE(body io.ReadCloser, id int64, sink Sink) (json.RawMessage, error) {
+func (b *Backend) readSSE(body io.ReadCloser, id int64, method string, sink Sink) (json.RawMessage, error) {
 	er := wire.NewEventReader(body)
 	defer er.Release() // each event is copied: its message outlives the read
 	for {
@@ -279,15 +290,13 @@ func (b *Backend) readSSE(body io.ReadCloser, id int64, sink Sink) (json.RawMess
 			b.notifyCall(sink, m.Method, m.Params)
 			continue
 		}
-		res, derr := responseTo(&m, id, false)
-		if !errors.Is(derr, errNotOurs) {
-			if er.Ended() { // the stream ended with the response: nothing to drain
-				body.Close()
-			} else {
-				go drain(body) // the stream ends after the response
-			}
-			return res, derr
+		res, derr := b.answer(&m, id, method)
+		if er.Ended() { // the stream ended with the response: nothing to drain
+			body.Close()
+		} else {
+			go drain(body) // the stream ends after the response
 		}
+		return res, derr
 	}
 }
 

@@ -40,7 +40,7 @@ const maxListenEvent = 1 << 20
 // ownListens reports whether vmcp holds its own listen streams on b: a
 // streamable-HTTP backend speaking a Modern revision.
 func (b *Backend) ownListens(version string) bool {
-	return b.isHTTP() && version >= modernRevision
+	return b.isHTTP() && wire.IsModern(version)
 }
 
 // superviseListen keeps one listen stream for want open until ctx ends. Its

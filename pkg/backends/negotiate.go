@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // negotiate is go-sdk client sending middleware for one connection: when
@@ -64,7 +65,7 @@ func supportedOf(res mcp.Result, err error) []string {
 // and supported list ("" for none).
 func newestLegacy(supported []string) string {
 	for _, v := range mcp.SupportedProtocolVersions() { // newest first
-		if v < modernRevision && slices.Contains(supported, v) {
+		if !wire.IsModern(v) && slices.Contains(supported, v) {
 			return v
 		}
 	}

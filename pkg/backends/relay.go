@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // Relay: a Legacy client's request can go to its own backend session as
@@ -69,7 +70,7 @@ func (s *SessionSet) Raw(ctx context.Context, name string) (r *RawSession, ok bo
 		return nil, false, nil
 	}
 	v := ir.ProtocolVersion
-	return &RawSession{b: b, e: e, id: e.cs.ID(), version: v, modern: v >= modernRevision, held: s.held}, true, nil
+	return &RawSession{b: b, e: e, id: e.cs.ID(), version: v, modern: wire.IsModern(v), held: s.held}, true, nil
 }
 
 // Modern reports whether the session speaks a Modern revision: requests

@@ -48,6 +48,18 @@ func ResultError(backend, method string, result json.RawMessage) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("backend %q answered %s with %s", backend, method, what)}
 }
 
+// IDError is the error for backend's answer to request id (of method)
+// that carries another id, got (-32603, naming both). On a request's own
+// POST (its JSON body or SSE stream) no other request's response is due,
+// so the request fails at once instead of waiting for its own.
+func IDError(backend, method string, id, got json.RawMessage) error {
+	other := "without an id"
+	if len(got) > 0 {
+		other = "to id " + wire.Clip(string(got))
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("backend %q answered %s (id %s) with a response %s", backend, method, wire.Clip(string(id)), other)}
+}
+
 // answerCheck checks the answer to one posted request (id, method) of a
 // backend: msg unchanged, or the error response replacing it.
 type answerCheck struct {
@@ -61,7 +73,10 @@ func (c *answerCheck) rewrite(msg []byte) ([]byte, bool) {
 	if len(bytes.TrimSpace(msg)) == 0 || wire.Decode(msg, &m) != nil || m.Method != "" {
 		return msg, false
 	}
-	if k, ok := wire.IDKey(m.ID); !ok || k != c.key || (len(m.Error) > 0 && string(m.Error) != "null") {
+	if k, ok := wire.IDKey(m.ID); !ok || k != c.key {
+		return wire.ErrorResponse(c.id, IDError(c.backend, c.method, c.id, m.ID)), true
+	}
+	if !checkedMethods[c.method] || (len(m.Error) > 0 && string(m.Error) != "null") {
 		return msg, false
 	}
 	if err := ResultError(c.backend, c.method, m.Result); err != nil {
@@ -71,7 +86,8 @@ func (c *answerCheck) rewrite(msg []byte) ([]byte, bool) {
 }
 
 // checkHTTP wraps a backend session's HTTP client so the answer to each
-// POST of a checked method passes through answerCheck.
+// POST of a request passes through answerCheck: a response to another id
+// fails it (IDError), a checked method's empty result too (ResultError).
 func checkHTTP(base *http.Client, backend string) *http.Client {
 	return &http.Client{Transport: &checkTransport{base: base.Transport, backend: backend}}
 }
@@ -90,7 +106,7 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return rewriteBody(resp, c.rewrite)
 }
 
-// posted is the check for req when it posts a request of a checked method.
+// posted is the check for req when it posts a request (with an id).
 func (t *checkTransport) posted(req *http.Request) *answerCheck {
 	if req.Method != http.MethodPost || req.GetBody == nil {
 		return nil
@@ -102,7 +118,7 @@ func (t *checkTransport) posted(req *http.Request) *answerCheck {
 	defer body.Close()
 	b, err := io.ReadAll(io.LimitReader(body, maxResponse))
 	var m wire.Message
-	if err != nil || wire.Decode(b, &m) != nil || !checkedMethods[m.Method] {
+	if err != nil || wire.Decode(b, &m) != nil || m.Method == "" {
 		return nil
 	}
 	key, ok := wire.IDKey(m.ID)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // The revision a backend session speaks is the one that lets its client's
@@ -25,12 +26,12 @@ import (
 
 // legacyRevision is the revision of backend sessions opened for Legacy
 // clients on backends whose control connection is Modern.
-const legacyRevision = "2025-11-25"
+const legacyRevision = wire.LatestLegacy
 
 // sessionRevision is the revision a new backend session with opts asks for.
 func (b *Backend) sessionRevision(opts SessionOptions) string {
 	v := b.protocolVersion()
-	if opts.Legacy && v >= modernRevision && !b.noLegacy.Load() {
+	if opts.Legacy && wire.IsModern(v) && !b.noLegacy.Load() {
 		return legacyRevision
 	}
 	return v

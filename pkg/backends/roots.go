@@ -55,7 +55,7 @@ func (s *SessionSet) RootsListChanged(ctx context.Context) error {
 
 func (s *SessionSet) rootsChanged(ctx context.Context, name string, e *sessionEntry) error {
 	ir := e.cs.InitializeResult()
-	if ir == nil || ir.ProtocolVersion >= modernRevision {
+	if ir == nil || wire.IsModern(ir.ProtocolVersion) {
 		return nil
 	}
 	b, err := s.m.Backend(name)

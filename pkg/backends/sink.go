@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // Per-call sinks: what a backend sends during one call and related to it
@@ -201,7 +202,7 @@ func (b *Backend) undeliverable(method string, err error) {
 // asked for. Modern backends take the level per request: left alone.
 func (b *Backend) RaiseLogLevel(ctx context.Context, cs *mcp.ClientSession) error {
 	r := cs.InitializeResult()
-	if r == nil || r.Capabilities == nil || r.Capabilities.Logging == nil || r.ProtocolVersion >= modernRevision {
+	if r == nil || r.Capabilities == nil || r.Capabilities.Logging == nil || wire.IsModern(r.ProtocolVersion) {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.Timeout())

@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // Timing is how backends are supervised. Zero fields take the defaults
@@ -220,7 +221,7 @@ func (b *Backend) watch(ctx context.Context, cs *mcp.ClientSession) (forgotten b
 func (b *Backend) probe(ctx context.Context, cs *mcp.ClientSession) error {
 	ctx, cancel := context.WithTimeout(ctx, b.Timeout())
 	defer cancel()
-	if v := cs.InitializeResult(); v != nil && v.ProtocolVersion >= "2026-07-28" {
+	if v := cs.InitializeResult(); v != nil && wire.IsModern(v.ProtocolVersion) {
 		if version, ok := b.DirectVersion(); ok {
 			// server/discover: a first tools/list page of a backend with
 			// thousands of tools costs vmcp megabytes per probe.

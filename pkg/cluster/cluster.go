@@ -23,10 +23,10 @@ const DefaultKeyPrefix = "vmcp:"
 
 // Options configure a Cluster.
 type Options struct {
-	RedisURL            string       // redis:// or rediss://; empty: memory implementations (one node)
+	Redis               Redis        // where cluster state lives; none named: memory implementations (one node)
 	KeyPrefix           string       // prefix of every Redis key (default DefaultKeyPrefix)
 	NodeID              string       // this node's ID (default: random)
-	AdvertiseURL        string       // base URL other nodes forward to (required with RedisURL)
+	AdvertiseURL        string       // base URL other nodes forward to (required with Redis)
 	MaxEventsPerSession int          // messages, and streams, kept per session in the event log (default 1000)
 	Timing              Timing       // periods and TTLs; zero fields take DefaultTiming
 	Logger              *slog.Logger // nil discards
@@ -66,8 +66,8 @@ type Cluster struct {
 	keeperDone chan struct{} // the stream keeper ended
 }
 
-// New builds this node's Cluster and starts its heartbeat. With RedisURL
-// empty everything is in memory; otherwise AdvertiseURL is required. New
+// New builds this node's Cluster and starts its heartbeat. With no Redis
+// named everything is in memory; otherwise AdvertiseURL is required. New
 // does not need Redis to be reachable: until it is, Check fails.
 func New(opts Options) (*Cluster, error) {
 	c := &Cluster{
@@ -91,17 +91,17 @@ func New(opts Options) (*Cluster, error) {
 	if maxEvents <= 0 {
 		maxEvents = 1000
 	}
-	if opts.RedisURL == "" {
+	if !opts.Redis.Enabled() {
 		c.dir, c.events = newMemoryDirectory(), liveEvents{newMemEvents(maxEvents), c}
 	} else {
 		if opts.AdvertiseURL == "" {
-			return nil, errors.New("cluster: an advertise URL is required with a Redis URL (cluster.advertise_url)")
+			return nil, errors.New("cluster: an advertise URL is required with Redis (cluster.advertise_url)")
 		}
 		prefix := opts.KeyPrefix
 		if prefix == "" {
 			prefix = DefaultKeyPrefix
 		}
-		rc, err := newRedisConn(opts.RedisURL, prefix, c.timing.OpTimeout, c.log)
+		rc, err := newRedisConn(opts.Redis, prefix, c.timing.OpTimeout, c.log)
 		if err != nil {
 			return nil, err
 		}
@@ -236,10 +236,24 @@ func (c *Cluster) liveOwner(ctx context.Context, session string) (NodeInfo, erro
 // owner is Owner plus the principal key that created the session.
 func (c *Cluster) owner(ctx context.Context, session string) (NodeInfo, string, error) {
 	n, p, err := c.dir.Lookup(ctx, session)
-	if up := c.upSince(); errors.Is(err, ErrNotFound) && !up.IsZero() && time.Since(up) < c.timing.Heartbeat+c.timing.Probe {
-		return n, "", fmt.Errorf("%w: %w (Redis at %s)", ErrUnavailable, errRecovering, c.redis.addr)
+	if up := c.upSince(); errors.Is(err, ErrNotFound) && !up.IsZero() && time.Since(up) < c.recoveryWindow() {
+		return n, "", fmt.Errorf("%w: %w (%s)", ErrUnavailable, errRecovering, c.redis.addr)
 	}
 	return n, p, err
+}
+
+// recoveryWindow is how long after Redis came back (as this node saw it) a
+// missing record means "not re-asserted yet" (503) rather than "gone"
+// (404): NodeTTL, the time any live node has to renew its record, and at
+// least a heartbeat and a probe. Nodes see Redis return at different
+// moments (a failover: each asks the sentinels, or a shard, on its own
+// schedule), so one node's own beat after the outage is not enough: a
+// failover longer than NodeTTL expires every record on the promoted
+// replica, and a forward from a node that recovered first then found no
+// owner and answered 404 (a lost session) while the owner was still
+// re-announcing (TestClusterPrimaryKilledMidLoad/sentinel, 2 runs in 4).
+func (c *Cluster) recoveryWindow() time.Duration {
+	return max(c.timing.Heartbeat+c.timing.Probe, c.timing.NodeTTL)
 }
 
 // errRecovering: Redis is back after an outage and owners may not yet have
@@ -300,95 +314,4 @@ func (c *Cluster) owned() []string {
 // Requires c.mu.
 func (c *Cluster) ownedPrincipals() map[string]string {
 	return maps.Clone(c.sessions)
-}
-
-// run is the heartbeat: every Timing.Heartbeat it re-announces this node
-// (and re-asserts its sessions' records when they are due or were lost);
-// while Redis is unreachable it probes every Timing.Probe instead, and
-// beats as soon as Redis is back.
-func (c *Cluster) run() {
-	defer close(c.done)
-	t := time.NewTimer(c.timing.Heartbeat)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.stop:
-			return
-		case <-t.C:
-		}
-		next := c.timing.Heartbeat
-		if err := c.beat(context.Background()); err != nil {
-			next = c.timing.Probe
-		}
-		t.Reset(next)
-	}
-}
-
-// beat probes Redis if it is known to be down, then renews this node's
-// record. It re-asserts every session record and event log of this node
-// when they are due (every SessionTTL/3), when the node record was missing
-// (Redis lost its data: restarted empty, flushed, failed over; or the
-// record expired) and when Redis has just come back. A failed beat makes
-// the next successful one re-assert everything.
-func (c *Cluster) beat(ctx context.Context) error {
-	recovered := false
-	if c.redis != nil && c.redis.err() != nil {
-		if err := c.redis.probe(ctx); err != nil {
-			c.nextRefresh = time.Time{}
-			return err
-		}
-		recovered = true
-	}
-	missing, err := c.dir.Announce(ctx, c.self, c.timing.NodeTTL)
-	if err != nil {
-		c.nextRefresh = time.Time{}
-		return err
-	}
-	now := time.Now()
-	if !missing && !recovered && now.Before(c.nextRefresh) {
-		return nil
-	}
-	if missing && !c.nextRefresh.IsZero() {
-		c.log.Warn("cluster: this node's record was missing from Redis (data lost or expired); re-asserting every session record", "node", c.self.ID)
-	}
-	if err := c.refresh(ctx); err != nil {
-		c.nextRefresh = time.Time{}
-		return err
-	}
-	c.nextRefresh = now.Add(c.timing.SessionTTL / 3)
-	return nil
-}
-
-// refresh re-asserts every session record and renews every event log of
-// this node (pipelined, in batches).
-func (c *Cluster) refresh(ctx context.Context) error {
-	c.mu.Lock()
-	owned, principals := c.owned(), c.ownedPrincipals()
-	c.mu.Unlock()
-	err := c.dir.Refresh(ctx, c.self.ID, principals, c.timing.SessionTTL)
-	if err == nil && c.redisEvts != nil {
-		err = c.redisEvts.touch(ctx, owned, c.timing.SessionTTL)
-	}
-	c.releaseEnded(ctx, owned)
-	return err
-}
-
-// releaseEnded releases the records of those of ids that ended while
-// they were being refreshed: the refresh may have re-set a record just
-// after SessionEnded deleted it, which would outlive its session by
-// SessionTTL.
-func (c *Cluster) releaseEnded(ctx context.Context, ids []string) {
-	c.mu.Lock()
-	var ended []string
-	for _, id := range ids {
-		if _, ok := c.sessions[id]; !ok {
-			ended = append(ended, id)
-		}
-	}
-	c.mu.Unlock()
-	for _, id := range ended {
-		if err := c.dir.Release(ctx, id, c.self.ID); err != nil {
-			c.log.Debug("cluster: record of a session ended during its refresh not released; it will expire", "session", id, "error", err)
-		}
-	}
 }

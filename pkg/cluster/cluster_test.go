@@ -29,7 +29,7 @@ func TestClusterMemoryModeNeedsNothing(t *testing.T) {
 }
 
 func TestClusterModeRequiresAdvertiseURL(t *testing.T) {
-	_, err := New(Options{RedisURL: "redis://127.0.0.1:1/0"})
+	_, err := New(Options{Redis: Redis{URL: "redis://127.0.0.1:1/0"}})
 	require.ErrorContains(t, err, "advertise")
 }
 
@@ -91,7 +91,7 @@ func TestClusterRedisOutageAndRecovery(t *testing.T) {
 		owner, err := c.liveOwner(ctx, "S")
 		return err == nil && owner.ID == "n1"
 	}, fast.Heartbeat, 5*time.Millisecond, "the owner re-registers its session after Redis lost it")
-	time.Sleep(fast.Heartbeat + fast.Probe)
+	time.Sleep(c.recoveryWindow()) // every live node has renewed its record by then (NodeTTL)
 	_, err = c.liveOwner(ctx, "unknown")
 	require.ErrorIs(t, err, ErrNotFound)
 }

@@ -26,7 +26,7 @@ var fast = Timing{
 func testConn(t *testing.T) *redisConn {
 	t.Helper()
 	url := clustertest.URL(t)
-	c, err := newRedisConn(url, clustertest.Prefix(t, url), time.Second, discard)
+	c, err := newRedisConn(Redis{URL: url}, clustertest.Prefix(t, url), time.Second, discard)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.close() })
 	return c
@@ -38,102 +38,106 @@ func backends(t *testing.T, f func(t *testing.T, d Directory)) {
 	t.Run("redis", func(t *testing.T) { f(t, &redisDirectory{c: testConn(t)}) })
 }
 
-func TestClusterDirectoryContract(t *testing.T) {
-	backends(t, func(t *testing.T, d Directory) {
-		ctx := context.Background()
-		a := NodeInfo{ID: "a", URL: "http://127.0.0.1:1"}
-		b := NodeInfo{ID: "b", URL: "http://127.0.0.1:2"}
-		announce(t, d, a, time.Minute)
-		announce(t, d, b, time.Minute)
-		n, err := d.Node(ctx, "a")
-		require.NoError(t, err)
-		require.Equal(t, a, n)
-		_, err = d.Node(ctx, "zz")
-		require.ErrorIs(t, err, ErrNotFound)
-		nodes, err := d.Nodes(ctx)
-		require.NoError(t, err)
-		require.ElementsMatch(t, []NodeInfo{a, b}, nodes)
+func TestClusterDirectoryContract(t *testing.T) { backends(t, contractBasics) }
 
-		require.NoError(t, d.Claim(ctx, "s1", "a", "", time.Minute))
-		require.NoError(t, d.Claim(ctx, "s1", "a", "", time.Minute), "re-claim by the owner")
-		require.ErrorIs(t, d.Claim(ctx, "s1", "b", "", time.Minute), ErrConflict)
-		owner, _, err := d.Lookup(ctx, "s1")
-		require.NoError(t, err)
-		require.Equal(t, a, owner)
-		_, _, err = d.Lookup(ctx, "nope")
-		require.ErrorIs(t, err, ErrNotFound)
+func contractBasics(t *testing.T, d Directory) {
+	ctx := context.Background()
+	a := NodeInfo{ID: "a", URL: "http://127.0.0.1:1"}
+	b := NodeInfo{ID: "b", URL: "http://127.0.0.1:2"}
+	announce(t, d, a, time.Minute)
+	announce(t, d, b, time.Minute)
+	n, err := d.Node(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, a, n)
+	_, err = d.Node(ctx, "zz")
+	require.ErrorIs(t, err, ErrNotFound)
+	nodes, err := d.Nodes(ctx)
+	require.NoError(t, err)
+	require.ElementsMatch(t, []NodeInfo{a, b}, nodes)
 
-		require.NoError(t, d.Release(ctx, "s1", "b"), "release by another node is a no-op")
-		_, _, err = d.Lookup(ctx, "s1")
-		require.NoError(t, err)
-		require.NoError(t, d.Release(ctx, "s1", "a"))
-		_, _, err = d.Lookup(ctx, "s1")
-		require.ErrorIs(t, err, ErrNotFound)
+	require.NoError(t, d.Claim(ctx, "s1", "a", "", time.Minute))
+	require.NoError(t, d.Claim(ctx, "s1", "a", "", time.Minute), "re-claim by the owner")
+	require.ErrorIs(t, d.Claim(ctx, "s1", "b", "", time.Minute), ErrConflict)
+	owner, _, err := d.Lookup(ctx, "s1")
+	require.NoError(t, err)
+	require.Equal(t, a, owner)
+	_, _, err = d.Lookup(ctx, "nope")
+	require.ErrorIs(t, err, ErrNotFound)
 
-		// A session of a node that left (or died) has no live owner.
-		require.NoError(t, d.Claim(ctx, "s2", "b", "", time.Minute))
-		require.NoError(t, d.Withdraw(ctx, "b"))
-		_, _, err = d.Lookup(ctx, "s2")
-		require.ErrorIs(t, err, ErrNotFound)
-		nodes, err = d.Nodes(ctx)
-		require.NoError(t, err)
-		require.Equal(t, []NodeInfo{a}, nodes)
-	})
+	require.NoError(t, d.Release(ctx, "s1", "b"), "release by another node is a no-op")
+	_, _, err = d.Lookup(ctx, "s1")
+	require.NoError(t, err)
+	require.NoError(t, d.Release(ctx, "s1", "a"))
+	_, _, err = d.Lookup(ctx, "s1")
+	require.ErrorIs(t, err, ErrNotFound)
+
+	// A session of a node that left (or died) has no live owner.
+	require.NoError(t, d.Claim(ctx, "s2", "b", "", time.Minute))
+	require.NoError(t, d.Withdraw(ctx, "b"))
+	_, _, err = d.Lookup(ctx, "s2")
+	require.ErrorIs(t, err, ErrNotFound)
+	nodes, err = d.Nodes(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []NodeInfo{a}, nodes)
 }
 
 // The owner record carries the principal that created the session, on
 // every node, through claims, refreshes and releases.
 func TestClusterDirectoryRecordsCarryThePrincipal(t *testing.T) {
-	backends(t, func(t *testing.T, d Directory) {
-		ctx := context.Background()
-		a := NodeInfo{ID: "a", URL: "http://127.0.0.1:1"}
-		announce(t, d, a, time.Minute)
-		alice := "https://idp\x00alice" // identity.Principal.Key: NUL inside
-		require.NoError(t, d.Claim(ctx, "s1", "a", alice, time.Minute))
-		require.NoError(t, d.Claim(ctx, "s1", "a", alice, time.Minute), "re-claim by the owner")
-		require.ErrorIs(t, d.Claim(ctx, "s1", "b", alice, time.Minute), ErrConflict)
-		owner, p, err := d.Lookup(ctx, "s1")
-		require.NoError(t, err)
-		require.Equal(t, a, owner)
-		require.Equal(t, alice, p)
+	backends(t, contractRecordsCarryThePrincipal)
+}
 
-		require.NoError(t, d.Refresh(ctx, "a", map[string]string{"s1": alice, "s2": ""}, time.Minute))
-		_, p, err = d.Lookup(ctx, "s1")
-		require.NoError(t, err)
-		require.Equal(t, alice, p, "a refresh keeps the principal")
-		_, p, err = d.Lookup(ctx, "s2")
-		require.NoError(t, err)
-		require.Empty(t, p, "anonymous")
+func contractRecordsCarryThePrincipal(t *testing.T, d Directory) {
+	ctx := context.Background()
+	a := NodeInfo{ID: "a", URL: "http://127.0.0.1:1"}
+	announce(t, d, a, time.Minute)
+	alice := "https://idp\x00alice" // identity.Principal.Key: NUL inside
+	require.NoError(t, d.Claim(ctx, "s1", "a", alice, time.Minute))
+	require.NoError(t, d.Claim(ctx, "s1", "a", alice, time.Minute), "re-claim by the owner")
+	require.ErrorIs(t, d.Claim(ctx, "s1", "b", alice, time.Minute), ErrConflict)
+	owner, p, err := d.Lookup(ctx, "s1")
+	require.NoError(t, err)
+	require.Equal(t, a, owner)
+	require.Equal(t, alice, p)
 
-		require.NoError(t, d.Release(ctx, "s1", "b"), "release by another node is a no-op")
-		_, _, err = d.Lookup(ctx, "s1")
-		require.NoError(t, err)
-		require.NoError(t, d.Release(ctx, "s1", "a"), "the owner releases whatever the principal")
-		_, _, err = d.Lookup(ctx, "s1")
-		require.ErrorIs(t, err, ErrNotFound)
-	})
+	require.NoError(t, d.Refresh(ctx, "a", map[string]string{"s1": alice, "s2": ""}, time.Minute))
+	_, p, err = d.Lookup(ctx, "s1")
+	require.NoError(t, err)
+	require.Equal(t, alice, p, "a refresh keeps the principal")
+	_, p, err = d.Lookup(ctx, "s2")
+	require.NoError(t, err)
+	require.Empty(t, p, "anonymous")
+
+	require.NoError(t, d.Release(ctx, "s1", "b"), "release by another node is a no-op")
+	_, _, err = d.Lookup(ctx, "s1")
+	require.NoError(t, err)
+	require.NoError(t, d.Release(ctx, "s1", "a"), "the owner releases whatever the principal")
+	_, _, err = d.Lookup(ctx, "s1")
+	require.ErrorIs(t, err, ErrNotFound)
 }
 
 func TestClusterDirectoryRecordsExpireAndRefreshRecreates(t *testing.T) {
-	backends(t, func(t *testing.T, d Directory) {
-		ctx := context.Background()
-		a := NodeInfo{ID: "a", URL: "http://127.0.0.1:1"}
-		announce(t, d, a, time.Minute)
-		require.NoError(t, d.Claim(ctx, "s", "a", "", 150*time.Millisecond))
-		require.NoError(t, d.Refresh(ctx, "a", map[string]string{"s": ""}, 150*time.Millisecond))
-		time.Sleep(300 * time.Millisecond)
-		_, _, err := d.Lookup(ctx, "s")
-		require.ErrorIs(t, err, ErrNotFound, "an unrefreshed record expires")
-		require.NoError(t, d.Refresh(ctx, "a", map[string]string{"s": ""}, time.Minute))
-		owner, _, err := d.Lookup(ctx, "s")
-		require.NoError(t, err, "refresh re-creates a lost record")
-		require.Equal(t, a, owner)
+	backends(t, contractRecordsExpireAndRefreshRecreates)
+}
 
-		announce(t, d, NodeInfo{ID: "b", URL: "http://127.0.0.1:2"}, 150*time.Millisecond)
-		time.Sleep(300 * time.Millisecond)
-		_, err = d.Node(ctx, "b")
-		require.ErrorIs(t, err, ErrNotFound, "a node that stops announcing is dead")
-	})
+func contractRecordsExpireAndRefreshRecreates(t *testing.T, d Directory) {
+	ctx := context.Background()
+	a := NodeInfo{ID: "a", URL: "http://127.0.0.1:1"}
+	announce(t, d, a, time.Minute)
+	require.NoError(t, d.Claim(ctx, "s", "a", "", 150*time.Millisecond))
+	require.NoError(t, d.Refresh(ctx, "a", map[string]string{"s": ""}, 150*time.Millisecond))
+	time.Sleep(300 * time.Millisecond)
+	_, _, err := d.Lookup(ctx, "s")
+	require.ErrorIs(t, err, ErrNotFound, "an unrefreshed record expires")
+	require.NoError(t, d.Refresh(ctx, "a", map[string]string{"s": ""}, time.Minute))
+	owner, _, err := d.Lookup(ctx, "s")
+	require.NoError(t, err, "refresh re-creates a lost record")
+	require.Equal(t, a, owner)
+
+	announce(t, d, NodeInfo{ID: "b", URL: "http://127.0.0.1:2"}, 150*time.Millisecond)
+	time.Sleep(300 * time.Millisecond)
+	_, err = d.Node(ctx, "b")
+	require.ErrorIs(t, err, ErrNotFound, "a node that stops announcing is dead")
 }
 
 // announce announces a node and fails the test on error.
@@ -146,29 +150,31 @@ func announce(t *testing.T, d Directory, n NodeInfo, ttl time.Duration) {
 // Announce tells the node when its record was not there (first announce,
 // expired, or lost with Redis data): the node re-asserts its sessions then.
 func TestClusterDirectoryAnnounceReportsAMissingNodeRecord(t *testing.T) {
-	backends(t, func(t *testing.T, d Directory) {
-		ctx := context.Background()
-		a := NodeInfo{ID: "a", URL: "http://127.0.0.1:1"}
-		missing, err := d.Announce(ctx, a, 150*time.Millisecond)
-		require.NoError(t, err)
-		require.True(t, missing, "the first announce")
-		missing, err = d.Announce(ctx, a, 150*time.Millisecond)
-		require.NoError(t, err)
-		require.False(t, missing, "renewed in time")
-		time.Sleep(300 * time.Millisecond)
-		missing, err = d.Announce(ctx, a, time.Minute)
-		require.NoError(t, err)
-		require.True(t, missing, "expired meanwhile")
-		require.NoError(t, d.Withdraw(ctx, "a"))
-		missing, err = d.Announce(ctx, a, time.Minute)
-		require.NoError(t, err)
-		require.True(t, missing, "removed meanwhile")
-	})
+	backends(t, contractAnnounceReportsAMissingNodeRecord)
+}
+
+func contractAnnounceReportsAMissingNodeRecord(t *testing.T, d Directory) {
+	ctx := context.Background()
+	a := NodeInfo{ID: "a", URL: "http://127.0.0.1:1"}
+	missing, err := d.Announce(ctx, a, 150*time.Millisecond)
+	require.NoError(t, err)
+	require.True(t, missing, "the first announce")
+	missing, err = d.Announce(ctx, a, 150*time.Millisecond)
+	require.NoError(t, err)
+	require.False(t, missing, "renewed in time")
+	time.Sleep(300 * time.Millisecond)
+	missing, err = d.Announce(ctx, a, time.Minute)
+	require.NoError(t, err)
+	require.True(t, missing, "expired meanwhile")
+	require.NoError(t, d.Withdraw(ctx, "a"))
+	missing, err = d.Announce(ctx, a, time.Minute)
+	require.NoError(t, err)
+	require.True(t, missing, "removed meanwhile")
 }
 
 func TestClusterRedisDownFailsFastWithErrUnavailableAndRecovers(t *testing.T) {
 	srv := clustertest.Start(t)
-	c, err := newRedisConn(srv.URL(), "t:", 300*time.Millisecond, discard)
+	c, err := newRedisConn(Redis{URL: srv.URL()}, "t:", 300*time.Millisecond, discard)
 	require.NoError(t, err)
 	defer c.close()
 	d := &redisDirectory{c: c}

@@ -18,7 +18,7 @@ import (
 )
 
 // redisEvents is the mcp.EventStore on Redis Streams: one Redis stream per
-// client session (PREFIX ev:SESSION) holding that session's last maxLen
+// client session (keyspace.events) holding that session's last maxLen
 // server-to-client messages, from all of its SSE streams, as entries
 // {s: SDK stream ID, i: index in that stream, d: message}. A session's key
 // never holds another session's messages, and is deleted when the session
@@ -90,7 +90,7 @@ func newRedisEvents(c *redisConn, maxLen int, ttl time.Duration, log *slog.Logge
 	return e
 }
 
-func (e *redisEvents) key(session string) string { return e.c.prefix + "ev:" + session }
+func (e *redisEvents) key(session string) string { return e.c.keys.events(session) }
 
 // stream returns the bookkeeping of (session, stream), creating it. It
 // keeps at most maxLen streams besides the standalone one per session: an
@@ -163,7 +163,7 @@ func (e *redisEvents) send(op *evOp) error {
 	case e.queue <- op:
 		return nil
 	case <-t.C:
-		return fmt.Errorf("%w: Redis at %s: event writes are %d behind", ErrUnavailable, e.c.addr, evQueue)
+		return fmt.Errorf("%w: %s: event writes are %d behind", ErrUnavailable, e.c.addr, evQueue)
 	}
 }
 

@@ -44,41 +44,44 @@ func appendN(t *testing.T, s mcp.EventStore, session, stream string, from, to in
 // TestEventStoreMatchesSDKMemoryStore: the Redis store answers like the
 // SDK's memory store for appends and replays within the retained history.
 func TestClusterEventStoreMatchesSDKMemoryStore(t *testing.T) {
-	ctx := context.Background()
 	stores := map[string]mcp.EventStore{
 		"sdk":    mcp.NewMemoryEventStore(nil),
 		"memory": newMemEvents(100),
 		"redis":  testEvents(t, testConn(t), 100),
 	}
 	for name, s := range stores {
-		t.Run(name, func(t *testing.T) {
-			require.NoError(t, s.Open(ctx, "S1", ""))
-			require.NoError(t, s.Open(ctx, "S1", "p1"))
-			got, err := after(t, s, "S1", "", -1)
-			require.NoError(t, err)
-			require.Empty(t, got, "nothing yet")
-			appendN(t, s, "S1", "", 0, 3)
-			appendN(t, s, "S1", "p1", 0, 2)
-			appendN(t, s, "S2", "", 0, 1) // another session
-
-			got, err = after(t, s, "S1", "", 0)
-			require.NoError(t, err)
-			require.Equal(t, []string{"-1", "-2"}, got)
-			got, err = after(t, s, "S1", "p1", 0)
-			require.NoError(t, err)
-			require.Equal(t, []string{"p1-1"}, got)
-			got, err = after(t, s, "S1", "", 2)
-			require.NoError(t, err)
-			require.Empty(t, got, "nothing after the last")
-			got, err = after(t, s, "S2", "", -1)
-			require.NoError(t, err)
-			require.Equal(t, []string{"-0"}, got, "never another session's messages")
-
-			require.NoError(t, s.SessionClosed(ctx, "S1"))
-			_, err = after(t, s, "S1", "", 0)
-			require.Error(t, err, "a closed session has no history")
-		})
+		t.Run(name, func(t *testing.T) { eventsContract(t, s) })
 	}
+}
+
+// eventsContract is what every mcp.EventStore answers (ctx: no deadline).
+func eventsContract(t *testing.T, s mcp.EventStore) {
+	ctx := context.Background()
+	require.NoError(t, s.Open(ctx, "S1", ""))
+	require.NoError(t, s.Open(ctx, "S1", "p1"))
+	got, err := after(t, s, "S1", "", -1)
+	require.NoError(t, err)
+	require.Empty(t, got, "nothing yet")
+	appendN(t, s, "S1", "", 0, 3)
+	appendN(t, s, "S1", "p1", 0, 2)
+	appendN(t, s, "S2", "", 0, 1) // another session
+
+	got, err = after(t, s, "S1", "", 0)
+	require.NoError(t, err)
+	require.Equal(t, []string{"-1", "-2"}, got)
+	got, err = after(t, s, "S1", "p1", 0)
+	require.NoError(t, err)
+	require.Equal(t, []string{"p1-1"}, got)
+	got, err = after(t, s, "S1", "", 2)
+	require.NoError(t, err)
+	require.Empty(t, got, "nothing after the last")
+	got, err = after(t, s, "S2", "", -1)
+	require.NoError(t, err)
+	require.Equal(t, []string{"-0"}, got, "never another session's messages")
+
+	require.NoError(t, s.SessionClosed(ctx, "S1"))
+	_, err = after(t, s, "S1", "", 0)
+	require.Error(t, err, "a closed session has no history")
 }
 
 func TestClusterEventStoreKeepsBoundedHistoryAndReportsPurged(t *testing.T) {
@@ -114,7 +117,7 @@ func TestClusterEventStoreKeepsBoundedHistoryAndReportsPurged(t *testing.T) {
 
 func TestClusterEventStoreFailedAppendIsAGapNotAShift(t *testing.T) {
 	srv := clustertest.Start(t)
-	c, err := newRedisConn(srv.URL(), "t:", 300*time.Millisecond, discard)
+	c, err := newRedisConn(Redis{URL: srv.URL()}, "t:", 300*time.Millisecond, discard)
 	require.NoError(t, err)
 	defer c.close()
 	s := testEvents(t, c, 100)

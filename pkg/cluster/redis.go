@@ -3,127 +3,10 @@ package cluster
 import (
 	"context"
 	"errors"
-	"fmt"
-	"log/slog"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
-
-// redisConn is the shared Redis client of one node with its health: every
-// operation is bounded by a timeout, and while Redis is known to be
-// unreachable operations fail at once with ErrUnavailable (never falling
-// back to anything) until probe succeeds again.
-type redisConn struct {
-	rdb     *redis.Client
-	addr    string // host:port, for messages (no credentials)
-	prefix  string // of every key
-	timeout time.Duration
-	log     *slog.Logger
-	health  atomic.Pointer[health]
-}
-
-// health is Redis reachability as last observed.
-type health struct {
-	err   error     // non-nil while unreachable (wraps ErrUnavailable)
-	since time.Time // when err became non-nil, or when Redis came back (zero: never down)
-}
-
-// newRedisConn parses a redis:// or rediss:// URL and builds the client. It
-// does not connect: reachability is learned by the first operation or probe.
-func newRedisConn(rawURL, prefix string, timeout time.Duration, log *slog.Logger) (*redisConn, error) {
-	o, err := redis.ParseURL(rawURL)
-	if err != nil {
-		return nil, fmt.Errorf("cluster.redis_url: %w", err)
-	}
-	o.DialTimeout = timeout
-	o.ReadTimeout = timeout
-	o.WriteTimeout = timeout
-	o.ContextTimeoutEnabled = true
-	o.MaxRetries = 1    // one retry on a pooled connection broken by a Redis restart
-	o.DialerRetries = 1 // no dial retries inside an operation: the heartbeat probes
-	o.PoolTimeout = timeout
-	quietRedis.Do(func() { redis.SetLogger(quiet{}) })
-	c := &redisConn{rdb: redis.NewClient(o), addr: o.Addr, prefix: prefix, timeout: timeout, log: log}
-	c.health.Store(&health{})
-	return c, nil
-}
-
-// quietRedis silences go-redis's own logging (process-wide): reachability
-// changes are logged by redisConn, once per change.
-var quietRedis sync.Once
-
-type quiet struct{}
-
-func (quiet) Printf(context.Context, string, ...any) {}
-
-// err returns the unavailability error while Redis is unreachable, else nil.
-func (c *redisConn) err() error { return c.health.Load().err }
-
-// upSince is when Redis was last seen coming back (zero if never down).
-func (c *redisConn) upSince() time.Time { return c.health.Load().since }
-
-// do runs f with a timeout, unless Redis is known to be down.
-func (c *redisConn) do(ctx context.Context, f func(context.Context) error) error {
-	if err := c.err(); err != nil {
-		return err
-	}
-	return c.run(ctx, f)
-}
-
-// run runs f with a timeout and records what it says about reachability.
-func (c *redisConn) run(ctx context.Context, f func(context.Context) error) error {
-	octx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	err := f(octx)
-	switch {
-	case err == nil || isReply(err):
-		c.markUp()
-		return err
-	case ctx.Err() != nil:
-		return ctx.Err() // our caller gave up: this says nothing about Redis
-	default:
-		return c.markDown(err)
-	}
-}
-
-// probe pings Redis even while it is known to be down; it reports whether
-// Redis is reachable now.
-func (c *redisConn) probe(ctx context.Context) error {
-	return c.run(ctx, func(ctx context.Context) error { return c.rdb.Ping(ctx).Err() })
-}
-
-func (c *redisConn) markUp() {
-	if h := c.health.Load(); h.err != nil && c.health.CompareAndSwap(h, &health{since: time.Now()}) {
-		c.log.Info("cluster: Redis reachable again", "redis", c.addr, "down_for", time.Since(h.since).Round(time.Millisecond))
-	}
-}
-
-func (c *redisConn) markDown(cause error) error {
-	h := c.health.Load()
-	if h.err != nil {
-		return h.err
-	}
-	down := &health{err: fmt.Errorf("%w: Redis at %s: %v", ErrUnavailable, c.addr, cause), since: time.Now()}
-	if !c.health.CompareAndSwap(h, down) {
-		return c.err()
-	}
-	c.log.Warn("cluster: Redis unreachable; requests that need it get 503 until it returns", "redis", c.addr, "error", cause)
-	return down.err
-}
-
-// isReply reports whether err is an answer from a working Redis (including
-// redis.Nil), as opposed to a connection problem. LOADING (a restarted
-// Redis reading its data) counts as unreachable.
-func isReply(err error) bool {
-	var re redis.Error
-	return errors.As(err, &re) && !strings.HasPrefix(err.Error(), "LOADING")
-}
-
-func (c *redisConn) close() error { return c.rdb.Close() }
 
 // holdScript sets KEYS[1] to ARGV[1] for ARGV[2] ms unless another value
 // holds it: 1 if set, 0 if held by another (Claim).
@@ -137,7 +20,8 @@ return 1`)
 // KEYS[1] (its value is ownerValue: the owner ID, then NUL and the
 // principal if any), where url is the value of ARGV[1]..owner (the owner's
 // liveness record), or false without a session record. (One round trip;
-// standalone Redis only.)
+// one Redis only: on a Redis Cluster the two keys are in different slots,
+// lookupSharded.)
 var lookupScript = redis.NewScript(`
 local v = redis.call('GET', KEYS[1])
 if not v then return false end
@@ -155,15 +39,14 @@ local v = redis.call('GET', KEYS[1])
 if v and (v == ARGV[1] or string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. '\0') then return redis.call('DEL', KEYS[1]) end
 return 0`)
 
-// redisDirectory is the Directory on Redis: PREFIX node:ID -> URL (TTL),
-// PREFIX nodes (set of IDs ever announced, pruned lazily) and
-// PREFIX sess:SESSION -> ownerValue(owner ID, principal) (TTL: SessionTTL,
-// long; valid only while the owner's node record lives).
+// redisDirectory is the Directory on Redis (keys: keyspace): node
+// records with a TTL, the set of node IDs, and session records (TTL
+// SessionTTL, long; valid only while the owner's node record lives).
 type redisDirectory struct{ c *redisConn }
 
-func (d *redisDirectory) nodeKey(id string) string { return d.c.prefix + "node:" + id }
-func (d *redisDirectory) sessKey(id string) string { return d.c.prefix + "sess:" + id }
-func (d *redisDirectory) nodesKey() string         { return d.c.prefix + "nodes" }
+func (d *redisDirectory) nodeKey(id string) string { return d.c.keys.node(id) }
+func (d *redisDirectory) sessKey(id string) string { return d.c.keys.sess(id) }
+func (d *redisDirectory) nodesKey() string         { return d.c.keys.nodes() }
 
 func (d *redisDirectory) Announce(ctx context.Context, n NodeInfo, ttl time.Duration) (missing bool, err error) {
 	err = d.c.do(ctx, func(ctx context.Context) error {
@@ -217,11 +100,7 @@ func (d *redisDirectory) Nodes(ctx context.Context) ([]NodeInfo, error) {
 		if err != nil || len(ids) == 0 {
 			return err
 		}
-		keys := make([]string, len(ids))
-		for i, id := range ids {
-			keys[i] = d.nodeKey(id)
-		}
-		urls, err := d.c.rdb.MGet(ctx, keys...).Result()
+		urls, err := d.nodeURLs(ctx, ids)
 		if err != nil {
 			return err
 		}
@@ -239,6 +118,36 @@ func (d *redisDirectory) Nodes(ctx context.Context) ([]NodeInfo, error) {
 		return nil
 	})
 	return out, err
+}
+
+// nodeURLs reads the node records of ids (nil where there is none): one
+// MGET on one Redis; on a Redis Cluster, where node records are in
+// different slots, one pipeline of GETs (go-redis sends each shard its own).
+func (d *redisDirectory) nodeURLs(ctx context.Context, ids []string) ([]any, error) {
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = d.nodeKey(id)
+	}
+	if !d.c.keys.tagged {
+		return d.c.rdb.MGet(ctx, keys...).Result()
+	}
+	cmds := make([]*redis.StringCmd, len(keys))
+	_, err := d.c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			cmds[i] = p.Get(ctx, k)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	out := make([]any, len(cmds))
+	for i, c := range cmds {
+		if v, err := c.Result(); err == nil {
+			out[i] = v
+		}
+	}
+	return out, nil
 }
 
 func (d *redisDirectory) Claim(ctx context.Context, session, node, principal string, ttl time.Duration) error {
@@ -283,7 +192,11 @@ func (d *redisDirectory) Refresh(ctx context.Context, node string, sessions map[
 func (d *redisDirectory) Lookup(ctx context.Context, session string) (NodeInfo, string, error) {
 	var res []any
 	err := d.c.do(ctx, func(ctx context.Context) (err error) {
-		res, err = lookupScript.Run(ctx, d.c.rdb, []string{d.sessKey(session)}, d.c.prefix+"node:").Slice()
+		if d.c.keys.tagged {
+			res, err = d.lookupSharded(ctx, session)
+			return err
+		}
+		res, err = lookupScript.Run(ctx, d.c.rdb, []string{d.sessKey(session)}, d.c.keys.prefix+"node:").Slice()
 		return err
 	})
 	if errors.Is(err, redis.Nil) || (err == nil && len(res) < 2) {
@@ -299,6 +212,26 @@ func (d *redisDirectory) Lookup(ctx context.Context, session string) (NodeInfo, 
 		p, _ = res[2].(string)
 	}
 	return NodeInfo{ID: id, URL: u}, p, nil
+}
+
+// lookupSharded is lookupScript on a Redis Cluster, where the session's
+// record and its owner's node record live in different slots: two GETs,
+// one after the other (the owner's record is read after the session's, as
+// in the script). It answers as the script does.
+func (d *redisDirectory) lookupSharded(ctx context.Context, session string) ([]any, error) {
+	v, err := d.c.rdb.Get(ctx, d.sessKey(session)).Result()
+	if err != nil {
+		return nil, err
+	}
+	id, p := splitOwner(v)
+	u, err := d.c.rdb.Get(ctx, d.nodeKey(id)).Result()
+	if errors.Is(err, redis.Nil) {
+		return []any{id}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return []any{id, u, p}, nil
 }
 
 func (d *redisDirectory) Release(ctx context.Context, session, node string) error {

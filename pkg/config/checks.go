@@ -40,6 +40,7 @@ func unsetVars(ps *problems, c *Config) []Problem {
 		}
 	}
 	check("mrtr.state_key", c.MRTR.StateKey)
+	check("cluster.redis_password", c.Cluster.RedisPassword)
 	return out
 }
 

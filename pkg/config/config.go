@@ -35,6 +35,8 @@ type Config struct {
 	Authorization *Authorization `yaml:"authorization,omitempty"`
 	// Telemetry configures OpenTelemetry tracing (telemetry.go).
 	Telemetry Telemetry `yaml:"telemetry"`
+	// ToolSearch is vmcp's built-in tool search (toolsearch.go).
+	ToolSearch ToolSearch `yaml:"tool_search"`
 	// Audit configures the audit log (audit.go); nil: none.
 	Audit *Audit `yaml:"audit,omitempty"`
 }
@@ -168,15 +170,33 @@ type MRTR struct {
 	MaxParkedPerPrincipal int `yaml:"max_parked_per_principal"`
 }
 
-// Cluster configures multi-node operation on Redis.
+// Cluster configures multi-node operation on Redis: at most one of
+// RedisURL, RedisCluster and RedisSentinel (none: single node, in memory).
 type Cluster struct {
-	RedisURL            string `yaml:"redis_url"`              // empty: single node, in memory
+	RedisURL      string         `yaml:"redis_url"`                // one Redis: redis:// or rediss://
+	RedisCluster  []string       `yaml:"redis_cluster,omitempty"`  // Redis Cluster seed nodes, host:port
+	RedisSentinel *RedisSentinel `yaml:"redis_sentinel,omitempty"` // a Sentinel-managed primary
+	RedisUsername string         `yaml:"redis_username"`           // ACL user for the Redis servers (replaces a URL's)
+	RedisPassword string         `yaml:"redis_password"`           // ${VAR} expanded; replaces a URL's
+	RedisTLS      bool           `yaml:"redis_tls"`                // TLS to the Redis servers (rediss:// implies it)
+
 	NodeID              string `yaml:"node_id"`                // default: generated at start
 	AdvertiseURL        string `yaml:"advertise_url"`          // how other nodes reach this one
 	MaxEventsPerSession int    `yaml:"max_events_per_session"` // default 1000
 	// KeyPrefix starts every Redis key vmcp writes (default "vmcp:"), so
 	// several clusters or tests can share one Redis.
 	KeyPrefix string `yaml:"key_prefix"`
+}
+
+// RedisSentinel names a primary managed by Redis Sentinel.
+type RedisSentinel struct {
+	Master string   `yaml:"master"` // the primary's name in the sentinels' configuration
+	Addrs  []string `yaml:"addrs"`  // sentinels, host:port
+}
+
+// UsesRedis reports whether c names a Redis (any of the three forms).
+func (c Cluster) UsesRedis() bool {
+	return c.RedisURL != "" || len(c.RedisCluster) > 0 || c.RedisSentinel != nil
 }
 
 // Duration is a time.Duration written in YAML as a Go duration string ("30s").

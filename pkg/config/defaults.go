@@ -86,6 +86,7 @@ func (c *Config) ApplyDefaults() {
 		setDuration(&a.JWKSRefreshInterval, defaultJWKSRefresh)
 	}
 	c.applyTracingDefaults(os.Getenv)
+	c.applyToolSearchDefaults()
 	c.applyAuditDefaults()
 }
 

@@ -54,7 +54,7 @@ func Parse(data []byte, filename string) (*Config, error) {
 // client's MCP server list (Claude Desktop / Cursor mcpServers JSON, VS
 // Code servers JSON), converted into backends. It then expands ${VAR}
 // references from the environment (backend url, args, headers and env
-// values; mrtr.state_key), applies defaults and validates, one pipeline for
+// values; mrtr.state_key, cluster.redis_password), applies defaults and validates, one pipeline for
 // every format. filename only labels problems. Unset ${VAR}s, stdio
 // commands not found and authorization rules matching claims without auth
 // are File.Warnings; launcher backends with the default isolation are
@@ -202,4 +202,5 @@ func (c *Config) expandEnv() {
 		}
 	}
 	c.MRTR.StateKey = expand(c.MRTR.StateKey)
+	c.Cluster.RedisPassword = expand(c.Cluster.RedisPassword)
 }

@@ -74,9 +74,10 @@ func TestParseExample(t *testing.T) {
 		Sessions:   Sessions{IdleTimeout: Duration(30 * time.Minute), Max: 10000, MaxPerPrincipal: 1000},
 		HTTP: HTTP{MaxBodyBytes: 4 << 20, ShutdownTimeout: Duration(10 * time.Second),
 			ReadHeaderTimeout: Duration(10 * time.Second), ReadBodyTimeout: Duration(30 * time.Second), IdleTimeout: Duration(2 * time.Minute)},
-		MRTR:      MRTR{ParkTimeout: Duration(5 * time.Minute), MaxParked: 1000, MaxParkedPerPrincipal: 100},
-		Cluster:   Cluster{MaxEventsPerSession: 1000, KeyPrefix: "vmcp:"},
-		Telemetry: Telemetry{Tracing: Tracing{Protocol: ProtocolHTTPProtobuf, SampleRatio: &one, ServiceName: "vmcp"}},
+		MRTR:       MRTR{ParkTimeout: Duration(5 * time.Minute), MaxParked: 1000, MaxParkedPerPrincipal: 100},
+		Cluster:    Cluster{MaxEventsPerSession: 1000, KeyPrefix: "vmcp:"},
+		Telemetry:  Telemetry{Tracing: Tracing{Protocol: ProtocolHTTPProtobuf, SampleRatio: &one, ServiceName: "vmcp"}},
+		ToolSearch: ToolSearch{List: ToolListSearchOnly},
 	}
 	assert.Equal(t, want, got)
 }

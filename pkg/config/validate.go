@@ -80,24 +80,13 @@ func validate(ps *problems, c *Config) {
 	validateAuth(ps, c)
 	validateAuthorization(ps, c, names)
 	validateTelemetry(ps, c)
+	validateToolSearch(ps, c)
 	validateAudit(ps, c)
 	validateAggregation(ps, &c.Aggregation, names)
 	if k := c.MRTR.StateKey; k != "" && len(k) < minStateKeyLen {
 		ps.add("mrtr.state_key", fmt.Sprintf("must be at least %d bytes after ${VAR} expansion, got %d", minStateKeyLen, len(k)))
 	}
-	if u := c.Cluster.RedisURL; u != "" && !strings.HasPrefix(u, "redis://") && !strings.HasPrefix(u, "rediss://") {
-		ps.add("cluster.redis_url", "must start with redis:// or rediss://")
-	} else if u != "" && c.MRTR.StateKey == "" {
-		ps.add("cluster.redis_url", "requires mrtr.state_key: every node must verify the cursors and requestState the others mint")
-	}
-	if p := c.Cluster.KeyPrefix; !keyPrefixRE.MatchString(p) {
-		ps.add("cluster.key_prefix", fmt.Sprintf("invalid prefix %q: want 1 to 64 of A-Z a-z 0-9 _ . : { } -", p))
-	}
-	if u := c.Cluster.AdvertiseURL; u != "" && !isHTTPURL(u) {
-		ps.add("cluster.advertise_url", fmt.Sprintf("invalid URL %q: want an absolute http or https URL", u))
-	} else if _, err := AdvertiseFromListen(c.Listen); u == "" && c.Cluster.RedisURL != "" && err != nil {
-		ps.add("cluster.advertise_url", fmt.Sprintf("required with cluster.redis_url: listen %q does not say how other nodes reach this one", c.Listen))
-	}
+	validateCluster(ps, c)
 }
 
 // validateHTTP checks the front endpoint's origins, hosts and the metrics

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/rs/cors"
@@ -98,7 +99,8 @@ func (o *Origins) refuse(w http.ResponseWriter, r *http.Request) {
 
 // Handler refuses (403, naming the Origin) a request whose Origin is not
 // allowed, before next runs and without reading its body; answers an allowed preflight (OPTIONS with
-// Access-Control-Request-Method) with 204 and the CORS policy; and adds
+// Access-Control-Request-Method) with 204 and the CORS policy, whatever the
+// order and case of its requested header names; and adds
 // Access-Control-Allow-Origin and -Expose-Headers to every other response
 // to an allowed Origin.
 func (o *Origins) Handler(next http.Handler) http.Handler {
@@ -112,32 +114,58 @@ func (o *Origins) Handler(next http.Handler) http.Handler {
 		if preflight && r.ContentLength != 0 {
 			dontRead(w) // rs/cors answers without reading a body; a preflight has none
 		}
-		if preflight && paramHeadersOnly(r.Header.Values("Access-Control-Request-Headers")) {
-			params.ServeHTTP(w, r)
-			return
+		if preflight {
+			names, param, ok := requestedHeaders(r.Header.Values("Access-Control-Request-Headers"))
+			if ok && len(names) > 0 {
+				r = withRequestHeaders(r, names)
+			}
+			if ok && param {
+				params.ServeHTTP(w, r)
+				return
+			}
 		}
 		listed.ServeHTTP(w, r)
 	})
 }
 
-// paramHeadersOnly reports whether a preflight's requested headers are all
-// in corsHeaders or Mcp-Param-*, and at least one is Mcp-Param-* (else the
-// listed policy answers it alone).
-func paramHeadersOnly(values []string) bool {
-	param := false
+// maxRequestHeaders bounds the bytes of Access-Control-Request-Headers
+// vmcp parses; a longer list is left as sent to rs/cors, which refuses it.
+const maxRequestHeaders = 4096
+
+// requestedHeaders parses a preflight's Access-Control-Request-Headers into
+// its names, lower case, sorted and unique (the only form rs/cors accepts);
+// ok reports whether each is in corsHeaders or Mcp-Param-*, param whether
+// any is Mcp-Param-* (the params policy answers those, the listed one the rest).
+func requestedHeaders(values []string) (names []string, param, ok bool) {
+	size := 0
 	for _, v := range values {
+		if size += len(v); size > maxRequestHeaders {
+			return nil, false, false
+		}
 		for name := range strings.SplitSeq(v, ",") {
 			name = strings.ToLower(strings.TrimSpace(name))
 			switch {
 			case name == "":
+				continue
 			case strings.HasPrefix(name, paramPrefix) && len(name) > len(paramPrefix):
 				param = true
 			case !listedHeader(name):
-				return false
+				return nil, false, false
 			}
+			names = append(names, name)
 		}
 	}
-	return param
+	slices.Sort(names)
+	return slices.Compact(names), param, true
+}
+
+// withRequestHeaders is a shallow copy of r whose Access-Control-Request-Headers
+// is names joined by commas (the request itself is not modified).
+func withRequestHeaders(r *http.Request, names []string) *http.Request {
+	c := *r
+	c.Header = r.Header.Clone()
+	c.Header.Set("Access-Control-Request-Headers", strings.Join(names, ","))
+	return &c
 }
 
 func listedHeader(name string) bool {

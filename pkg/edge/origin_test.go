@@ -128,3 +128,35 @@ func TestCrossSiteFetchWithoutOriginIsRefused(t *testing.T) {
 	h.ServeHTTP(w, r)
 	assert.Equal(t, http.StatusOK, w.Code, "an allowed Origin in any case")
 }
+
+// TestPreflightInAnyOrderOrCaseIsAnswered pins issue 27: rs/cors only
+// matched the sorted lower-case list browsers send, so a preflight built by
+// a proxy or a non-browser client got 204 without CORS headers.
+func TestPreflightInAnyOrderOrCaseIsAnswered(t *testing.T) {
+	t.Parallel()
+	h, _ := originsUnder(trusted)
+	for headers, want := range map[string]string{
+		"content-type, mcp-protocol-version, mcp-session-id, last-event-id, mcp-method, mcp-name": "content-type,last-event-id,mcp-method,mcp-name,mcp-protocol-version,mcp-session-id",
+		"Content-Type, Mcp-Session-Id":                 "content-type,mcp-session-id",
+		"MCP-SESSION-ID,Authorization":                 "authorization,mcp-session-id",
+		"mcp-session-id, content-type, mcp-session-id": "content-type,mcp-session-id",
+		"Mcp-Param-Region, Content-Type":               "content-type,mcp-param-region",
+	} {
+		for _, values := range [][]string{{headers}, strings.Split(headers, ",")} {
+			r := preflight(trusted, http.MethodPost, "")
+			r.Header["Access-Control-Request-Headers"] = values
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			assert.Equal(t, http.StatusNoContent, w.Code, headers)
+			assert.Equal(t, trusted, w.Header().Get("Access-Control-Allow-Origin"), values)
+			assert.Equal(t, want, w.Header().Get("Access-Control-Allow-Headers"), values)
+			assert.Equal(t, values, r.Header.Values("Access-Control-Request-Headers"), "the request is not modified")
+		}
+	}
+	for _, headers := range []string{"Content-Type, X-Evil", "X-Evil, mcp-param-region", "Mcp-Param-", "content-type," + strings.Repeat(" ", maxRequestHeaders)} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, preflight(trusted, http.MethodPost, headers))
+		assert.Empty(t, w.Header().Get("Access-Control-Allow-Origin"), headers)
+		assert.Empty(t, w.Header().Get("Access-Control-Allow-Headers"), headers)
+	}
+}

@@ -120,7 +120,7 @@ func (p *Policy) filter(sig string, cat *aggregator.Catalogue) *View {
 	v := &View{cat: cat}
 	v.Tools, v.idx.tools = keep(cat.Tools, func(t *mcp.Tool) bool {
 		_, r, _ := cat.Tool(t.Name)
-		return p.permits(sig, aggregator.KindTools, r.Backend, t.Name)
+		return r.Own() || p.permits(sig, aggregator.KindTools, r.Backend, t.Name) // vmcp's own tools: every principal
 	})
 	v.Prompts, v.idx.prompts = keep(cat.Prompts, func(x *mcp.Prompt) bool {
 		_, r, _ := cat.Prompt(x.Name)

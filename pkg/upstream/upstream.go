@@ -61,6 +61,7 @@ type Core struct {
 	mgr     *backends.Manager
 	metrics *telemetry.Metrics
 	policy  *policy.Policy // nil: every principal may use everything
+	own     OwnTool        // vmcp's own tools (own.go; nil: none)
 }
 
 // SetPolicy makes Route refuse what p does not allow the request's
@@ -83,7 +84,7 @@ func (c *Core) Route(req *Request) (Target, error) {
 	switch {
 	case err != nil:
 		return Target{}, err
-	case !found || !c.allowed(req, rt.Backend):
+	case !found || rt.Own() || !c.allowed(req, rt.Backend): // own tools: CallOwn
 		return Target{}, c.unknown(req)
 	}
 	return c.Pin(req, rt.Backend, rt.Name, tool)
@@ -96,7 +97,7 @@ func (c *Core) Hidden(req *Request) error {
 	if c.policy == nil {
 		return nil
 	}
-	if rt, _, found, err := c.lookup(req); err == nil && found && !c.allowed(req, rt.Backend) {
+	if rt, _, found, err := c.lookup(req); err == nil && found && !rt.Own() && !c.allowed(req, rt.Backend) {
 		return c.unknown(req)
 	}
 	return nil

@@ -12,19 +12,20 @@ import (
 )
 
 // startCluster builds this node's cluster membership from cfg.Cluster: on
-// Redis when cluster.redis_url is set, else in memory (one node). Either
-// way the Legacy path below runs the same code.
-func (s *Server) startCluster(timing cluster.Timing) error {
+// Redis when cluster.redis_url, redis_cluster or redis_sentinel is set,
+// else in memory (one node). Either way the Legacy path below runs the
+// same code. dial, if set, opens the connections to Redis (tests).
+func (s *Server) startCluster(timing cluster.Timing, dial cluster.Dialer) error {
 	c := s.cfg.Cluster
 	adv := c.AdvertiseURL
-	if adv == "" && c.RedisURL != "" {
+	if adv == "" && c.UsesRedis() {
 		var err error
 		if adv, err = config.AdvertiseFromListen(s.cfg.Listen); err != nil {
 			return err
 		}
 	}
 	cl, err := cluster.New(cluster.Options{
-		RedisURL:            c.RedisURL,
+		Redis:               redisOf(c, dial),
 		KeyPrefix:           c.KeyPrefix,
 		NodeID:              c.NodeID,
 		AdvertiseURL:        adv,
@@ -38,6 +39,16 @@ func (s *Server) startCluster(timing cluster.Timing) error {
 	}
 	s.cluster = cl
 	return nil
+}
+
+// redisOf is the cluster's Redis as configured.
+func redisOf(c config.Cluster, dial cluster.Dialer) cluster.Redis {
+	r := cluster.Redis{URL: c.RedisURL, Cluster: c.RedisCluster, Username: c.RedisUsername,
+		Password: c.RedisPassword, TLS: c.RedisTLS, Dialer: dial}
+	if s := c.RedisSentinel; s != nil {
+		r.Sentinel = &cluster.Sentinel{Master: s.Master, Addrs: s.Addrs}
+	}
+	return r
 }
 
 // onSession is the Legacy dispatcher's session hook: a new session is

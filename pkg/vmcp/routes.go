@@ -5,14 +5,11 @@ import (
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/vmcp/vmcp/pkg/dispatch/modern"
 	"github.com/vmcp/vmcp/pkg/edge"
+	"github.com/vmcp/vmcp/pkg/metatools"
 	"github.com/vmcp/vmcp/pkg/status"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
-
-// modernVersion is the first protocol revision served statelessly.
-const modernVersion = modern.FirstVersion
 
 // protocolVersions are the MCP-Protocol-Version values the endpoint
 // serves, both revisions (the go-sdk's).
@@ -88,7 +85,10 @@ func (s *Server) endpoint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodPost {
-		if r.Header.Get("Mcp-Protocol-Version") >= modernVersion {
+		if s.tools != nil {
+			metatools.Rewrite(r) // call_tool → the named tool's own tools/call, on either revision
+		}
+		if wire.IsModern(r.Header.Get("Mcp-Protocol-Version")) {
 			s.modern.ServeHTTP(w, r)
 			return
 		}

@@ -27,6 +27,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/dispatch/legacy"
 	"github.com/vmcp/vmcp/pkg/dispatch/modern"
+	"github.com/vmcp/vmcp/pkg/metatools"
 	"github.com/vmcp/vmcp/pkg/mrtr"
 	"github.com/vmcp/vmcp/pkg/pagination"
 	authz "github.com/vmcp/vmcp/pkg/policy"
@@ -58,6 +59,9 @@ type Options struct {
 	// ClusterTiming overrides the cluster's heartbeat periods and TTLs
 	// (zero fields: cluster.DefaultTiming); tests shorten them.
 	ClusterTiming cluster.Timing
+	// ClusterRedisDialer, if set, opens this node's connections to Redis
+	// (tests cut one node off Redis with it, on any topology).
+	ClusterRedisDialer cluster.Dialer
 	// ProgressGrace overrides how long a Legacy call's progress
 	// token stays known after its response (0: the default, 2s); tests
 	// shorten it.
@@ -113,7 +117,10 @@ type Server struct {
 	reloadsMu  sync.Mutex
 	reloads    []status.Reload // newest first
 	closing    chan struct{}   // closed by Close: Watch loops end
-	watchers   sync.WaitGroup
+
+	tools     *metatools.Tools // tool search (toolsearch.go; nil: off)
+	stopTools func()
+	watchers  sync.WaitGroup
 }
 
 // New builds the endpoint and starts connecting the configured backends; it
@@ -136,7 +143,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	if err := s.newAuthenticator(cfg.Auth); err != nil {
 		return nil, err
 	}
-	if err := s.startCluster(opts.ClusterTiming); err != nil {
+	if err := s.startCluster(opts.ClusterTiming, opts.ClusterRedisDialer); err != nil {
 		return nil, err
 	}
 	if err := s.openAudit(opts); err != nil {
@@ -147,7 +154,9 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.mgr = backends.NewManager(cfg.Backends, s.agg, log, Version, s.backendOptions(opts)...)
 	s.mgr.Start(opts.StartWait)
 	s.core = upstream.New(s.agg, s.mgr, s.metrics)
-	s.newDispatchers(cfg, opts, authz.New(cfg.Authorization)) // nil policy: every principal sees and uses everything
+	access := authz.New(cfg.Authorization) // nil policy: every principal sees and uses everything
+	s.startToolSearch(cfg, access)
+	s.newDispatchers(cfg, opts, access)
 	if err := s.startTelemetry(opts); err != nil {
 		s.Close()
 		return nil, err
@@ -255,6 +264,7 @@ func (s *Server) Close() error {
 	}
 	s.reloadMu.Unlock()
 	s.watchers.Wait()
+	s.stopToolSearch()
 	s.modern.Close()
 	s.legacy.Close()
 	_ = s.cluster.Close() // after the sessions ended: leave the cluster
@@ -294,6 +304,9 @@ func policy(cfg *config.Config) aggregator.Policy {
 	}
 	for _, b := range cfg.Backends {
 		p.Order = append(p.Order, b.Name)
+	}
+	if cfg.ToolSearch.Enabled {
+		p.Own = metatools.Own(cfg.ToolSearch.List == config.ToolListSearchOnly, cfg.Authorization != nil)
 	}
 	return p
 }

@@ -69,7 +69,7 @@ func (s *Server) stopTracing() {
 func (s *Server) observed(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		revision, method, name := upstream.RevisionLegacy, "", ""
-		if r.Method == http.MethodPost && r.Header.Get("Mcp-Protocol-Version") >= modernVersion {
+		if r.Method == http.MethodPost && wire.IsModern(r.Header.Get("Mcp-Protocol-Version")) {
 			revision = upstream.RevisionModern
 			if m := r.Header.Get("Mcp-Method"); telemetry.MethodLabel(m) == m {
 				method = m

@@ -26,6 +26,10 @@ const FirstModern = "2026-07-28"
 // later; versions are dates and sort as strings). "" is not.
 func IsModern(v string) bool { return v >= FirstModern }
 
+// LatestLegacy is the newest Legacy protocol revision (2025-11-25): the
+// one vmcp asks a backend for on behalf of a Legacy client.
+const LatestLegacy = "2025-11-25"
+
 // IsLoopback reports whether hostport (host or host:port) is localhost or
 // a loopback IP (the go-sdk's rule; the edge's DNS-rebinding guard, the
 // one guard, builds on it).

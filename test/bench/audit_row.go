@@ -10,15 +10,19 @@ import (
 
 var auditOn = flag.Bool("audit", false, "legacy, modern and sdk rows: also measure a second vmcp with the audit log on (a file in the temp dir) and print its throughput, latency and CPU per call as ratios to the same vmcp without")
 
-// auditTarget starts a vmcp fronting beURL with the audit log on, a
-// target measured in the same interleaved rounds as the plain one.
-func auditTarget(tmp, beURL string) (*proc, *target, error) {
+// withAudit returns targets with, under -audit, a vmcp fronting beURL
+// with the audit log on (measured in the same interleaved rounds as the
+// plain one), and the func that stops it.
+func withAudit(tmp, beURL string, targets []*target) ([]*target, func(), error) {
+	if !*auditOn {
+		return targets, func() {}, nil
+	}
 	path := filepath.Join(tmp, "audit-"+strconv.FormatInt(time.Now().UnixNano(), 36)+".jsonl")
 	vm, url, err := startVMCP(tmp, beURL, fmt.Sprintf("audit:\n  path: %s\n", path))
 	if err != nil {
 		return nil, nil, fmt.Errorf("vmcp with the audit log: %w", err)
 	}
-	return vm, &target{name: "vmcp+audit", url: url, vmcp: vm, hop: vm}, nil
+	return append(targets, &target{name: "vmcp+audit", url: url, vmcp: vm, hop: vm}), vm.stop, nil
 }
 
 // printAudit prints the audit log's cost: the medians of each round's

@@ -20,9 +20,10 @@ import (
 // benchStateKey is the mrtr.state_key the nodes of one bench cluster share.
 const benchStateKey = "vmcp-bench-state-key-0123456789abcdef"
 
-// clusterYAML is the config of node id on the Redis at redisURL.
-func clusterYAML(redisURL, id string) string {
-	return fmt.Sprintf("cluster:\n  redis_url: %s\n  node_id: %s\nmrtr:\n  state_key: %s\nsessions:\n  max: 30000\n", redisURL, id, benchStateKey)
+// clusterYAML is the config of node id on the Redis that redis names
+// (one line of the cluster section: "redis_url: URL" or "redis_cluster: [...]").
+func clusterYAML(redis, id string) string {
+	return fmt.Sprintf("cluster:\n  %s\n  node_id: %s\nmrtr:\n  state_key: %s\nsessions:\n  max: 30000\n", redis, id, benchStateKey)
 }
 
 // routeTransport is the HTTP transport of cluster-row clients. It counts

@@ -40,12 +40,12 @@ func runForward(tmp string) error {
 		return fmt.Errorf("echoserver: %w", err)
 	}
 	defer be.stop()
-	a, aURL, err := startVMCP(tmp, beURL, clusterYAML(rs.URL(), "bench-a"))
+	a, aURL, err := startVMCP(tmp, beURL, clusterYAML("redis_url: "+rs.URL(), "bench-a"))
 	if err != nil {
 		return fmt.Errorf("vmcp A: %w", err)
 	}
 	defer a.stop()
-	b, bURL, err := startVMCP(tmp, beURL, clusterYAML(rs.URL(), "bench-b"))
+	b, bURL, err := startVMCP(tmp, beURL, clusterYAML("redis_url: "+rs.URL(), "bench-b"))
 	if err != nil {
 		return fmt.Errorf("vmcp B: %w", err)
 	}

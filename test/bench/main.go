@@ -32,7 +32,10 @@
 //     tools/call and per DELETE (median of batches of -conc sessions, so
 //     the node's periodic refreshes stay out), per idle session-minute
 //     (one -redis-idle window less the node's own), keys and bytes per
-//     session
+//     session; on one redis-server, then on a Redis Cluster of three
+//     primaries (-redis-topology; there INFO is summed over the primaries
+//     and requests are not counted: the cluster client dials the
+//     addresses the cluster announces, past any proxy)
 //
 //   - forward (forward_row.go): sessions created on node A, called on A,
 //     on node B, which forwards to A, and through the plain proxy to A →
@@ -73,7 +76,7 @@ var (
 	walkTime   = flag.Duration("walk", 600*time.Millisecond, "time spent on tools/list walks per round")
 	nTools     = flag.Int("tools", 200, "extra backend tools (the list walk sees tools+2: echo and touch too)")
 	pageSize   = flag.Int("page-size", 50, "tools/list page size, backend and vmcp")
-	rowsFlag   = flag.String("rows", "legacy,modern,sdk,walk,idle,age,fanout,redis,forward", "rows to run: legacy, modern, sdk (a Legacy client of a stateless backend), walk, idle, age (long-lived Legacy sessions on a stdio backend), fanout, redis, forward")
+	rowsFlag   = flag.String("rows", "legacy,modern,sdk,walk,idle,age,fanout,redis,forward,search", "rows to run: legacy, modern, sdk (a Legacy client of a stateless backend), walk, idle, age (long-lived Legacy sessions on a stdio backend), fanout, redis, forward, search (tool search on LiveMCPBench)")
 	profileDir = flag.String("profile", "", "if set, write vmcp CPU and alloc profiles of one c=N run per row here")
 	vmcpEnv    = flag.String("vmcp-env", "", "extra environment for vmcp, e.g. GOGC=200 (comma separated)")
 	verbose    = flag.Bool("v", false, "print every round")
@@ -153,7 +156,7 @@ func run() error {
 	for _, x := range []struct {
 		name string
 		run  func(string) error
-	}{{"walk", runWalk}, {"idle", runIdle}, {"age", runAge}, {"fanout", runFanout}, {"redis", runRedis}, {"forward", runForward}} {
+	}{{"walk", runWalk}, {"idle", runIdle}, {"age", runAge}, {"fanout", runFanout}, {"redis", runRedis}, {"forward", runForward}, {"search", runSearch}} {
 		if !extra[x.name] {
 			continue
 		}
@@ -191,7 +194,7 @@ func parseRows(list string) ([]row, map[string]bool, error) {
 			rows = append(rows, row{"Modern client → stateless backend", "", true})
 		case "sdk": // a Legacy client, a Modern backend session: relayed (the go-sdk path before)
 			rows = append(rows, row{"Legacy client → stateless backend", legacyVersion, true})
-		case "walk", "idle", "age", "fanout", "redis", "forward":
+		case "walk", "idle", "age", "fanout", "redis", "forward", "search":
 			extra[r] = true
 		default:
 			return nil, nil, fmt.Errorf("-rows: unknown row %q", r)

@@ -5,16 +5,13 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/redis/go-redis/v9"
-	"github.com/vmcp/vmcp/test/internal/redisstat"
 )
 
 // redisRun measures the phases of n sessions on vmURL.
 func redisRun(m meter, vmURL string, n int) (redisPhases, error) {
 	var p redisPhases
 	time.Sleep(time.Second) // the node's first heartbeat and Redis connections
-	rdb := m.rdb
-	s0, err := redisstat.Read(ctx, rdb)
+	s0, err := m.read()
 	if err != nil {
 		return p, err
 	}
@@ -28,7 +25,7 @@ func redisRun(m meter, vmURL string, n int) (redisPhases, error) {
 	if p.start, err = batched(m, n, func(lo, hi int) error { return openBatch(vmURL, ss[lo:hi], rt) }); err != nil {
 		return p, err
 	}
-	s1, err := redisstat.Read(ctx, rdb)
+	s1, err := m.read()
 	if err != nil {
 		return p, err
 	}
@@ -43,13 +40,13 @@ func redisRun(m meter, vmURL string, n int) (redisPhases, error) {
 	p.del, err = batched(m, n, func(lo, hi int) error {
 		closeSessions(ss[lo:hi])
 		clear(ss[lo:hi])
-		if waitKeys(rdb, s0.Keys+int64(float64(n-hi)*perSession+0.5), 5*time.Second) > 0 { // DELETE's cleanup may end after its response
+		if waitKeys(m, s0.Keys+int64(float64(n-hi)*perSession+0.5), 5*time.Second) > 0 { // DELETE's cleanup may end after its response
 			p.lagging++
 		}
 		return nil
 	})
 	if err == nil {
-		p.keysLeft = waitKeys(rdb, s0.Keys, 5*time.Second)
+		p.keysLeft = waitKeys(m, s0.Keys, 5*time.Second)
 	}
 	return p, err
 }
@@ -71,9 +68,9 @@ func openBatch(vmURL string, ss []*mcp.ClientSession, rt *routeTransport) error 
 
 // waitKeys waits up to wait for Redis to hold no more than want keys and
 // returns how many more it holds (-1 if Redis did not answer).
-func waitKeys(rdb *redis.Client, want int64, wait time.Duration) int64 {
+func waitKeys(m meter, want int64, wait time.Duration) int64 {
 	for deadline := time.Now().Add(wait); ; time.Sleep(10 * time.Millisecond) {
-		s, err := redisstat.Read(ctx, rdb)
+		s, err := m.read()
 		if err == nil && (s.Keys <= want || time.Now().After(deadline)) {
 			return s.Keys - want
 		}

@@ -45,9 +45,17 @@ func batchSize(i, n int) int { return min(*conc, n-i**conc) }
 // printRedis prints the redis row: per session, the median batch's
 // commands (mean over every batch beside), the idle rate less the node's
 // own commands, keys and bytes.
-func printRedis(p redisPhases, n int) {
-	name := fmt.Sprintf("redis, %d sessions", n)
-	fmt.Printf("%-26s %-34s %9s %9s %9s  %s\n", "row", "metric", "executed", "mean", "requests", "executed commands per unit (median batch; idle: window)")
+// label names the row ("redis", "redis cluster"); counted says whether
+// requests were counted (not on a Redis Cluster: "-").
+func printRedis(p redisPhases, label string, n int, counted bool) {
+	name := fmt.Sprintf("%s, %d sessions", label, n)
+	req := func(v float64) string {
+		if !counted {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f", v)
+	}
+	fmt.Printf("%-30s %-34s %9s %9s %9s  %s\n", "row", "metric", "executed", "mean", "requests", "executed commands per unit (median batch; idle: window)")
 	for _, r := range []struct {
 		metric string
 		bs     []phase
@@ -58,20 +66,20 @@ func printRedis(p redisPhases, n int) {
 		for _, b := range r.bs {
 			took += b.dur
 		}
-		fmt.Printf("%-26s %-34s %9.2f %9.2f %9.2f  %s (%d of %d batches with a refresh; %s)\n", name, r.metric, v, mean, float64(med.req)/per,
+		fmt.Printf("%-30s %-34s %9.2f %9.2f %9s  %s (%d of %d batches with a refresh; %s)\n", name, r.metric, v, mean, req(float64(med.req)/per),
 			med.d.Breakdown(per), above, len(r.bs), took.Round(10*time.Millisecond))
 	}
 	baseRate := float64(p.base.d.Commands()) / p.base.dur.Seconds()
 	perMin := float64(n) * p.idle.dur.Minutes()
 	idle := (float64(p.idle.d.Commands()) - baseRate*p.idle.dur.Seconds()) / perMin
 	idleReq := (float64(p.idle.req) - float64(p.base.req)*p.idle.dur.Seconds()/p.base.dur.Seconds()) / perMin
-	fmt.Printf("%-26s %-34s %9.2f %9.2f %9.2f  %s\n", name, "commands/idle session-minute", idle, float64(p.idle.d.Commands())/perMin,
-		idleReq, p.idle.d.Breakdown(perMin))
-	fmt.Printf("%-26s %-34s %9.2f\n", name, "keys/session", float64(p.keys)/float64(n))
-	fmt.Printf("%-26s %-34s %9.0f\n", name, "Redis bytes/session (used_memory)", float64(p.bytes)/float64(n))
-	fmt.Printf("%-26s %-34s %9d\n", name, "keys left after every DELETE", p.keysLeft)
-	fmt.Printf("%-26s %-34s %9d  (of %d; a key still there 5 s after its batch's DELETEs answered)\n", name, "DELETE batches with keys left", p.lagging, len(p.del))
-	fmt.Printf("%-26s %-34s %9.2f %9s %9.2f  %s\n", name, "node alone: commands/s", baseRate, "", float64(p.base.req)/p.base.dur.Seconds(), p.base.d.Breakdown(p.base.dur.Seconds()))
+	fmt.Printf("%-30s %-34s %9.2f %9.2f %9s  %s\n", name, "commands/idle session-minute", idle, float64(p.idle.d.Commands())/perMin,
+		req(idleReq), p.idle.d.Breakdown(perMin))
+	fmt.Printf("%-30s %-34s %9.2f\n", name, "keys/session", float64(p.keys)/float64(n))
+	fmt.Printf("%-30s %-34s %9.0f\n", name, "Redis bytes/session (used_memory)", float64(p.bytes)/float64(n))
+	fmt.Printf("%-30s %-34s %9d\n", name, "keys left after every DELETE", p.keysLeft)
+	fmt.Printf("%-30s %-34s %9d  (of %d; a key still there 5 s after its batch's DELETEs answered)\n", name, "DELETE batches with keys left", p.lagging, len(p.del))
+	fmt.Printf("%-30s %-34s %9.2f %9s %9s  %s\n", name, "node alone: commands/s", baseRate, "", req(float64(p.base.req)/p.base.dur.Seconds()), p.base.d.Breakdown(p.base.dur.Seconds()))
 	t := cluster.DefaultTiming
 	longest := max(t.Heartbeat, t.SessionTTL/3)
 	fmt.Printf("(idle window %s; refresh periods: heartbeat %s, session records SessionTTL/3 %s)\n",

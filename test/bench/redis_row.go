@@ -4,9 +4,11 @@ import (
 	"flag"
 	"fmt"
 	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/vmcp/vmcp/pkg/cluster/clustertest"
 	"github.com/vmcp/vmcp/test/internal/redisstat"
 )
 
@@ -29,11 +31,34 @@ var (
 	redisBase = flag.Duration("redis-base", 10*time.Second, "window of the redis row's no-session baseline")
 )
 
-// meter reads the private Redis: rdb directly (INFO: executed commands),
-// ctr in front of it, which vmcp talks through (requests sent).
+// meter reads the private Redis: each of rdbs directly (INFO: executed
+// commands, summed over a Redis Cluster's primaries), ctr in front of it,
+// which vmcp talks through (requests sent; nil on a Redis Cluster, whose
+// clients dial the addresses the cluster announces: not counted).
 type meter struct {
-	rdb *redis.Client
-	ctr *redisstat.Counter
+	rdbs []*redis.Client
+	ctr  *redisstat.Counter
+}
+
+// read sums one reading of every server.
+func (m meter) read() (redisstat.Stats, error) {
+	var sum redisstat.Stats
+	for _, rdb := range m.rdbs {
+		s, err := redisstat.Read(ctx, rdb)
+		if err != nil {
+			return sum, err
+		}
+		sum = sum.Add(s)
+	}
+	return sum, nil
+}
+
+// requests is what vmcp sent through ctr (0 without one).
+func (m meter) requests() int64 {
+	if m.ctr == nil {
+		return 0
+	}
+	return m.ctr.Requests()
 }
 
 // phase is one measured window: the Redis delta, the requests sent and
@@ -46,16 +71,16 @@ type phase struct {
 
 // measure runs f between two readings of m.
 func measure(m meter, f func() error) (phase, error) {
-	s0, err := redisstat.Read(ctx, m.rdb)
+	s0, err := m.read()
 	if err != nil {
 		return phase{}, err
 	}
-	r0, t0 := m.ctr.Requests(), time.Now()
+	r0, t0 := m.requests(), time.Now()
 	if err := f(); err != nil {
 		return phase{}, err
 	}
-	dur, r1 := time.Since(t0), m.ctr.Requests()
-	s1, err := redisstat.Read(ctx, m.rdb)
+	dur, r1 := time.Since(t0), m.requests()
+	s1, err := m.read()
 	return phase{s1.Sub(s0), r1 - r0, dur}, err
 }
 
@@ -83,14 +108,36 @@ type redisPhases struct {
 	lagging          int   // DELETE batches whose keys were not all gone 5 s later
 }
 
-// runRedis runs the redis row.
+// redisTopo = flag: which Redis the redis row runs on.
+var redisTopo = flag.String("redis-topology", "redis,cluster", "Redis deployments of the redis row: redis (one redis-server), cluster (a Redis Cluster of three primaries)")
+
+// runRedis runs the redis row on each topology of -redis-topology.
 func runRedis(tmp string) error {
-	n := *redisN
-	fmt.Printf("\n== Redis cost of %d Legacy sessions on one node (GET streams open; private redis-server)\n", n)
 	if _, err := exec.LookPath("redis-server"); err != nil {
-		fmt.Println("skipped: redis-server is not on PATH (make redis installs it)")
+		fmt.Println("\n== Redis cost of Legacy sessions: skipped: redis-server is not on PATH (make redis installs it)")
 		return nil
 	}
+	for _, topo := range strings.Split(*redisTopo, ",") {
+		var err error
+		switch topo {
+		case "redis":
+			err = runRedisOne(tmp)
+		case "cluster":
+			err = runRedisCluster(tmp)
+		default:
+			err = fmt.Errorf("-redis-topology: unknown %q (want redis, cluster)", topo)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runRedisOne runs the redis row on one private redis-server.
+func runRedisOne(tmp string) error {
+	n := *redisN
+	fmt.Printf("\n== Redis cost of %d Legacy sessions on one node (GET streams open; private redis-server)\n", n)
 	rs, err := redisstat.Start()
 	if err != nil {
 		return err
@@ -103,20 +150,45 @@ func runRedis(tmp string) error {
 		return err
 	}
 	defer ctr.Close()
+	return redisRow(tmp, "redis", clusterYAML("redis_url: "+ctr.URL(), "bench-a"), meter{[]*redis.Client{rdb}, ctr}, n)
+}
+
+// runRedisCluster runs the redis row on a private Redis Cluster of three
+// primaries (no replicas).
+func runRedisCluster(tmp string) error {
+	n := *redisN
+	fmt.Printf("\n== Redis cost of %d Legacy sessions on one node (GET streams open; private Redis Cluster of 3 primaries)\n", n)
+	rc, err := clustertest.LaunchCluster(3, tmp)
+	defer rc.Stop()
+	if err != nil {
+		return err
+	}
+	var m meter
+	for _, a := range rc.Addrs {
+		rdb := redis.NewClient(&redis.Options{Addr: a, PoolSize: 1, MinIdleConns: 1})
+		defer rdb.Close()
+		m.rdbs = append(m.rdbs, rdb)
+	}
+	return redisRow(tmp, "redis cluster", clusterYAML("redis_cluster: ["+strings.Join(rc.Addrs, ", ")+"]", "bench-a"), m, n)
+}
+
+// redisRow runs one node with yaml in front of the echo backend and
+// measures n sessions on m; name labels the printed lines.
+func redisRow(tmp, name, yaml string, m meter, n int) error {
 	be, beURL, err := startListening(*echoBin, []string{"-tools", "0"}, nil)
 	if err != nil {
 		return fmt.Errorf("echoserver: %w", err)
 	}
 	defer be.stop()
-	vm, vmURL, err := startVMCP(tmp, beURL, clusterYAML(ctr.URL(), "bench-a"))
+	vm, vmURL, err := startVMCP(tmp, beURL, yaml)
 	if err != nil {
 		return fmt.Errorf("vmcp: %w", err)
 	}
 	defer vm.stop()
-	p, err := redisRun(meter{rdb, ctr}, vmURL, n)
+	p, err := redisRun(m, vmURL, n)
 	if err != nil {
 		return fmt.Errorf("redis row: %w (vmcp stderr: %s)", err, vm.stderr)
 	}
-	printRedis(p, n)
+	printRedis(p, name, n, m.ctr != nil)
 	return nil
 }

@@ -13,11 +13,7 @@ import (
 // the alternating rounds.
 func runRow(tmp string, r row) (direct, via result, q ratios, err error) {
 	fmt.Printf("\n== %s\n", r.name)
-	beArgs := []string{"-tools", strconv.Itoa(*nTools), "-page-size", strconv.Itoa(*pageSize)}
-	if r.stateless {
-		beArgs = append(beArgs, "-stateless")
-	}
-	be, beURL, err := startListening(*echoBin, beArgs, nil)
+	be, beURL, err := startListening(*echoBin, echoArgs(r), nil)
 	if err != nil {
 		return direct, via, q, fmt.Errorf("echoserver: %w", err)
 	}
@@ -37,14 +33,11 @@ func runRow(tmp string, r row) (direct, via result, q ratios, err error) {
 		{name: "direct", url: beURL},
 		{name: "vmcp", url: vmURL, vmcp: vm, hop: vm},
 	}
-	if *auditOn { // audit_row.go
-		av, at, aerr := auditTarget(tmp, beURL)
-		if aerr != nil {
-			return direct, via, q, aerr
-		}
-		defer av.stop()
-		targets = append(targets, at)
+	targets, stopAudit, err := withAudit(tmp, beURL, targets) // -audit: a second vmcp, with the audit log (audit_row.go)
+	if err != nil {
+		return direct, via, q, err
 	}
+	defer stopAudit()
 	if *plainBin != "none" {
 		pp, ppURL, perr := startListening(*plainBin, []string{"-backend", beURL}, nil)
 		if perr != nil {
@@ -73,9 +66,17 @@ func runRow(tmp string, r row) (direct, via result, q ratios, err error) {
 		return direct, via, q, err
 	}
 	direct, via, q = summarize(res)
-	printAudit(r.name, res)
 	via.rssMiB = vm.peakRSS()
 	return direct, via, q, nil
+}
+
+// echoArgs are the echoserver's arguments for row r.
+func echoArgs(r row) []string {
+	args := []string{"-tools", strconv.Itoa(*nTools), "-page-size", strconv.Itoa(*pageSize)}
+	if r.stateless {
+		args = append(args, "-stateless")
+	}
+	return args
 }
 
 // runRounds runs -rounds rounds and returns each target's results by name.
@@ -95,6 +96,7 @@ func runRounds(targets []*target, r row) (map[string][]result, error) {
 			res[t.name] = append(res[t.name], m)
 		}
 	}
+	printAudit(r.name, res) // with -audit (audit_row.go)
 	return res, nil
 }
 

@@ -49,8 +49,8 @@ func authSessionReq(t *testing.T, method, url, token, sid, body string) (int, st
 func TestClusterSessionBelongsToItsPrincipalOnEveryNode(t *testing.T) {
 	const aud = "https://vmcp.example.com/mcp"
 	idp := authtest.Start(t, aud)
-	redisURL := clustertest.URL(t)
-	prefix := clustertest.Prefix(t, redisURL)
+	redisURL := clustertest.Standalone(t)
+	prefix := redisURL.Prefix(t)
 	b := harness.StartBackend(t, "alpha", harness.Stateful, func(s *mcp.Server) {
 		harness.AddEcho(s, "echo")
 		harness.AddCounter(s, "count")

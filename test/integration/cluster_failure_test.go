@@ -17,7 +17,11 @@ import (
 )
 
 func TestClusterKilledNodeLosesItsSessionsOnly(t *testing.T) {
-	e := clNewEnv(t, 3, true)
+	clOnEachTopology(t, onKilledNodeLosesItsSessionsOnly)
+}
+
+func onKilledNodeLosesItsSessionsOnly(t *testing.T, topo clustertest.Redis) {
+	e := clNewEnvTopo(t, topo, 3, true)
 	doomed := e.nodes[2]
 	// Each session is created on a chosen node, then used through the balancer.
 	lb, _ := url.Parse(e.lb.URL)
@@ -32,7 +36,7 @@ func TestClusterKilledNodeLosesItsSessionsOnly(t *testing.T) {
 
 	e.lb.markDown(doomed.name)
 	doomed.kill()
-	require.True(t, e.keyExists(t, "node:"+doomed.name), "a dead node says no goodbye")
+	require.True(t, e.keyExists(t, e.keys.Node(doomed.name)), "a dead node says no goodbye")
 
 	_, err := lost.echo(t, "after")
 	require.Error(t, err)
@@ -49,7 +53,7 @@ func TestClusterKilledNodeLosesItsSessionsOnly(t *testing.T) {
 	kept.awaitListChanged(t, 1, 15*time.Second) // its GET stream may have to resume first
 
 	require.Eventually(t, func() bool {
-		return !e.keyExists(t, "node:"+doomed.name) && !e.keyExists(t, "sess:"+lost.cs.ID()) && !e.keyExists(t, "ev:"+lost.cs.ID())
+		return !e.keyExists(t, e.keys.Node(doomed.name)) && !e.keyExists(t, e.keys.Session(lost.cs.ID())) && !e.keyExists(t, e.keys.Events(lost.cs.ID()))
 	}, 3*clTiming.SessionTTL, 50*time.Millisecond, "the dead node's records expire")
 }
 
@@ -90,7 +94,7 @@ func clReady(t *testing.T, n *clNode) (int, string) {
 
 func TestClusterRedisDownIs503AndRecovers(t *testing.T) {
 	srv := clustertest.Start(t) // a private Redis this test may stop
-	e := clNewEnvOn(t, srv.URL(), "vmcp:", 2, false)
+	e := clNewEnvOn(t, clustertest.Redis{URL: srv.URL()}, "vmcp:", 2, false)
 	c := clConnect(t, e.lb.URL, clLegacy, false, nil)
 	_, err := c.echo(t, "up")
 	require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/vmcp/vmcp/pkg/cluster/clustertest"
 )
 
 // clSSE reads a raw GET stream's events in the background.
@@ -84,7 +85,11 @@ func (s *clSSE) none(t *testing.T, d time.Duration) {
 }
 
 func TestClusterResumeOnAnotherNodeReplaysExactlyTheMissedEvents(t *testing.T) {
-	e := clNewEnv(t, 3, false)
+	clOnEachTopology(t, onResumeOnAnotherNodeReplaysExactlyTheMissedEvents)
+}
+
+func onResumeOnAnotherNodeReplaysExactlyTheMissedEvents(t *testing.T, topo clustertest.Redis) {
+	e := clNewEnvTopo(t, topo, 3, false)
 	a, b, c := e.nodes[0], e.nodes[1], e.nodes[2]
 	cl := clConnect(t, a.url, clLegacy, false, nil)      // owned by a; no SDK GET stream
 	observer := clConnect(t, a.url, clLegacy, true, nil) // tells us each list_changed went out
@@ -125,7 +130,11 @@ func TestClusterResumeOnAnotherNodeReplaysExactlyTheMissedEvents(t *testing.T) {
 // e.g. dropped silently by a proxy: the second now replaces the first at
 // once, on every node, and receives the next notification; the first ends.
 func TestClusterSecondGETOfTheOwnerGot409InsteadOfReplacingTheStream(t *testing.T) {
-	e := clNewEnv(t, 3, false)
+	clOnEachTopology(t, onSecondGETOfTheOwnerGot409InsteadOfReplacingTheStream)
+}
+
+func onSecondGETOfTheOwnerGot409InsteadOfReplacingTheStream(t *testing.T, topo clustertest.Redis) {
+	e := clNewEnvTopo(t, topo, 3, false)
 	a, b, c := e.nodes[0], e.nodes[1], e.nodes[2]
 	id := clConnect(t, a.url, clLegacy, false, nil).cs.ID()
 

@@ -10,9 +10,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -49,37 +46,39 @@ const clStateKey = "cluster-test-state-key-0123456789abcdef"
 
 // clNode is one vmcp node on a loopback port.
 type clNode struct {
-	name  string
-	base  string // http://127.0.0.1:PORT
-	url   string // the MCP endpoint
-	srv   *vmcp.Server
-	hs    *http.Server
-	proxy *clustertest.Proxy // its Redis connection, when it may be killed
-	once  sync.Once
+	name string
+	base string // http://127.0.0.1:PORT
+	url  string // the MCP endpoint
+	srv  *vmcp.Server
+	hs   *http.Server
+	cut  *clustertest.Cutter // dials its Redis connections, when it may be killed
+	once sync.Once
 
 	forwarded atomic.Int64 // requests another node forwarded here
 }
 
-// clStartNode starts node name on Redis at redisURL under prefix; with
-// killable its Redis connection goes through a proxy (see kill).
-func clStartNode(t testing.TB, name, redisURL, prefix string, killable bool, backends ...config.Backend) *clNode {
+// clStartNode starts node name on the Redis topo under prefix; with
+// killable its Redis connections can be cut (see kill).
+func clStartNode(t testing.TB, name string, topo clustertest.Redis, prefix string, killable bool, backends ...config.Backend) *clNode {
 	t.Helper()
-	return clStartNodeWith(t, name, redisURL, prefix, killable, nil, backends...)
+	return clStartNodeWith(t, name, topo, prefix, killable, nil, backends...)
 }
 
 // clStartNodeWith is clStartNode with mutate (may be nil) editing the
 // node's config after defaults.
-func clStartNodeWith(t testing.TB, name, redisURL, prefix string, killable bool, mutate func(*config.Config), backends ...config.Backend) *clNode {
+func clStartNodeWith(t testing.TB, name string, topo clustertest.Redis, prefix string, killable bool, mutate func(*config.Config), backends ...config.Backend) *clNode {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	n := &clNode{name: name, base: "http://" + ln.Addr().String()}
+	opts := vmcp.Options{ClusterTiming: clTiming, StartWait: 5 * time.Second}
 	if killable {
-		n.proxy = clustertest.NewProxy(t, redisURL)
-		redisURL = n.proxy.URL()
+		n.cut = &clustertest.Cutter{}
+		opts.ClusterRedisDialer = n.cut.Dial
 	}
 	cfg := &config.Config{Listen: ln.Addr().String(), Backends: backends}
-	cfg.Cluster = config.Cluster{RedisURL: redisURL, NodeID: name, AdvertiseURL: n.base, KeyPrefix: prefix}
+	cfg.Cluster = clClusterConfig(topo)
+	cfg.Cluster.NodeID, cfg.Cluster.AdvertiseURL, cfg.Cluster.KeyPrefix = name, n.base, prefix
 	cfg.MRTR.StateKey = clStateKey
 	cfg.ApplyDefaults()
 	if mutate != nil {
@@ -87,7 +86,8 @@ func clStartNodeWith(t testing.TB, name, redisURL, prefix string, killable bool,
 	}
 	n.url = n.base + cfg.Path
 	diag := clDiagFor(t)
-	n.srv, err = vmcp.New(cfg, vmcp.Options{ClusterTiming: clTiming, StartWait: 5 * time.Second, Logger: diag.logger(name)})
+	opts.Logger = diag.logger(name)
+	n.srv, err = vmcp.New(cfg, opts)
 	require.NoError(t, err)
 	h := n.srv.Handler()
 	count := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -119,116 +119,8 @@ func (n *clNode) stop() {
 // kill makes the node die without a goodbye: it is cut off Redis first
 // (so nothing is cleaned up there), then its connections are cut.
 func (n *clNode) kill() {
-	n.proxy.Cut()
+	n.cut.Cut()
 	n.stop()
-}
-
-// clHop is one request as the balancer routed it.
-type clHop struct {
-	method, session, lastEventID, node string
-}
-
-// clBalancer is a round-robin HTTP load balancer over the nodes that
-// knows nothing about MCP: a few lines of httputil.ReverseProxy. A GET
-// with Last-Event-ID is sent to another node than that session's previous
-// GET, and cutStreams drops every open GET (a network blip).
-type clBalancer struct {
-	URL string
-
-	diag    *clDiag
-	mu      sync.Mutex
-	nodes   []*clNode
-	down    map[string]bool
-	next    int
-	hops    []clHop
-	lastGET map[string]string
-	streams map[int]context.CancelFunc
-	seq     int
-}
-
-func clStartBalancer(t testing.TB, nodes ...*clNode) *clBalancer {
-	b := &clBalancer{diag: clDiagFor(t), nodes: nodes, down: map[string]bool{}, lastGET: map[string]string{}, streams: map[int]context.CancelFunc{}}
-	hs := httptest.NewUnstartedServer(b)
-	hs.Config.ErrorLog = b.diag.errorLog("balancer's http server")
-	hs.Start()
-	b.URL = hs.URL + "/mcp"
-	t.Cleanup(func() {
-		b.cutStreams()
-		hs.CloseClientConnections()
-		hs.Close()
-	})
-	return b
-}
-
-func (b *clBalancer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	// The proxy's transport reads the body once more after sending it (to
-	// see its EOF), maybe after the node has answered: net/http closes a
-	// request's body when its response begins, unless full duplex, and the
-	// transport then drops the connection mid-response (a cut initialize
-	// or tools/call stream, 1 run in 40-80 on 2 loaded cores).
-	_ = http.NewResponseController(w).EnableFullDuplex()
-	hop := clHop{method: r.Method, session: r.Header.Get("Mcp-Session-Id"), lastEventID: r.Header.Get("Last-Event-ID")}
-	ctx := r.Context()
-	b.mu.Lock()
-	var n *clNode
-	for range 2 * len(b.nodes) {
-		c := b.nodes[b.next%len(b.nodes)]
-		b.next++
-		if !b.down[c.name] && !(hop.lastEventID != "" && b.lastGET[hop.session] == c.name) {
-			n = c
-			break
-		}
-	}
-	hop.node = n.name
-	b.hops = append(b.hops, hop)
-	if r.Method == http.MethodGet {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		id := b.seq
-		b.seq++
-		b.streams[id] = cancel
-		b.lastGET[hop.session] = n.name
-		defer func() { b.mu.Lock(); delete(b.streams, id); b.mu.Unlock(); cancel() }()
-	}
-	b.mu.Unlock()
-	target, _ := url.Parse(n.base)
-	rp := &httputil.ReverseProxy{
-		Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(target); pr.Out.Host = pr.In.Host },
-		FlushInterval: -1,
-		ErrorLog:      b.diag.errorLog("balancer"),
-	}
-	rec, start := &clRecorder{ResponseWriter: w}, time.Now()
-	defer b.diag.hop(hop, start, rec) // also when the proxy aborts the response
-	rp.ServeHTTP(rec, r.WithContext(ctx))
-}
-
-// cutStreams drops every open GET stream at the balancer.
-func (b *clBalancer) cutStreams() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, cancel := range b.streams {
-		cancel()
-	}
-}
-
-// markDown stops routing to node name (a health-checking balancer would).
-func (b *clBalancer) markDown(name string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.down[name] = true
-}
-
-// hopsOf lists the requests of one session, in order.
-func (b *clBalancer) hopsOf(session string) []clHop {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []clHop
-	for _, h := range b.hops {
-		if h.session == session {
-			out = append(out, h)
-		}
-	}
-	return out
 }
 
 // clEnv is a test cluster: one backend, nodes, the balancer and Redis.
@@ -236,23 +128,23 @@ type clEnv struct {
 	backend *harness.Backend
 	nodes   []*clNode
 	lb      *clBalancer
-	rdb     *redis.Client
-	prefix  string
+	rdb     redis.UniversalClient
+	keys    cluster.Keys
 }
 
 // clNewEnv starts n nodes (the last one killable when killable) on the
 // shared test Redis under a fresh prefix, and a balancer over them.
 func clNewEnv(t testing.TB, n int, killable bool) *clEnv {
 	t.Helper()
-	redisURL := clustertest.URL(t)
-	return clNewEnvOn(t, redisURL, clustertest.Prefix(t, redisURL), n, killable)
+	topo := clustertest.Standalone(t)
+	return clNewEnvOn(t, topo, topo.Prefix(t), n, killable)
 }
 
-func clNewEnvOn(t testing.TB, redisURL, prefix string, n int, killable bool) *clEnv {
+func clNewEnvOn(t testing.TB, topo clustertest.Redis, prefix string, n int, killable bool) *clEnv {
 	t.Helper()
-	e := &clEnv{backend: clBackend(t), rdb: clustertest.Client(t, redisURL), prefix: prefix}
+	e := &clEnv{backend: clBackend(t), rdb: topo.Client(t), keys: cluster.KeysFor(clRedisOf(topo), prefix)}
 	for i := range n {
-		e.nodes = append(e.nodes, clStartNode(t, fmt.Sprintf("n%d", i+1), redisURL, prefix, killable && i == n-1, e.backend.Config()))
+		e.nodes = append(e.nodes, clStartNode(t, fmt.Sprintf("n%d", i+1), topo, prefix, killable && i == n-1, e.backend.Config()))
 	}
 	e.lb = clStartBalancer(t, e.nodes...)
 	return e
@@ -260,7 +152,7 @@ func clNewEnvOn(t testing.TB, redisURL, prefix string, n int, killable bool) *cl
 
 // owner is the node named in Redis as the owner of session ("" if none).
 func (e *clEnv) owner(t testing.TB, session string) string {
-	v, err := e.rdb.Get(context.Background(), e.prefix+"sess:"+session).Result()
+	v, err := e.rdb.Get(context.Background(), e.keys.Session(session)).Result()
 	if err == redis.Nil {
 		return ""
 	}
@@ -268,9 +160,9 @@ func (e *clEnv) owner(t testing.TB, session string) string {
 	return v
 }
 
-// keyExists reports whether a Redis key of the cluster exists.
+// keyExists reports whether a Redis key of the cluster exists (e.keys names it).
 func (e *clEnv) keyExists(t testing.TB, key string) bool {
-	n, err := e.rdb.Exists(context.Background(), e.prefix+key).Result()
+	n, err := e.rdb.Exists(context.Background(), key).Result()
 	require.NoError(t, err)
 	return n == 1
 }
@@ -308,76 +200,12 @@ func clAddTool(e *clEnv, name string) {
 	harness.AddEcho(e.backend.Server, name)
 }
 
-// clClient is a go-sdk client session whose notifications are counted.
-type clClient struct {
-	cs          *mcp.ClientSession
-	listChanged chan struct{}
-	progress    chan float64
-}
-
-// clConnect connects a client to endpoint. version "" is the SDK default
-// (Modern first); withGET false disables the standalone GET stream. hc
-// may be nil.
-func clConnect(t testing.TB, endpoint, version string, withGET bool, hc *http.Client) *clClient {
-	t.Helper()
-	c := &clClient{listChanged: make(chan struct{}, 100), progress: make(chan float64, 100)}
-	client := mcp.NewClient(&mcp.Implementation{Name: "cluster-client", Version: "test"}, &mcp.ClientOptions{
-		Capabilities:                &mcp.ClientCapabilities{},
-		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { c.listChanged <- struct{}{} },
-		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { c.progress <- r.Params.Progress },
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "ada"}}, nil
-		},
-	})
-	if hc == nil {
-		hc = &http.Client{}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, DisableStandaloneSSE: !withGET},
-		&mcp.ClientSessionOptions{ProtocolVersion: version})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = cs.Close() })
-	c.cs = cs
-	return c
-}
-
-// echo calls alpha_echo and returns its text.
-func (c *clClient) echo(t testing.TB, text string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha_echo", Arguments: map[string]any{"text": text}})
-	if err != nil {
-		return "", err
-	}
-	return harness.Text(t, res), nil
-}
-
-// awaitListChanged waits for n more tools/list_changed notifications.
-func (c *clClient) awaitListChanged(t testing.TB, n int, within time.Duration) {
-	t.Helper()
-	deadline := time.After(within)
-	for i := range n {
-		select {
-		case <-c.listChanged:
-		case <-deadline:
-			t.Fatalf("got %d of %d tools/list_changed within %s", i, n, within)
-		}
-	}
-}
-
-// noMore fails if a list_changed notification arrives within d.
-func (c *clClient) noMore(t testing.TB, d time.Duration) {
-	t.Helper()
-	select {
-	case <-c.listChanged:
-		t.Fatalf("an unexpected extra tools/list_changed")
-	case <-time.After(d):
-	}
-}
-
 func TestClusterLegacyFullFlowThroughBalancer(t *testing.T) {
-	e := clNewEnv(t, 3, false)
+	clOnEachTopology(t, onLegacyFullFlowThroughBalancer)
+}
+
+func onLegacyFullFlowThroughBalancer(t *testing.T, topo clustertest.Redis) {
+	e := clNewEnvTopo(t, topo, 3, false)
 	c := clConnect(t, e.lb.URL, clLegacy, true, nil)
 	id := c.cs.ID()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -443,7 +271,7 @@ func TestClusterLegacyFullFlowThroughBalancer(t *testing.T) {
 	// records and event log are removed.
 	require.NoError(t, c.cs.Close())
 	require.Eventually(t, func() bool {
-		return !e.keyExists(t, "sess:"+id) && !e.keyExists(t, "ev:"+id)
+		return !e.keyExists(t, e.keys.Session(id)) && !e.keyExists(t, e.keys.Events(id))
 	}, 5*time.Second, 20*time.Millisecond)
 	require.True(t, slices.ContainsFunc(e.lb.hopsOf(id), func(h clHop) bool { return h.method == http.MethodDelete }))
 	for _, n := range e.nodes {
@@ -488,7 +316,11 @@ func (e *clEnv) forwardedTotal() int64 {
 // Every node refreshes its own catalogue and notifies its own sessions:
 // list_changed reaches clients whose sessions live on each node.
 func TestClusterListChangedReachesClientsOnEveryNode(t *testing.T) {
-	e := clNewEnv(t, 3, false)
+	clOnEachTopology(t, onListChangedReachesClientsOnEveryNode)
+}
+
+func onListChangedReachesClientsOnEveryNode(t *testing.T, topo clustertest.Redis) {
+	e := clNewEnvTopo(t, topo, 3, false)
 	var clients []*clClient
 	for _, n := range e.nodes {
 		c := clConnect(t, n.url, clLegacy, true, nil)

@@ -194,8 +194,8 @@ func TestModernMRTRRequestStateIntegrity(t *testing.T) {
 // the retry to the owner sealed in its requestState, and the call
 // completes.
 func TestModernMRTRParkedCallResumesAcrossNodes(t *testing.T) {
-	redisURL := clustertest.URL(t)
-	prefix := clustertest.Prefix(t, redisURL)
+	redisURL := clustertest.Standalone(t)
+	prefix := redisURL.Prefix(t)
 	be := harness.StartBackend(t, "lb", harness.Stateful, func(s *mcp.Server) { addQuiz(s, nil) })
 	n1 := clStartNode(t, "n1", redisURL, prefix, false, be.Config())
 	n2 := clStartNode(t, "n2", redisURL, prefix, false, be.Config())

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/vmcp/vmcp/pkg/cluster"
+	"github.com/vmcp/vmcp/pkg/cluster/clustertest"
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/vmcp"
 )
@@ -32,6 +33,7 @@ const nodeStateKey = "scale-test-state-key-0123456789abcdef"
 type nodeOptions struct {
 	Name       string         `json:"name"`        // cluster.node_id
 	RedisURL   string         `json:"redis_url"`   // cluster.redis_url
+	Cluster    []string       `json:"cluster"`     // or cluster.redis_cluster
 	BackendURL string         `json:"backend_url"` // the one backend, "echo" (streamable HTTP)
 	Timing     cluster.Timing `json:"timing"`      // durations in nanoseconds
 }
@@ -61,7 +63,7 @@ func runNode(spec string) error {
 	}
 	base := "http://" + lis.Addr().String()
 	cfg := &config.Config{Listen: lis.Addr().String(), Backends: []config.Backend{{Name: "echo", URL: o.BackendURL, Transport: config.TransportStreamableHTTP}}}
-	cfg.Cluster = config.Cluster{RedisURL: o.RedisURL, NodeID: o.Name, AdvertiseURL: base}
+	cfg.Cluster = config.Cluster{RedisURL: o.RedisURL, RedisCluster: o.Cluster, NodeID: o.Name, AdvertiseURL: base}
 	cfg.MRTR.StateKey = nodeStateKey
 	cfg.Aggregation = config.Aggregation{ConflictResolution: config.StrategyPriority, Priority: []string{"echo"}}
 	cfg.ApplyDefaults()
@@ -98,13 +100,13 @@ type node struct {
 
 // startNodes starts one node process per name, in parallel, and stops
 // them when the test ends (their stderr is logged if it failed).
-func startNodes(t *testing.T, redisURL, backendURL string, timing cluster.Timing, names ...string) []*node {
+func startNodes(t *testing.T, topo clustertest.Redis, backendURL string, timing cluster.Timing, names ...string) []*node {
 	t.Helper()
 	out := make([]*node, len(names))
 	errs := make([]error, len(names))
 	var wg sync.WaitGroup
 	for i, name := range names {
-		wg.Go(func() { out[i], errs[i] = startNode(t, nodeOptions{name, redisURL, backendURL, timing}) })
+		wg.Go(func() { out[i], errs[i] = startNode(t, nodeOptions{name, topo.URL, topo.Cluster, backendURL, timing}) })
 	}
 	wg.Wait()
 	t.Cleanup(func() { // in parallel: each may wait out its shutdown grace

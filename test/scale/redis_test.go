@@ -16,17 +16,62 @@ import (
 	"github.com/vmcp/vmcp/test/internal/redisstat"
 )
 
-// privateRedis starts a private redis-server for this test (no other
-// test's commands in its counts) and returns it with a one-connection
-// client for reading it.
-func privateRedis(t *testing.T) (*clustertest.Server, *redis.Client) {
+// redisView reads a test's private Redis: one redis-server, or every
+// primary of a Redis Cluster with their figures summed. Its clients have
+// one connection each (connected at once: no HELLO in a measured phase).
+type redisView struct {
+	topo      clustertest.Redis
+	primaries []*redis.Client
+}
+
+// privateRedis starts a private Redis of topology kind ("redis": one
+// redis-server; "cluster": a Redis Cluster of three primaries) for this
+// test, so that no other test's commands are in its counts.
+func privateRedis(t *testing.T, kind string) *redisView {
 	t.Helper()
-	rs := clustertest.Start(t)
-	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr, PoolSize: 1})
-	t.Cleanup(func() { _ = rdb.Close() })
-	_, err := redisstat.Read(context.Background(), rdb) // connect now: its HELLO is in no phase
-	require.NoError(t, err)
-	return rs, rdb
+	v := &redisView{}
+	if kind == "cluster" {
+		v.topo = clustertest.StartCluster(t, 3)
+	} else {
+		v.topo = clustertest.Redis{Name: kind, URL: clustertest.Start(t).URL()}
+	}
+	addrs := v.topo.Cluster
+	if v.topo.URL != "" {
+		o, err := redis.ParseURL(v.topo.URL)
+		require.NoError(t, err)
+		addrs = []string{o.Addr}
+	}
+	for _, a := range addrs {
+		rdb := redis.NewClient(&redis.Options{Addr: a, PoolSize: 1})
+		t.Cleanup(func() { _ = rdb.Close() })
+		v.primaries = append(v.primaries, rdb)
+	}
+	v.read(t)
+	return v
+}
+
+// read sums one reading of every primary.
+func (v *redisView) read(t *testing.T) redisstat.Stats {
+	t.Helper()
+	var sum redisstat.Stats
+	for _, rdb := range v.primaries {
+		s, err := redisstat.Read(context.Background(), rdb)
+		require.NoError(t, err)
+		sum = sum.Add(s)
+	}
+	return sum
+}
+
+// allKeys lists every key of every primary.
+func (v *redisView) allKeys(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, rdb := range v.primaries {
+		keys, err := rdb.Keys(context.Background(), "*").Result()
+		require.NoError(t, err)
+		out = append(out, keys...)
+	}
+	return out
 }
 
 // phase is the Redis delta over one step of the test and its duration.
@@ -35,48 +80,39 @@ type phase struct {
 	dur time.Duration
 }
 
-// measure runs f between two readings of rdb.
-func measure(t *testing.T, rdb *redis.Client, f func()) phase {
+// measure runs f between two readings of v.
+func measure(t *testing.T, v *redisView, f func()) phase {
 	t.Helper()
-	ctx := context.Background()
-	s0, err := redisstat.Read(ctx, rdb)
-	require.NoError(t, err)
+	s0 := v.read(t)
 	t0 := time.Now()
 	f()
 	dur := time.Since(t0)
-	s1, err := redisstat.Read(ctx, rdb)
-	require.NoError(t, err)
-	return phase{s1.Sub(s0), dur}
+	return phase{v.read(t).Sub(s0), dur}
 }
 
-// keysNow is the number of keys in rdb's db 0 (from INFO, so reading it
-// adds no counted command).
-func keysNow(t *testing.T, rdb *redis.Client) int64 {
+// keysNow is the number of keys in v (from INFO, so reading it adds no
+// counted command).
+func keysNow(t *testing.T, v *redisView) int64 {
 	t.Helper()
-	s, err := redisstat.Read(context.Background(), rdb)
-	require.NoError(t, err)
-	return s.Keys
+	return v.read(t).Keys
 }
 
-// waitKeys waits up to 10 s until rdb holds at most want keys (cleanup
+// waitKeys waits up to 10 s until v holds at most want keys (cleanup
 // after DELETE may finish after the response).
-func waitKeys(t *testing.T, rdb *redis.Client, want int64) {
+func waitKeys(t *testing.T, v *redisView, want int64) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); keysNow(t, rdb) > want; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); keysNow(t, v) > want; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			ks, _ := rdb.Keys(context.Background(), "*").Result()
-			t.Fatalf("Redis holds %d keys 10s after the last DELETE, want %d (those before any session): %v", keysNow(t, rdb), want, ks)
+			t.Fatalf("Redis holds %d keys 10s after the last DELETE, want %d (those before any session): %v", keysNow(t, v), want, v.allKeys(t))
 		}
 	}
 }
 
-// sessionKeys lists the keys in rdb naming one of ids.
-func sessionKeys(t *testing.T, rdb *redis.Client, ids []string) []string {
+// sessionKeys lists the keys in v naming one of ids.
+func sessionKeys(t *testing.T, v *redisView, ids []string) []string {
 	t.Helper()
-	keys, err := rdb.Keys(context.Background(), "*").Result()
-	require.NoError(t, err)
 	var out []string
-	for _, k := range keys {
+	for _, k := range v.allKeys(t) {
 		if slices.ContainsFunc(ids, func(id string) bool { return strings.Contains(k, id) }) {
 			out = append(out, k)
 		}
@@ -84,17 +120,17 @@ func sessionKeys(t *testing.T, rdb *redis.Client, ids []string) []string {
 	return out
 }
 
-// requireNoSessionKeys fails if a key in rdb still names one of ids
+// requireNoSessionKeys fails if a key in v still names one of ids
 // within of their DELETEs (a session is released on a goroutine after
 // its DELETE is answered). Keep within below the records' TTL, so that a
 // record re-set after its release is caught before it expires.
-func requireNoSessionKeys(t *testing.T, rdb *redis.Client, ids []string, within time.Duration) {
+func requireNoSessionKeys(t *testing.T, v *redisView, ids []string, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
-	for len(sessionKeys(t, rdb, ids)) > 0 && time.Now().Before(deadline) {
+	for len(sessionKeys(t, v, ids)) > 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	require.Empty(t, sessionKeys(t, rdb, ids), "keys of closed sessions left behind %s after their DELETEs", within)
+	require.Empty(t, sessionKeys(t, v, ids), "keys of closed sessions left behind %s after their DELETEs", within)
 }
 
 // requireOwned checks every node owns want sessions (its /readyz), so

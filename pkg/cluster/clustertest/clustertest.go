@@ -1,9 +1,12 @@
 // Package clustertest gives tests a Redis to run vmcp clusters on: the one
 // at VMCP_REDIS_ADDR (default 127.0.0.1:6379) when it answers, else a
 // private redis-server; a unique key prefix per test, deleted afterwards; a
-// private redis-server that can be stopped and restarted; and a TCP proxy
-// that can cut one node off Redis. Tests skip, saying why, only when no
-// Redis answers and redis-server is not installed.
+// private redis-server that can be stopped and restarted; a TCP proxy and
+// a dialer (Cutter) that cut one node off Redis; a Redis Cluster (with or
+// without replicas, failover.go) and a Sentinel set started on loopback
+// whose primary a test can kill (servers.go), and topologies (Redis) to
+// run tests on each. Tests skip, saying why, only when no Redis
+// answers and redis-server is not installed.
 package clustertest
 
 import (
@@ -158,6 +161,9 @@ func ping(addr string, wait time.Duration) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		err := rdb.Ping(ctx).Err()
 		cancel()
+		if err != nil && strings.HasPrefix(err.Error(), "NOAUTH") {
+			err = nil // it answers (it wants a password)
+		}
 		if err == nil || time.Now().After(deadline) {
 			return err
 		}

@@ -31,7 +31,8 @@ func (d *Dispatcher) sync(cat *aggregator.Catalogue) {
 	}
 	var bulk bulkRegistration
 	defer bulk.phase.End()
-	syncKind(d.reg.tools, cat.Tools, cat.JSON(aggregator.KindTools), func(t *mcp.Tool) string { return t.Name },
+	tools, enc := cat.Callable() // with tool search listing only its own tools, every tool stays callable
+	syncKind(d.reg.tools, tools, enc, func(t *mcp.Tool) string { return t.Name },
 		func(t *mcp.Tool) { d.addTool(t); bulk.added() }, d.server.RemoveTools)
 	syncKind(d.reg.prompts, cat.Prompts, cat.JSON(aggregator.KindPrompts), func(p *mcp.Prompt) string { return p.Name },
 		func(p *mcp.Prompt) { d.server.AddPrompt(p, d.getPrompt) }, d.server.RemovePrompts)

@@ -13,6 +13,11 @@ import (
 // backend session and returns the backend's result made fit for a Legacy
 // client.
 func (d *Dispatcher) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if s, err := d.session(req.Session); err == nil {
+		if res, ok, err := d.core.CallOwn(ctx, s.request(req.Extra, "tools/call", req.Params.Name), req.Params.Arguments); ok {
+			return res, err // vmcp's own tool (tool search)
+		}
+	}
 	res, err := forward(ctx, d, req.Session, req.Extra, "tools/call", req.Params.Name, req.Params.Meta,
 		func(cctx context.Context, cs *mcp.ClientSession, t upstream.Target, meta mcp.Meta, in mcp.InputResponseMap, state string) (*mcp.CallToolResult, error) {
 			return cs.CallTool(cctx, &mcp.CallToolParams{Meta: meta, Name: t.Name, Arguments: req.Params.Arguments, InputResponses: in, RequestState: state})

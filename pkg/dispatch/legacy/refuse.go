@@ -154,12 +154,21 @@ var servedMethods = map[string]bool{
 // unknownMethod is -32601 (Method not found) for a request, with an id, of
 // a method the server does not serve: the go-sdk handler would refuse it
 // as a plain-text 400 (-32600, id null). nil otherwise (a notification of
-// an unknown method is the go-sdk's to refuse).
+// an unknown method is accepted and dropped: ignoreNotification).
 func unknownMethod(m *message) *jsonrpc.Error {
 	if _, hasID := wire.IDKey(m.ID); !hasID || m.Method == "" || servedMethods[m.Method] {
 		return nil
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method not found: %s", wire.Quote(m.Method))}
+}
+
+// ignoreNotification answers a notification of a method vmcp does not
+// handle with 202 and no body, and drops it (logged at debug): JSON-RPC
+// never answers a notification and Streamable HTTP accepts one with 202,
+// where the go-sdk handler would refuse it (400, -32600).
+func (d *Dispatcher) ignoreNotification(w http.ResponseWriter, s *clientSession, method string) {
+	d.log.Debug("notification of a method vmcp does not handle ignored", "session", s.id, "method", wire.Quote(method))
+	w.WriteHeader(http.StatusAccepted)
 }
 
 func invalidRequest(msg string) *jsonrpc.Error {

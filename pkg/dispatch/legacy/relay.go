@@ -39,8 +39,8 @@ var legacyVersions = map[string]bool{"": true, "2025-11-25": true, "2025-06-18":
 type message = wire.Message
 
 // relay serves one POST of client session s if it can: a relayed call,
-// the client's answer to a relayed server-to-client request, or its
-// cancellation of a relayed call. It returns false, with r.Body intact,
+// the client's answer to a relayed server-to-client request, its
+// cancellation of a relayed call, or a notification vmcp ignores. It returns false, with r.Body intact,
 // to hand the request to the go-sdk handler; sdk is then the request the
 // go-sdk will serve if it is a call (nil otherwise), so that the session's
 // in-flight ids span both paths.
@@ -70,6 +70,9 @@ func (d *Dispatcher) relay(w http.ResponseWriter, r *http.Request, s *clientSess
 		return true, nil
 	case hasID && m.Method != "":
 		return false, &m
+	case !hasID && m.Method != "" && !servedMethods[m.Method]:
+		d.ignoreNotification(w, s, m.Method)
+		return true, nil
 	}
 	return false, nil
 }

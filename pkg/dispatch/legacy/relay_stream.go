@@ -174,7 +174,8 @@ func (rs *relayStream) read(ctx context.Context, resp *http.Response) (json.RawM
 
 // onMessage handles one message of the backend's stream (data is its own:
 // the message and its result alias it); done is true for the response to
-// rs.id, with its result or JSON-RPC error.
+// rs.id, with its result or JSON-RPC error, and for a response to any
+// other id, with backends.IDError.
 func (rs *relayStream) onMessage(ctx context.Context, data []byte) (res json.RawMessage, err error, done bool) {
 	var m message
 	if err := wire.Decode(data, &m); err != nil {
@@ -183,9 +184,8 @@ func (rs *relayStream) onMessage(ctx context.Context, data []byte) (res json.Raw
 	}
 	switch {
 	case m.Method == "":
-		if !bytes.Equal(m.ID, rs.id) {
-			rs.s.d.undeliverable("(response to an unknown id)", rs.s.id, rs.backend, fmt.Errorf("response id %s on the stream of request %s", m.ID, rs.id))
-			return nil, nil, false
+		if !bytes.Equal(m.ID, rs.id) { // no other request's response is due on this one's POST
+			return nil, backends.IDError(rs.backend, rs.method, rs.id, m.ID), true
 		}
 		if len(m.Error) > 0 && string(m.Error) != "null" { // "error": null is none, as on the other paths
 			var we jsonrpc.Error

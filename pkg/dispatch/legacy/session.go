@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/identity"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // clientSession is vmcp's state for one Legacy client session: its backend
@@ -162,7 +163,7 @@ func (s *clientSession) initBackendSession(ctx context.Context, cs *mcp.ClientSe
 // setLevel sends logging/setLevel to a backend session that offers logging.
 func setLevel(ctx context.Context, cs *mcp.ClientSession, level mcp.LoggingLevel) error {
 	r := cs.InitializeResult()
-	if level == "" || r == nil || r.Capabilities == nil || r.Capabilities.Logging == nil || r.ProtocolVersion >= "2026-07-28" {
+	if level == "" || r == nil || r.Capabilities == nil || r.Capabilities.Logging == nil || wire.IsModern(r.ProtocolVersion) {
 		return nil
 	}
 	return cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
@@ -200,7 +201,7 @@ func (s *clientSession) outMeta(cs *mcp.ClientSession, in mcp.Meta) mcp.Meta {
 	s.mu.Lock()
 	level := s.logLevel
 	s.mu.Unlock()
-	if r := cs.InitializeResult(); level == "" || r == nil || r.ProtocolVersion < "2026-07-28" {
+	if r := cs.InitializeResult(); level == "" || r == nil || !wire.IsModern(r.ProtocolVersion) {
 		return out
 	}
 	if out == nil {

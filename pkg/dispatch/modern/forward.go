@@ -13,6 +13,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/mrtr"
 	"github.com/vmcp/vmcp/pkg/tracing"
 	"github.com/vmcp/vmcp/pkg/upstream"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // mrtrCall is one tools/call, prompts/get or resources/read: the requests
@@ -37,6 +38,14 @@ type mrtrCall struct {
 // callTool routes tools/call through the call core (or a retry's
 // requestState); an unknown tool is -32602 naming it.
 func (d *Dispatcher) callTool(rq *request, p *callParams) ([]byte, error) {
+	if res, ok, err := d.core.CallOwn(rq.r.Context(), d.upstreamRequest(rq, "tools/call", p.Name), p.Arguments); ok {
+		if err != nil {
+			return nil, err
+		}
+		out := *res
+		out.Meta = d.resultMeta(res.Meta)
+		return marshalMRTR(&out, false) // vmcp's own tool (tool search)
+	}
 	c := &mrtrCall{method: "tools/call", name: p.Name, meta: p.Meta, responses: p.InputResponses, state: p.RequestState}
 	c.send = func(ctx context.Context, cs *mcp.ClientSession, meta mcp.Meta, in mcp.InputResponseMap, state string) (any, error) {
 		params := &mcp.CallToolParams{Meta: meta, Name: c.target, InputResponses: in, RequestState: state}
@@ -297,7 +306,7 @@ func (d *Dispatcher) complete(rq *request, p *mcp.CompleteParams) ([]byte, error
 // and the backend never sees a capability the client did not declare.
 func (d *Dispatcher) forwardMeta(rq *request, cs *mcp.ClientSession, m mcp.Meta) mcp.Meta {
 	out := backends.ForwardMeta(m)
-	if r := cs.InitializeResult(); r == nil || r.ProtocolVersion < FirstVersion {
+	if r := cs.InitializeResult(); r == nil || !wire.IsModern(r.ProtocolVersion) {
 		return out
 	}
 	if out == nil {

@@ -32,11 +32,12 @@ import (
 	"github.com/vmcp/vmcp/pkg/subscriptions"
 	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/pkg/upstream"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // FirstVersion is the first protocol revision served by this package; a
 // POST whose MCP-Protocol-Version header sorts at or after it is Modern.
-const FirstVersion = "2026-07-28"
+const FirstVersion = wire.FirstModern
 
 // Options configures the Modern dispatcher.
 type Options struct {
@@ -151,7 +152,7 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 		log:      opts.Logger,
 		info:     info,
 		versions: versions,
-		modern:   slices.DeleteFunc(slices.Clone(versions), func(v string) bool { return v < FirstVersion }),
+		modern:   slices.DeleteFunc(slices.Clone(versions), func(v string) bool { return !wire.IsModern(v) }),
 		state:    opts.State,
 		parked:   opts.Parked,
 	}

@@ -36,7 +36,7 @@ func (d *Dispatcher) InterceptModernBody(w http.ResponseWriter, r *http.Request)
 		return false
 	}
 	v, _ := env.Params.Meta[mcp.MetaKeyProtocolVersion].(string)
-	if v < FirstVersion {
+	if !wire.IsModern(v) {
 		return false
 	}
 	h := r.Header.Get(headerVersion)

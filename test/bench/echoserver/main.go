@@ -3,7 +3,8 @@
 // argument, plus -tools extra tools for the tools/list walk. It serves
 // streamable HTTP at /mcp, stateful by default (Legacy sessions) or
 // stateless with -stateless (Modern-capable). Once listening it prints
-// "listening http://ADDR/mcp" on stdout.
+// "listening http://ADDR/mcp" on stdout. With -catalogue it also serves
+// the LiveMCPBench servers (and -fill filler servers) for the search row.
 package main
 
 import (
@@ -28,6 +29,8 @@ func main() {
 	tools := flag.Int("tools", 200, "extra tools besides echo (for the tools/list walk)")
 	pageSize := flag.Int("page-size", 50, "tools/list page size")
 	debug := flag.String("pprof", "", "if set, serve net/http/pprof on this address (the bench counts goroutines there)")
+	catalogue := flag.String("catalogue", "", "if set, a LiveMCPBench data directory: also serve its servers at /lmb/I/mcp (catalogue.go)")
+	fill := flag.Int("fill", 0, "with -catalogue, filler servers at /fill/K/mcp, each with every catalogue tool renamed")
 	flag.Parse()
 	if *debug != "" {
 		go func() { log.Println(http.ListenAndServe(*debug, nil)) }() // DefaultServeMux: net/http/pprof
@@ -61,6 +64,13 @@ func main() {
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
+	if *catalogue != "" {
+		n, err := mountCatalogue(mux, *catalogue, *fill, *stateless)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Fprintf(os.Stderr, "serving %d catalogue tools\n", n)
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		log.Fatal(err)

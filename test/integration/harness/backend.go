@@ -28,6 +28,7 @@ const (
 	StatelessCancelling
 )
 
+// String names the mode as the tests print it.
 func (m Mode) String() string {
 	switch m {
 	case Stateless:

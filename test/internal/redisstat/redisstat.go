@@ -83,6 +83,18 @@ func (s Stats) Sub(b Stats) Stats {
 	return d
 }
 
+// Add is s plus b (two servers' readings: the primaries of a Redis Cluster).
+func (s Stats) Add(b Stats) Stats {
+	d := Stats{Calls: map[string]int64{}, UsedMemory: s.UsedMemory + b.UsedMemory, Keys: s.Keys + b.Keys}
+	for k, v := range s.Calls {
+		d.Calls[k] += v
+	}
+	for k, v := range b.Calls {
+		d.Calls[k] += v
+	}
+	return d
+}
+
 // Commands is the number of commands executed (INFO excluded); commands a
 // script runs count too, beside the EVALSHA that ran it.
 func (s Stats) Commands() int64 {

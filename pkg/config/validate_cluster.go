@@ -1,0 +1,84 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+)
+
+// redisForms are the keys that name the cluster's Redis; at most one may be set.
+var redisForms = []string{"cluster.redis_url", "cluster.redis_cluster", "cluster.redis_sentinel"}
+
+// validateCluster checks the cluster section: at most one Redis form, each
+// well formed; the credentials and TLS only with one; the state key and an
+// advertise URL whenever there is one; the key prefix.
+func validateCluster(ps *problems, c *Config) {
+	cl := &c.Cluster
+	form := redisForm(ps, cl)
+	urlOK := validateRedisURL(ps, cl.RedisURL)
+	validateHostPorts(ps, "cluster.redis_cluster", cl.RedisCluster, ps.ix.set("cluster.redis_cluster"))
+	if s := cl.RedisSentinel; s != nil {
+		if s.Master == "" {
+			ps.add("cluster.redis_sentinel.master", "required: the primary's name in the sentinels' configuration (sentinel monitor NAME ...)")
+		}
+		validateHostPorts(ps, "cluster.redis_sentinel.addrs", s.Addrs, true)
+	}
+	for k, set := range map[string]bool{"cluster.redis_username": cl.RedisUsername != "",
+		"cluster.redis_password": raw(ps, "cluster.redis_password", cl.RedisPassword) != "", "cluster.redis_tls": cl.RedisTLS} {
+		if form == "" && set {
+			ps.add(k, "needs one of cluster.redis_url, cluster.redis_cluster, cluster.redis_sentinel")
+		}
+	}
+	if form != "" && urlOK && c.MRTR.StateKey == "" {
+		ps.add(form, "requires mrtr.state_key: every node must verify the cursors and requestState the others mint")
+	}
+	if p := cl.KeyPrefix; !keyPrefixRE.MatchString(p) {
+		ps.add("cluster.key_prefix", fmt.Sprintf("invalid prefix %q: want 1 to 64 of A-Z a-z 0-9 _ . : { } -", p))
+	}
+	if u := cl.AdvertiseURL; u != "" && !isHTTPURL(u) {
+		ps.add("cluster.advertise_url", fmt.Sprintf("invalid URL %q: want an absolute http or https URL", u))
+	} else if _, err := AdvertiseFromListen(c.Listen); u == "" && form != "" && err != nil {
+		ps.add("cluster.advertise_url", fmt.Sprintf("required with %s: listen %q does not say how other nodes reach this one", form, c.Listen))
+	}
+}
+
+// redisForm returns the key of the Redis form set ("" if none) and reports
+// every further one at its own line, naming the first.
+func redisForm(ps *problems, cl *Cluster) string {
+	set := []bool{cl.RedisURL != "", ps.ix.set("cluster.redis_cluster") || len(cl.RedisCluster) > 0, cl.RedisSentinel != nil}
+	first := ""
+	for i, k := range redisForms {
+		switch {
+		case !set[i]:
+		case first == "":
+			first = k
+		default:
+			ps.add(k, fmt.Sprintf("exactly one of cluster.redis_url, cluster.redis_cluster and cluster.redis_sentinel may be set; %s is set too (line %d)", first, ps.ix.line(first)))
+		}
+	}
+	return first
+}
+
+// validateRedisURL reports whether u is empty or a redis:// or rediss:// URL.
+func validateRedisURL(ps *problems, u string) bool {
+	if u != "" && !strings.HasPrefix(u, "redis://") && !strings.HasPrefix(u, "rediss://") {
+		ps.add("cluster.redis_url", "must start with redis:// or rediss://")
+		return false
+	}
+	return true
+}
+
+// validateHostPorts checks a list of host:port addresses under key; set
+// says the list was written (then it must not be empty).
+func validateHostPorts(ps *problems, key string, addrs []string, set bool) {
+	if set && len(addrs) == 0 {
+		ps.add(key, "needs at least one host:port")
+	}
+	for i, a := range addrs {
+		host, port, err := net.SplitHostPort(a)
+		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
+			ps.add(joinIndex(key, i), fmt.Sprintf("want HOST:PORT, got %q", a))
+		}
+	}
+}

@@ -1,0 +1,81 @@
+package metatools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/aggregator"
+	"github.com/vmcp/vmcp/pkg/toolsearch"
+	"github.com/vmcp/vmcp/pkg/upstream"
+)
+
+// Found is one search_tools result.
+type Found struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	InputSchema any    `json:"inputSchema"`
+	Backend     string `json:"backend"`
+}
+
+// searchArgs are search_tools' arguments.
+type searchArgs struct {
+	Query *string `json:"query"`
+	Limit *int    `json:"limit"`
+}
+
+// Call serves search_tools (an upstream.OwnTool): the best matches for the
+// query among the tools req's principal may use, as structuredContent
+// {"tools": [...]} and the same JSON as text. Bad arguments, and call_tool
+// arguments Rewrite could not unwrap, are -32602 naming the problem.
+func (t *Tools) Call(ctx context.Context, req *upstream.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
+	if req.Name == CallName {
+		return nil, invalid("call_tool: arguments must be an object with a string name (not call_tool) and an object arguments")
+	}
+	var a searchArgs
+	if len(args) > 0 && json.Unmarshal(args, &a) != nil {
+		return nil, invalid("search_tools: arguments must be an object with a string query and an integer limit")
+	}
+	limit := DefaultLimit
+	switch {
+	case a.Query == nil:
+		return nil, invalid("search_tools: query is required")
+	case a.Limit != nil && (*a.Limit < 1 || *a.Limit > MaxLimit):
+		return nil, invalid(fmt.Sprintf("search_tools: limit must be 1 to %d", MaxLimit))
+	case a.Limit != nil:
+		limit = *a.Limit
+	}
+	found := t.Search(ctx, req, *a.Query, limit)
+	out := map[string]any{"tools": found}
+	text, err := json.Marshal(out)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "search_tools: " + err.Error()}
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: out}, nil
+}
+
+// Search returns up to limit tools for query, best first, among those the
+// policy lets req's principal use, from the catalogue that principal sees
+// (lexical ranking, blended with embeddings when configured).
+func (t *Tools) Search(ctx context.Context, req *upstream.Request, query string, limit int) []Found {
+	x := t.index(t.agg.For(req.Principal.Key()))
+	allow := func(doc int) bool {
+		return t.policy.Allows(req.Principal, aggregator.KindTools, x.backends[doc], x.tools[doc].Name)
+	}
+	depth := limit
+	if x.vecs != nil {
+		depth = max(limit, toolsearch.FuseDepth)
+	}
+	found := []Found{}
+	for _, h := range t.blend(ctx, x, query, x.ix.Search(query, depth, allow), limit, allow) {
+		tool := x.tools[h.Doc]
+		found = append(found, Found{Name: tool.Name, Description: tool.Description, InputSchema: tool.InputSchema, Backend: x.backends[h.Doc]})
+	}
+	return found
+}
+
+func invalid(msg string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}
+}

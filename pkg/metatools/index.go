@@ -1,0 +1,131 @@
+package metatools
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/aggregator"
+	"github.com/vmcp/vmcp/pkg/embeddings"
+	"github.com/vmcp/vmcp/pkg/policy"
+	"github.com/vmcp/vmcp/pkg/toolsearch"
+)
+
+// maxCached bounds the indexes kept: the current shared catalogue's and
+// those of principals with their own backends (aggregator.For).
+const maxCached = 16
+
+// indexed is one catalogue's search index and, per document, its tool and
+// backend.
+type indexed struct {
+	ix       *toolsearch.Index
+	tools    []*mcp.Tool
+	backends []string
+	vecs     [][]float32 // by document, nil where unknown; nil: no embeddings
+}
+
+// Tools serves search_tools over the catalogue's tools. It is safe for
+// concurrent use.
+type Tools struct {
+	agg    *aggregator.Aggregator
+	policy *policy.Policy // nil: every principal sees everything
+	log    *slog.Logger
+	emb    *embeddings.Client // nil: lexical ranking only
+
+	mu    sync.Mutex
+	cache map[*aggregator.Catalogue]*indexed
+	order []*aggregator.Catalogue // oldest first
+	vecs  map[string][]float32    // tool vectors by embedText, of the current catalogue
+
+	kick chan struct{} // a catalogue change to index (one pending at most)
+}
+
+// New returns the tool search over agg's catalogues, filtered by p (nil:
+// no filtering), blending in emb's vectors when emb is not nil. Call Run
+// to follow the catalogue.
+func New(agg *aggregator.Aggregator, p *policy.Policy, emb *embeddings.Client, log *slog.Logger) *Tools {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	t := &Tools{agg: agg, policy: p, emb: emb, log: log, cache: map[*aggregator.Catalogue]*indexed{}, kick: make(chan struct{}, 1)}
+	agg.OnChange(func(_, _ *aggregator.Catalogue, kinds []aggregator.Kind) {
+		for _, k := range kinds {
+			if k == aggregator.KindTools {
+				select {
+				case t.kick <- struct{}{}:
+				default: // a rebuild is pending and will see this catalogue
+				}
+				return
+			}
+		}
+	})
+	return t
+}
+
+// Run indexes the current catalogue, then each new one as the catalogue
+// changes, off the request path (with embeddings: the new tools' vectors
+// first), until ctx ends.
+func (t *Tools) Run(ctx context.Context) {
+	for {
+		t.refresh(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.kick:
+		}
+	}
+}
+
+// refresh indexes the current catalogue, embedding its new tools first.
+func (t *Tools) refresh(ctx context.Context) {
+	cat := t.agg.Current()
+	if t.emb != nil {
+		t.embedMissing(ctx, cat)
+	}
+	t.store(cat, t.build(cat))
+}
+
+// index returns cat's index, building and caching it if needed.
+func (t *Tools) index(cat *aggregator.Catalogue) *indexed {
+	t.mu.Lock()
+	if x := t.cache[cat]; x != nil {
+		t.mu.Unlock()
+		return x
+	}
+	t.mu.Unlock()
+	return t.store(cat, t.build(cat))
+}
+
+// store caches x as cat's index (replacing one a search built before Run
+// had embedded the catalogue's tools) and returns it.
+func (t *Tools) store(cat *aggregator.Catalogue, x *indexed) *indexed {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.cache[cat]; !ok {
+		t.order = append(t.order, cat)
+	}
+	t.cache[cat] = x
+	if len(t.order) > maxCached {
+		delete(t.cache, t.order[0])
+		t.order = t.order[1:]
+	}
+	return x
+}
+
+// build indexes cat's routable tools, with the vectors known for them.
+func (t *Tools) build(cat *aggregator.Catalogue) *indexed {
+	x := &indexed{tools: cat.Routable, backends: make([]string, len(cat.Routable)), vecs: t.vectorsOf(cat.Routable)}
+	docs := make([]toolsearch.Doc, len(cat.Routable))
+	for i, tool := range cat.Routable {
+		_, r, _ := cat.Tool(tool.Name)
+		x.backends[i] = r.Backend
+		docs[i] = toolsearch.Doc{Key: tool.Name, Name: tool.Name, Description: tool.Description,
+			Params: toolsearch.ParamsOf(tool.InputSchema), Backend: r.Backend}
+		if tool.Title != "" {
+			docs[i].Description = tool.Title + ". " + tool.Description
+		}
+	}
+	x.ix = toolsearch.Build(docs)
+	return x
+}

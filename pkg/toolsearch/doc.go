@@ -1,0 +1,32 @@
+// Package toolsearch ranks a catalogue's tools for a free-text query: an
+// in-memory BM25F index over each tool's name (split on '_', '-', case and
+// digits), description, parameter names and descriptions, and its backend's
+// name and description, with English stop words dropped, Snowball (Porter2)
+// stemming and a small table of synonyms expanding the query. An Index is
+// immutable and safe for concurrent searches; Build makes a new one.
+package toolsearch
+
+// Doc is one tool as the index sees it. Key is the caller's handle (the
+// advertised name), returned with each Hit; the text fields are indexed.
+type Doc struct {
+	Key                string
+	Name               string
+	Description        string
+	Params             []Param
+	Backend            string
+	BackendDescription string
+}
+
+// Param is one input parameter of a tool: its property name and description.
+type Param struct {
+	Name        string
+	Description string
+}
+
+// Hit is one search result: the index of its Doc in the slice given to Build,
+// its Key, and its score (higher is better; only comparable within a search).
+type Hit struct {
+	Doc   int
+	Key   string
+	Score float64
+}

@@ -1,0 +1,101 @@
+package toolsearch
+
+import (
+	"strings"
+
+	"github.com/kljensen/snowball/english"
+)
+
+// requestWords are words of a request's phrasing that name no capability
+// ("please help me …", "can you give me …"); queries drop them, tool
+// descriptions keep them.
+var requestWords = map[string]bool{
+	"please": true, "help": true, "give": true, "tell": true, "want": true,
+	"need": true, "like": true, "could": true, "would": true, "can": true,
+	"let": true, "us": true, "also": true, "then": true, "thank": true,
+	"thanks": true, "i'm": true, "hi": true, "hello": true,
+}
+
+// maxClauses bounds the clauses a query is split into.
+const maxClauses = 8
+
+// clauses splits a request into its parts: at sentence ends and commas
+// followed by a space, semicolons, and the words "and" and "then", so
+// "read the sheet, plot a bar chart and save it" asks for three tools.
+// Parts with no indexed word are dropped.
+func clauses(q string) []string {
+	f := func(r rune) bool { return r == ';' || r == '\n' }
+	var out []string
+	for _, part := range strings.FieldsFunc(q, f) {
+		for _, s := range splitSentences(part) {
+			for _, c := range splitWords(s) {
+				if len(out) < maxClauses && len(queryTerms(c)) > 0 {
+					out = append(out, c)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// splitSentences splits at '.', ',', '?', '!' followed by a space (not the
+// dots of a path, a host or a number).
+func splitSentences(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i+1 < len(s); i++ {
+		if strings.IndexByte(".,?!", s[i]) >= 0 && s[i+1] == ' ' {
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
+}
+
+// splitWords splits at the words "and" and "then".
+func splitWords(s string) []string {
+	var out []string
+	var cur []string
+	for _, w := range strings.Fields(s) {
+		if lw := strings.ToLower(w); lw == "and" || lw == "then" {
+			out = append(out, strings.Join(cur, " "))
+			cur = cur[:0]
+			continue
+		}
+		cur = append(cur, w)
+	}
+	return append(out, strings.Join(cur, " "))
+}
+
+// queryTerms are a query's terms: terms less the request's phrasing, and
+// the words a file path in it implies (pathWords).
+func queryTerms(q string) []string {
+	ws := words(q)
+	out := ws[:0]
+	for _, w := range ws {
+		if !dropped(w) && !requestWords[w] && !english.IsStopWord(w) {
+			out = append(out, stem(w))
+		}
+	}
+	if hasPath(q) {
+		out = append(out, pathWords...)
+	}
+	return out
+}
+
+// pathWords are the (stemmed) words a request naming a file path means
+// without saying them: it reads or writes a file at that path.
+var pathWords = []string{"file", "path"}
+
+// hasPath reports whether q names a file path: a word with a '/' that
+// ends in an extension ("/root/notes/today.md", "./out.png").
+func hasPath(q string) bool {
+	for _, f := range strings.Fields(q) {
+		f = strings.TrimRight(f, ".,;:!?)'\"")
+		dot := strings.LastIndexByte(f, '.')
+		if strings.Contains(f, "/") && dot > strings.LastIndexByte(f, '/')+1 && len(f)-dot-1 >= 1 && len(f)-dot-1 <= 5 {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,115 @@
+package toolsearch
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kljensen/snowball/english"
+)
+
+// maxTokens bounds the tokens taken from one text (a description or a query),
+// so a huge description or query costs a bounded amount of work.
+const maxTokens = 2048
+
+// words splits s into lower-case words (see eachWord).
+func words(s string) []string {
+	var out []string
+	eachWord(s, func(w string) {
+		if len(out) < maxTokens {
+			out = append(out, strings.ToLower(w))
+		}
+	})
+	return out
+}
+
+// eachWord calls fn with each word of s, as it is written: s split at every
+// rune that is not a letter or a digit, between a lower-case letter and an
+// upper-case one ("listFiles"), before the last upper-case letter of a run
+// followed by a lower-case one ("HTMLParser" → "HTML", "Parser"), and
+// between letters and digits. Each Han, Hiragana, Katakana or Hangul
+// character is a word of its own.
+func eachWord(s string, fn func(string)) {
+	start := -1
+	var prev rune
+	for i, r := range s {
+		cls := classOf(r)
+		switch {
+		case cls == classOther:
+			if start >= 0 {
+				fn(s[start:i])
+			}
+			start = -1
+		case cls == classIdeograph:
+			if start >= 0 {
+				fn(s[start:i])
+			}
+			fn(s[i : i+utf8.RuneLen(r)])
+			start = -1
+		case start < 0:
+			start = i
+		case boundary(prev, r, s[i+utf8.RuneLen(r):]):
+			fn(s[start:i])
+			start = i
+		}
+		prev = r
+	}
+	if start >= 0 {
+		fn(s[start:])
+	}
+}
+
+const (
+	classOther = iota
+	classWord
+	classIdeograph
+)
+
+// classOf sorts a rune: part of a word, an ideograph (a word alone), or a
+// separator; ASCII without table look-ups.
+func classOf(r rune) int {
+	switch {
+	case r < 0x80:
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return classWord
+		}
+		return classOther
+	case r >= 0x2E80 && unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul):
+		return classIdeograph
+	case unicode.IsLetter(r) || unicode.IsDigit(r):
+		return classWord
+	}
+	return classOther
+}
+
+// boundary reports whether a new word starts at r, which follows prev inside
+// a run of letters and digits; rest is the text after r.
+func boundary(prev, r rune, rest string) bool {
+	switch {
+	case unicode.IsDigit(prev) != unicode.IsDigit(r):
+		return true
+	case unicode.IsLower(prev) && unicode.IsUpper(r):
+		return true
+	case unicode.IsUpper(prev) && unicode.IsUpper(r):
+		next, _ := utf8.DecodeRuneInString(rest)
+		return unicode.IsLower(next)
+	}
+	return false
+}
+
+// dropped reports whether w carries no meaning for search: an English stop
+// word or a single ASCII letter.
+func dropped(w string) bool {
+	return english.IsStopWord(w) || len(w) == 1 && w[0] >= 'a' && w[0] <= 'z'
+}
+
+// stem returns w's Snowball English stem; words that are not plain ASCII
+// letters (digits, other scripts) are kept as they are.
+func stem(w string) string {
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return w
+		}
+	}
+	return english.Stem(w, false)
+}

@@ -1,0 +1,148 @@
+package toolsearch_test
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/vmcp/vmcp/pkg/toolsearch"
+)
+
+var smallCatalogue = []toolsearch.Doc{
+	{Key: "fs__readFile", Name: "readFile", Description: "Read the contents of a file from disk.", Params: []toolsearch.Param{{Name: "path", Description: "File path"}}, Backend: "fs", BackendDescription: "Local filesystem"},
+	{Key: "fs__delete_dir", Name: "delete_dir", Description: "Delete a directory recursively.", Backend: "fs"},
+	{Key: "img__resize-image", Name: "resize-image", Description: "Resize an image to the given width and height.", Params: []toolsearch.Param{{Name: "widthPx"}}, Backend: "images"},
+	{Key: "wx__get_forecast", Name: "get_forecast", Description: "Weather forecast for a city.", Params: []toolsearch.Param{{Name: "city", Description: "City name"}}, Backend: "weather"},
+	{Key: "gh__search_repositories", Name: "search_repositories", Description: "Search GitHub repositories by keyword.", Backend: "github", BackendDescription: "GitHub API"},
+	{Key: "ss__bing_search", Name: "bing_search", Description: "使用必应搜索指定的关键词", Backend: "bing"},
+}
+
+func keys(hs []toolsearch.Hit) []string {
+	var out []string
+	for _, h := range hs {
+		out = append(out, h.Key)
+	}
+	return out
+}
+
+// TestSearchFindsByUsersWords: split names, stems, synonyms, parameter and
+// backend words each bring the one right tool first.
+func TestSearchFindsByUsersWords(t *testing.T) {
+	t.Parallel()
+	ix := toolsearch.Build(smallCatalogue)
+	for q, want := range map[string]string{
+		"read file":                               "fs__readFile", // camelCase name
+		"remove a folder":                         "fs__delete_dir",
+		"make my pictures smaller, width":         "img__resize-image", // synonym + parameter word split from widthPx
+		"will it rain in Paris tomorrow? weather": "wx__get_forecast",
+		"find a repo on github":                   "gh__search_repositories",
+		"必应":                                      "ss__bing_search", // Han characters as words
+	} {
+		got := ix.Search(q, 3, nil)
+		if len(got) == 0 || got[0].Key != want {
+			t.Errorf("Search(%q) = %v, want %s first", q, keys(got), want)
+		}
+	}
+}
+
+// TestSearchAllowHidesDocuments: a document allow refuses never appears,
+// however well it matches, and the limit still fills from the rest.
+func TestSearchAllowHidesDocuments(t *testing.T) {
+	t.Parallel()
+	ix := toolsearch.Build(smallCatalogue)
+	got := ix.Search("read file directory", 2, func(doc int) bool { return smallCatalogue[doc].Key != "fs__readFile" })
+	for _, h := range got {
+		if h.Key == "fs__readFile" {
+			t.Fatalf("hidden tool returned: %v", keys(got))
+		}
+	}
+	if len(got) == 0 || got[0].Key != "fs__delete_dir" {
+		t.Fatalf("got %v, want fs__delete_dir first", keys(got))
+	}
+}
+
+// TestSearchNoWordsNoHits: stop words alone and an empty index find nothing.
+func TestSearchNoWordsNoHits(t *testing.T) {
+	t.Parallel()
+	if got := toolsearch.Build(smallCatalogue).Search("please help me with the", 5, nil); len(got) != 0 {
+		t.Fatalf("got %v", keys(got))
+	}
+	if got := toolsearch.Build(nil).Search("file", 5, nil); len(got) != 0 {
+		t.Fatalf("got %v", keys(got))
+	}
+}
+
+// TestSearchOrderIsDeterministic: equal scores are ordered by Doc.
+func TestSearchOrderIsDeterministic(t *testing.T) {
+	t.Parallel()
+	docs := []toolsearch.Doc{{Key: "b", Name: "echo"}, {Key: "a", Name: "echo"}, {Key: "c", Name: "echo"}}
+	got := keys(toolsearch.Build(docs).Search("echo", 5, nil))
+	if !reflect.DeepEqual(got, []string{"b", "a", "c"}) {
+		t.Fatalf("got %v", got)
+	}
+}
+
+// TestParamsOf reads the top-level properties of each schema form.
+func TestParamsOf(t *testing.T) {
+	t.Parallel()
+	want := []toolsearch.Param{{Name: "a", Description: "first"}, {Name: "b", Description: "B title"}}
+	for _, s := range []any{
+		map[string]any{"type": "object", "properties": map[string]any{"b": map[string]any{"title": "B title"}, "a": map[string]any{"description": "first"}}},
+		[]byte(`{"properties":{"a":{"description":"first"},"b":{"title":"B title"}}}`),
+	} {
+		if got := toolsearch.ParamsOf(s); !reflect.DeepEqual(got, want) {
+			t.Errorf("ParamsOf(%v) = %v", s, got)
+		}
+	}
+	if got := toolsearch.ParamsOf("not a schema"); len(got) != 0 {
+		t.Errorf("got %v", got)
+	}
+}
+
+// synthetic returns n tools: the LiveMCPBench catalogue repeated under
+// distinct keys, or a generated one when the data is absent.
+func synthetic(b *testing.B, n int) []toolsearch.Doc {
+	base, _ := benchDocs(b)
+	out := make([]toolsearch.Doc, n)
+	for i := range out {
+		d := base[i%len(base)]
+		d.Key = fmt.Sprintf("%s_%d", d.Key, i)
+		d.Backend = fmt.Sprintf("%s%d", d.Backend, i/len(base))
+		out[i] = d
+	}
+	return out
+}
+
+// BenchmarkBuild10k: an index rebuild at 10,000 tools (issue 31: ≤ 100 ms).
+func BenchmarkBuild10k(b *testing.B) {
+	docs := synthetic(b, 10000)
+	for b.Loop() {
+		toolsearch.Build(docs)
+	}
+}
+
+// BenchmarkSearch10k: one multi-part request against 10,000 tools.
+func BenchmarkSearch10k(b *testing.B) {
+	ix := toolsearch.Build(synthetic(b, 10000))
+	for b.Loop() {
+		ix.Search("Read the sales data in the spreadsheet, plot it as a bar chart and save it as png", 5, nil)
+	}
+}
+
+// TestSearchPathMeansFile: a request naming a file path asks for a file
+// tool, though it never says "file".
+func TestSearchPathMeansFile(t *testing.T) {
+	t.Parallel()
+	ix := toolsearch.Build([]toolsearch.Doc{
+		{Key: "notes__save_note", Name: "save_note", Description: "Save a note in the knowledge base.", Backend: "notes"},
+		{Key: "fs__write_file", Name: "write_file", Description: "Create a new file or overwrite an existing one with new content.",
+			Params: []toolsearch.Param{{Name: "path"}, {Name: "content"}}, Backend: "fs"},
+	})
+	got := ix.Search("save the summary to /root/out/summary.md", 2, nil)
+	if len(got) == 0 || got[0].Key != "fs__write_file" {
+		t.Fatalf("got %v, want fs__write_file first", keys(got))
+	}
+	if got := ix.Search("save the summary as a note", 2, nil); len(got) == 0 || got[0].Key != "notes__save_note" {
+		t.Fatalf("without a path: got %v, want notes__save_note first", keys(got))
+	}
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/test/livemcpbench"
+)
+
+// searchClient connects one client, measures the definitions' size, and
+// asks every question searchRounds times (limit 10): the first round's
+// results are scored, every call is timed.
+func searchClient(url, version string, tasks []livemcpbench.Task, present func(string) bool) (searchFigures, error) {
+	var f searchFigures
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench-search", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		return f, err
+	}
+	defer cs.Close()
+	lt, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		return f, err
+	}
+	defs, _ := json.Marshal(lt.Tools)
+	f.defs = len(defs)
+	results := map[string][]string{}
+	var durs []time.Duration
+	for range max(1, *searchRounds) {
+		for _, t := range tasks {
+			start := time.Now()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": t.Question, "limit": 10}})
+			durs = append(durs, time.Since(start))
+			if err != nil {
+				return f, err
+			}
+			if _, ok := results[t.Question]; !ok {
+				results[t.Question], err = originalNames(res)
+				if err != nil {
+					return f, err
+				}
+			}
+		}
+	}
+	slices.Sort(durs)
+	f.p50, f.p99 = durs[len(durs)/2], durs[min(len(durs)-1, len(durs)*99/100)]
+	f.scores = livemcpbench.Score(tasks, present, func(q string) []string { return results[q] })
+	return f, nil
+}
+
+// originalNames are a search_tools result's tools by their backend's own
+// names (the advertised name less the "{backend}_" prefix).
+func originalNames(res *mcp.CallToolResult) ([]string, error) {
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Tools []struct{ Name, Backend string } `json:"tools"`
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, t := range out.Tools {
+		names = append(names, strings.TrimPrefix(t.Name, t.Backend+"_"))
+	}
+	return names, nil
+}
+
+// printSearch prints one client's line of the search row with the targets.
+func printSearch(tools int, rev string, f searchFigures) {
+	line := fmt.Sprintf("  %6d tools %-6s search p50 %s p99 %s, definitions %d bytes", tools, rev, fmtDur(f.p50), fmtDur(f.p99), f.defs)
+	if tools < 1000 {
+		s := f.scores
+		line += fmt.Sprintf("; Recall@5 %.3f Recall@10 %.3f hit@3 %.3f (%d tasks): %s", s.Recall5, s.Recall10, s.Hit3, s.Tasks,
+			verdict(s.Recall5 >= targetRecall5, "Recall@5 ≥ %.2f", targetRecall5))
+	} else {
+		line += "; " + verdict(f.p99 <= targetSearchP99, "p99 ≤ %s", targetSearchP99)
+	}
+	fmt.Println(line + ", " + verdict(f.defs < targetDefsBytes, "definitions < %d bytes", targetDefsBytes))
+}
