@@ -275,7 +275,7 @@ func TestStatusCommand(t *testing.T) {
 		code, out, errOut := runArgs("status", "--url", u)
 		require.Equal(t, 0, code, errOut)
 		assert.Contains(t, out, "vmcp (vmcp test): ready")
-		assert.Regexp(t, `alpha\s+stdio\s+-\s+ready\s+2`, out)
+		assert.Regexp(t, `alpha\s+stdio\s+-\s+ready\s+-\s+0\s+2`, out)
 	}
 	srv.Close()
 	code, out, errOut := runArgs("status", "--url", srv.URL)

@@ -52,6 +52,7 @@ type Status struct {
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
 	Error           string `json:"error,omitempty"`
 	Tools           int    `json:"tools"`
+	History
 }
 
 // Backend is one configured MCP server.
@@ -92,6 +93,7 @@ type Backend struct {
 	mu      sync.Mutex
 	state   State
 	lastErr error
+	hist    History // state changes and failures, for /status
 	control *mcp.ClientSession
 	renew   renewal // forgotten control connections (renew.go)
 	init    *mcp.InitializeResult
@@ -138,7 +140,7 @@ func (b *Backend) Timeout() time.Duration {
 func (b *Backend) Status() Status {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := Status{Name: b.cfg.Name, State: b.state}
+	s := Status{Name: b.cfg.Name, State: b.state, History: b.hist}
 	if b.lastErr != nil {
 		s.Error = b.lastErr.Error()
 	}
@@ -296,6 +298,7 @@ func (b *Backend) connectWith(ctx context.Context, opts SessionOptions, version 
 func (b *Backend) setState(s State, err error) {
 	b.mu.Lock()
 	changed := b.state != s
+	b.hist.record(s, changed, err, time.Now())
 	b.state, b.lastErr = s, err
 	if changed && s == StateDown {
 		b.controlSet() // a call waiting in Renewed gives up

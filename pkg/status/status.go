@@ -16,13 +16,20 @@ import (
 
 // Report is one snapshot of a running vmcp, as GET /status shows it.
 type Report struct {
-	Name      string    `json:"name"`    // serverInfo.name (config name)
-	Version   string    `json:"version"` // vmcp's version
-	Ready     bool      `json:"ready"`   // as /readyz: a backend is connected (and Redis, in a cluster)
-	Time      time.Time `json:"time"`    // when the snapshot was taken
-	Backends  []Backend `json:"backends"`
-	Sessions  Sessions  `json:"sessions"`
-	Catalogue Catalogue `json:"catalogue"`
+	Name    string    `json:"name"`    // serverInfo.name (config name)
+	Version string    `json:"version"` // vmcp's version
+	Ready   bool      `json:"ready"`   // as /readyz: a backend is connected (and Redis, in a cluster)
+	Time    time.Time `json:"time"`    // when the snapshot was taken (the page rendered)
+	// ReadySince is when the longest-ready backend among those ready now
+	// became ready (zero while not ready).
+	ReadySince    time.Time `json:"readySince,omitzero"`
+	Started       time.Time `json:"started"`          // when this vmcp process started serving
+	UptimeSeconds int64     `json:"uptimeSeconds"`    // Time − Started
+	Config        string    `json:"config,omitempty"` // the config file served ("" when embedded)
+	Rates         Rates     `json:"rates"`
+	Backends      []Backend `json:"backends"`
+	Sessions      Sessions  `json:"sessions"`
+	Catalogue     Catalogue `json:"catalogue"`
 	// Reloads are the most recent configuration reloads, newest first.
 	Reloads []Reload `json:"reloads,omitempty"`
 }
@@ -45,10 +52,17 @@ type Reload struct {
 // Backend is one configured backend's row.
 type Backend struct {
 	Name      string `json:"name"`
-	Transport string `json:"transport"`          // streamable-http | sse | stdio
-	Revision  string `json:"revision,omitempty"` // protocol version negotiated by the control connection
-	State     string `json:"state"`              // connecting | ready | down
-	LastError string `json:"lastError,omitempty"`
+	Transport string `json:"transport"`           // streamable-http | sse | stdio
+	Revision  string `json:"revision,omitempty"`  // protocol version negotiated by the control connection
+	State     string `json:"state"`               // connecting | ready | down
+	LastError string `json:"lastError,omitempty"` // the most recent failure, kept after recovery
+	// LastErrorAt, Since (the last state change), Restarts and LastRestart
+	// (the control connection ready again after its first time; for stdio,
+	// a new process) tell what happened since vmcp started.
+	LastErrorAt time.Time `json:"lastErrorAt,omitzero"`
+	Since       time.Time `json:"since,omitzero"`
+	Restarts    int       `json:"restarts"`
+	LastRestart time.Time `json:"lastRestart,omitzero"`
 	// Tools, Prompts and Resources count the items of this backend that the
 	// catalogue advertises (after conflict resolution).
 	Tools     int `json:"tools"`
@@ -61,6 +75,23 @@ type Sessions struct {
 	Legacy        int `json:"legacy"`        // live Legacy (Mcp-Session-Id) client sessions on this node
 	ModernListens int `json:"modernListens"` // open subscriptions/listen streams
 	ParkedCalls   int `json:"parkedCalls"`   // backend calls parked for an MRTR retry
+	// List is the newest Legacy sessions (at most 100; Legacy counts all).
+	List []Session `json:"list"`
+}
+
+// Session is one live Legacy client session. ID is a prefix of its
+// Mcp-Session-Id, never the whole id; Principal is the token's subject
+// (empty without auth).
+type Session struct {
+	ID              string    `json:"id"`
+	Client          string    `json:"client,omitempty"`
+	ClientVersion   string    `json:"clientVersion,omitempty"`
+	Revision        string    `json:"revision"`
+	Principal       string    `json:"principal,omitempty"`
+	Created         time.Time `json:"created"`
+	AgeSeconds      int64     `json:"ageSeconds"`
+	IdleSeconds     int64     `json:"idleSeconds"` // since its last request began
+	BackendSessions int       `json:"backendSessions"`
 }
 
 // Catalogue summarises the merged lists.

@@ -13,13 +13,24 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+var (
+	now   = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	start = now.Add(-2 * time.Hour)
+)
+
 var sample = Report{
-	Name: "vmcp", Version: "1.2.3", Ready: true, Time: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC),
+	Name: "vmcp", Version: "1.2.3", Ready: true, Time: now, ReadySince: start.Add(time.Second),
+	Started: start, UptimeSeconds: 7200, Config: "/etc/vmcp/vmcp.yaml",
+	Rates: Rates{RequestsPerSecond: 12.5, ErrorsPerSecond: 0.25, WindowSeconds: 60},
 	Backends: []Backend{
-		{Name: "alpha", Transport: "streamable-http", Revision: "2026-07-28", State: "ready", Tools: 3, Prompts: 1, Resources: 2},
-		{Name: "beta", Transport: "stdio", State: "down", LastError: `connect: <script>alert("x")</script>`},
+		{Name: "alpha", Transport: "streamable-http", Revision: "2026-07-28", State: "ready", Tools: 3, Prompts: 1, Resources: 2,
+			Since: now.Add(-3 * time.Minute), Restarts: 2, LastRestart: now.Add(-3 * time.Minute),
+			LastError: "control connection closed", LastErrorAt: now.Add(-4 * time.Minute)},
+		{Name: "beta", Transport: "stdio", State: "down", LastError: `connect: <script>alert("x")</script>`, LastErrorAt: now.Add(-time.Minute), Since: now.Add(-time.Minute)},
 	},
-	Sessions: Sessions{Legacy: 4, ModernListens: 2, ParkedCalls: 1},
+	Sessions: Sessions{Legacy: 4, ModernListens: 2, ParkedCalls: 1, List: []Session{
+		{ID: "ABCDEFGH", Client: "inspector", ClientVersion: "2.12.0", Revision: "2025-11-25", Principal: "alice",
+			Created: now.Add(-90 * time.Second), AgeSeconds: 90, IdleSeconds: 5, BackendSessions: 2}}},
 	Catalogue: Catalogue{Tools: 3, Prompts: 1, Resources: 2, Templates: 1,
 		Withheld:  []string{`tool "search" offered by backend "alpha" and backend "gamma"; withheld`},
 		Conflicts: []Conflict{{Kind: "resources", Key: "file:///a", Winner: "alpha", Loser: "gamma"}}},
@@ -58,9 +69,17 @@ func TestHandlerServesHTML(t *testing.T) {
 	assert.Contains(t, rec.Header().Get("Content-Security-Policy"), "default-src 'none'")
 	body := rec.Body.String()
 	for _, want := range []string{
-		`<tr class="backend" data-backend="alpha" data-state="ready">`,
+		`<tr class="backend" data-backend="alpha" data-state="ready" data-restarts="2">`,
 		`<td class="state ready">ready</td>`,
-		`<tr class="backend" data-backend="beta" data-state="down">`,
+		`<tr class="backend" data-backend="beta" data-state="down" data-restarts="0">`,
+		`Ready since <time data-ready-since>2026-12-01T08:00:01Z</time> (1h 59m ago)`,
+		`Page rendered at <time id="rendered">2026-12-01T10:00:00Z</time>`,
+		`up <span data-uptime="7200">2h 00m</span>; config <code id="config">/etc/vmcp/vmcp.yaml</code>`,
+		`12.50 requests/s, 0.25 errors/s`,
+		`<td class="restarts">2<br><small>last 3m 00s ago</small></td>`,
+		`control connection closed<br><small class="error-at">2026-12-01T09:56:00Z (4m 00s ago)</small>`,
+		`<tr class="session" data-session="ABCDEFGH"><td><code>ABCDEFGH…</code></td><td>inspector 2.12.0</td><td>2025-11-25</td>`,
+		`<td class="principal">alice</td><td>1m 30s</td><td>5s</td><td class="backend-sessions">2</td>`,
 		`<td>2026-07-28</td>`,
 		`<td data-count="legacy">4</td>`,
 		`<td data-count="tools">3</td>`,
@@ -89,9 +108,13 @@ func TestWrite(t *testing.T) {
 	require.NoError(t, Write(&buf, sample))
 	out := buf.String()
 	lines := strings.Split(out, "\n")
-	assert.Equal(t, "vmcp (vmcp 1.2.3): ready at 2026-12-01 10:00:00 UTC", lines[0])
-	assert.Regexp(t, `^alpha\s+streamable-http\s+2026-07-28\s+ready\s+3\s+1\s+2\s+-$`, lines[3])
-	assert.Regexp(t, `^beta\s+stdio\s+-\s+down\s+0\s+0\s+0\s+connect: <script>`, lines[4])
+	assert.Equal(t, "vmcp (vmcp 1.2.3): ready since 2026-12-01T08:00:01Z (1h 59m ago); rendered 2026-12-01T10:00:00Z", lines[0])
+	assert.Equal(t, "started 2026-12-01T08:00:00Z (2h 00m ago), up 2h 00m, config /etc/vmcp/vmcp.yaml", lines[1])
+	assert.Equal(t, "last minute: 12.50 requests/s, 0.25 errors/s", lines[2])
+	assert.Regexp(t, `^alpha\s+streamable-http\s+2026-07-28\s+ready\s+2026-12-01T09:57:00Z \(3m 00s ago\)\s+2 \(last 2026-12-01T09:57:00Z \(3m 00s ago\)\)\s+3\s+1\s+2\s+control connection closed \(2026-12-01T09:56:00Z`, lines[5])
+	assert.Regexp(t, `^beta\s+stdio\s+-\s+down\s+\S+ \(1m 00s ago\)\s+0\s+0\s+0\s+0\s+connect: <script>`, lines[6])
+	assert.Regexp(t, `(?m)^ABCDEFGH…\s+inspector 2.12.0\s+2025-11-25\s+alice\s+1m 30s\s+5s\s+2$`, out)
+	assert.Contains(t, out, "(newest 1 of 4 sessions)")
 	assert.Contains(t, out, "sessions: 4 Legacy, 2 Modern listen streams, 1 parked MRTR calls")
 	assert.Contains(t, out, "catalogue: 3 tools, 1 prompts, 2 resources, 1 resource templates")
 	assert.Contains(t, out, `withheld: tool "search"`)

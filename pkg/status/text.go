@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // maxReportBytes bounds the status document Fetch reads.
@@ -53,16 +54,30 @@ func Write(w io.Writer, r Report) error {
 	if !r.Ready {
 		ready = "NOT READY"
 	}
+	if r.Ready {
+		ready = "ready since " + stamp(r.Time, r.ReadySince)
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "%s (vmcp %s): %s at %s\n\n", r.Name, r.Version, ready, r.Time.Format("2006-01-02 15:04:05 MST"))
-	fmt.Fprintln(tw, "BACKEND\tTRANSPORT\tREVISION\tSTATE\tTOOLS\tPROMPTS\tRESOURCES\tLAST ERROR")
+	fmt.Fprintf(tw, "%s (vmcp %s): %s; rendered %s\n", r.Name, r.Version, ready, r.Time.UTC().Format(time.RFC3339))
+	fmt.Fprintf(tw, "started %s, up %s, config %s\n", stamp(r.Time, r.Started), Duration(r.UptimeSeconds), dash(r.Config))
+	fmt.Fprintf(tw, "last minute: %.2f requests/s, %.2f errors/s\n\n", r.Rates.RequestsPerSecond, r.Rates.ErrorsPerSecond)
+	fmt.Fprintln(tw, "BACKEND\tTRANSPORT\tREVISION\tSTATE\tSINCE\tRESTARTS\tTOOLS\tPROMPTS\tRESOURCES\tLAST ERROR")
 	for _, b := range r.Backends {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", b.Name, b.Transport, dash(b.Revision), b.State,
-			b.Tools, b.Prompts, b.Resources, dash(b.LastError))
+		restarts := fmt.Sprint(b.Restarts)
+		if b.Restarts > 0 {
+			restarts += " (last " + stamp(r.Time, b.LastRestart) + ")"
+		}
+		lastErr := dash(b.LastError)
+		if b.LastError != "" {
+			lastErr += " (" + stamp(r.Time, b.LastErrorAt) + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", b.Name, b.Transport, dash(b.Revision), b.State,
+			stamp(r.Time, b.Since), restarts, b.Tools, b.Prompts, b.Resources, lastErr)
 	}
 	c := r.Catalogue
 	fmt.Fprintf(tw, "\nsessions: %d Legacy, %d Modern listen streams, %d parked MRTR calls\n",
 		r.Sessions.Legacy, r.Sessions.ModernListens, r.Sessions.ParkedCalls)
+	writeSessions(tw, r.Sessions)
 	fmt.Fprintf(tw, "catalogue: %d tools, %d prompts, %d resources, %d resource templates\n",
 		c.Tools, c.Prompts, c.Resources, c.Templates)
 	for _, s := range c.Withheld {
@@ -79,6 +94,30 @@ func Write(w io.Writer, r Report) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// writeSessions prints the listed Legacy sessions as a table.
+func writeSessions(w io.Writer, s Sessions) {
+	if len(s.List) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nSESSION\tCLIENT\tREVISION\tPRINCIPAL\tAGE\tIDLE\tBACKEND SESSIONS\n")
+	for _, x := range s.List {
+		fmt.Fprintf(w, "%s…\t%s\t%s\t%s\t%s\t%s\t%d\n", x.ID, dash(strings.TrimSpace(x.Client+" "+x.ClientVersion)), x.Revision,
+			dash(x.Principal), Duration(x.AgeSeconds), Duration(x.IdleSeconds), x.BackendSessions)
+	}
+	if len(s.List) < s.Legacy {
+		fmt.Fprintf(w, "(newest %d of %d sessions)\n", len(s.List), s.Legacy)
+	}
+	fmt.Fprintln(w)
+}
+
+// stamp is t in UTC and how long before now it was ("-" for none).
+func stamp(now, t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339) + " (" + Duration(int64(now.Sub(t).Seconds())) + " ago)"
 }
 
 func dash(s string) string {

@@ -118,6 +118,7 @@ type Server struct {
 	reloads    []status.Reload // newest first
 	closing    chan struct{}   // closed by Close: Watch loops end
 
+	op        *operator        // start time, config file, request rates (/status)
 	tools     *metatools.Tools // tool search (toolsearch.go; nil: off)
 	stopTools func()
 	watchers  sync.WaitGroup
@@ -154,6 +155,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.mgr = backends.NewManager(cfg.Backends, s.agg, log, Version, s.backendOptions(opts)...)
 	s.mgr.Start(opts.StartWait)
 	s.core = upstream.New(s.agg, s.mgr, s.metrics)
+	s.op = newOperator(s.metrics.Requests)
 	access := authz.New(cfg.Authorization) // nil policy: every principal sees and uses everything
 	s.startToolSearch(cfg, access)
 	s.newDispatchers(cfg, opts, access)
@@ -271,6 +273,7 @@ func (s *Server) Close() error {
 	s.mgr.Close()
 	s.stopTracing()
 	_ = s.audit.Close() // after the streams ended: their records are written
+	s.op.close()
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/status"
 )
 
@@ -52,9 +53,11 @@ func (s *Server) Status() status.Report {
 	for _, st := range s.mgr.Status() {
 		c := at(st.Name)
 		rep.Backends = append(rep.Backends, status.Backend{Name: st.Name, Transport: transport[st.Name],
-			Revision: st.ProtocolVersion, State: string(st.State), LastError: st.Error,
+			Revision: st.ProtocolVersion, State: string(st.State), LastError: st.History.LastError,
+			LastErrorAt: st.LastErrorAt, Since: st.Since, Restarts: st.Restarts, LastRestart: st.LastRestart,
 			Tools: c.tools, Prompts: c.prompts, Resources: c.resources})
 	}
+	s.operatorFields(&rep)
 	if err := s.agg.LastError(); err != nil {
 		rep.Catalogue.Withheld = strings.Split(err.Error(), "\n")
 	}
@@ -63,4 +66,28 @@ func (s *Server) Status() status.Report {
 			status.Conflict{Kind: string(c.Kind), Key: c.Key, Winner: c.Winner, Loser: c.Loser})
 	}
 	return rep
+}
+
+// operatorFields adds to rep what happened since start: the process's
+// start time, uptime and config file, since when it is ready (the
+// longest-ready backend among those ready now), the last minute's request
+// rates and the newest Legacy sessions.
+func (s *Server) operatorFields(rep *status.Report) {
+	now := rep.Time
+	rep.Started = s.op.started
+	rep.UptimeSeconds = int64(now.Sub(s.op.started).Seconds())
+	if p := s.op.config.Load(); p != nil {
+		rep.Config = *p
+	}
+	if rep.Ready {
+		for _, st := range s.mgr.Status() {
+			up := st.State == backends.StateReady || st.State == backends.StatePerPrincipal
+			if up && !st.Since.IsZero() && (rep.ReadySince.IsZero() || st.Since.Before(rep.ReadySince)) {
+				rep.ReadySince = st.Since.UTC()
+			}
+		}
+	}
+	rep.Rates = s.op.currentRates(now)
+	list, _ := s.legacy.Sessions(statusSessions)
+	rep.Sessions.List = sessionRows(list, now)
 }

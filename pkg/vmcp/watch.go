@@ -27,6 +27,7 @@ func (s *Server) Watch(ctx context.Context, path string, signals <-chan os.Signa
 	}
 	abs, err := filepath.Abs(path)
 	if err == nil {
+		s.op.config.Store(&abs)
 		err = w.Add(filepath.Dir(abs))
 	}
 	if err != nil {

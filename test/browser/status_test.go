@@ -69,9 +69,11 @@ func statusVMCP(t *testing.T) *harness.VMCP {
 // modernRevision is what the go-sdk backend negotiates with vmcp.
 const modernRevision = "2026-07-28"
 
-var rowRE = regexp.MustCompile(`<tr class="backend" data-backend="([^"]+)" data-state="([^"]+)">\s*` +
+var rowRE = regexp.MustCompile(`<tr class="backend" data-backend="([^"]+)" data-state="([^"]+)" data-restarts="(\d+)">\s*` +
 	`<td class="name">[^<]*</td><td>([^<]*)</td><td>([^<]*)</td>\s*` +
-	`<td class="state [^"]*">([^<]*)</td><td>(\d+)</td><td>(\d+)</td><td>(\d+)</td>\s*<td class="error">([^<]*)</td>`)
+	`<td class="state [^"]*">([^<]*)</td><td class="since">[^<]*<br><small>[^<]*</small></td>\s*` +
+	`<td class="restarts">[^<]*(?:<br><small>[^<]*</small>)?</td>\s*` +
+	`<td>(\d+)</td><td>(\d+)</td><td>(\d+)</td>\s*<td class="error">([^<]*)`)
 
 func TestStatusPageInChromiumShowsBothBackends(t *testing.T) {
 	chromium := chromiumPath(t)
@@ -83,15 +85,15 @@ func TestStatusPageInChromiumShowsBothBackends(t *testing.T) {
 		rows[m[1]] = m[2:]
 	}
 	require.Len(t, rows, 2, "backend rows in the rendered page:\n%s", dom)
-	// state, transport, revision, state cell, tools, prompts, resources, error
+	// state, restarts, transport, revision, state cell, tools, prompts, resources, error
 	upRow, downRow := rows["up"], rows["down"]
 	require.NotNil(t, upRow)
 	require.NotNil(t, downRow)
-	assert.Equal(t, []string{"ready", "streamable-http", modernRevision, "ready", "2", "1", "0", ""}, upRow)
+	assert.Equal(t, []string{"ready", "0", "streamable-http", modernRevision, "ready", "2", "1", "0", ""}, upRow)
 	assert.Equal(t, "down", downRow[0])
-	assert.Equal(t, "down", downRow[3])
-	assert.Equal(t, "", downRow[2], "no revision negotiated")
-	assert.Contains(t, downRow[7], "connection refused", "the last error is shown")
+	assert.Equal(t, "down", downRow[4])
+	assert.Equal(t, "", downRow[3], "no revision negotiated")
+	assert.Contains(t, downRow[8], "connection refused", "the last error is shown")
 	assert.Regexp(t, `<td data-count="tools">2</td>`, dom)
 	assert.Regexp(t, `<p id="ready" data-ready="true">Ready`, dom)
 }
@@ -154,4 +156,30 @@ func TestStatusShowsWithheldNamesAndConflicts(t *testing.T) {
 	dom := dumpDOM(t, chromiumPath(t), v.Base+"/status")
 	assert.Contains(t, dom, `<ul id="withheld"><li>unresolved conflict: tool "echo"`)
 	assert.Contains(t, dom, `<td>file:///shared</td><td>a</td><td>b</td>`)
+}
+
+// TestStatusPageInChromiumShowsWhatHappenedSinceStart: the page's new
+// sections render in a browser with real values: since when vmcp is
+// ready apart from when the page was rendered, the process's start and
+// uptime, the last minute's rates, the down backend's last error with its
+// time, and the Legacy sessions table (an id prefix, the client, the
+// revision, the backend sessions it opened).
+func TestStatusPageInChromiumShowsWhatHappenedSinceStart(t *testing.T) {
+	chromium := chromiumPath(t)
+	v := statusVMCP(t)
+	cs := v.Connect(t, "2025-11-25", nil)
+	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "up_echo", Arguments: map[string]any{"text": "hi"}})
+	require.NoError(t, err)
+	dom := dumpDOM(t, chromium, v.Base+"/status")
+
+	stamp := `\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`
+	assert.Regexp(t, `<p id="ready" data-ready="true">Ready since <time data-ready-since="">`+stamp+`</time> \(\d+s ago\)`, dom)
+	assert.Regexp(t, `Page rendered at <time id="rendered">`+stamp+`</time>`, dom)
+	assert.Regexp(t, `<p id="process">Started <time data-started="">`+stamp+`</time>, up <span data-uptime="\d+">\d+s</span>`, dom)
+	assert.Regexp(t, `<p id="rates" data-requests="\d+\.\d\d" data-errors="\d+\.\d\d">Last minute: `, dom)
+	assert.Regexp(t, `connection refused[^<]*<br><small class="error-at">`+stamp+` \(\d+s ago\)</small>`, dom)
+	id := cs.ID()[:8]
+	assert.Regexp(t, `<tr class="session" data-session="`+regexp.QuoteMeta(id)+`"><td><code>`+regexp.QuoteMeta(id)+`…</code></td>`+
+		`<td>harness-client test</td><td>2025-11-25</td>\s*<td class="principal"></td><td>\d+s</td><td>\d+s</td><td class="backend-sessions">1</td>`, dom)
+	assert.NotContains(t, dom, cs.ID(), "never the whole session id")
 }

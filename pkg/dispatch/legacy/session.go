@@ -35,6 +35,8 @@ type clientSession struct {
 
 	mu         sync.Mutex
 	owner      identity.Principal // who the session's requests speak for (setPrincipal)
+	created    time.Time          // when it was initialized
+	active     time.Time          // when its last POST began (setPrincipal)
 	logLevel   mcp.LoggingLevel   // "" until logging/setLevel
 	lastCancel time.Time          // when a backend call was last cancelled
 
@@ -47,7 +49,7 @@ type clientSession struct {
 // it is the owner's); the go-sdk path reads it back with principal.
 func (s *clientSession) setPrincipal(p identity.Principal) {
 	s.mu.Lock()
-	s.owner = p
+	s.owner, s.active = p, time.Now()
 	s.mu.Unlock()
 }
 
@@ -73,6 +75,8 @@ func (s *clientSession) noteCancelled() {
 
 func newClientSession(d *Dispatcher, ss *mcp.ServerSession) *clientSession {
 	s := &clientSession{id: ss.ID(), front: ss, d: d, calls: newCalls(d.opts.ProgressGrace), relayState: newRelayState()}
+	s.created = time.Now()
+	s.active = s.created
 	s.idle = newIdleTimer(d.opts.IdleTimeout, func() {
 		d.log.Info("client session idle; ending it", "session", s.id, "idle_timeout", d.opts.IdleTimeout)
 		_ = ss.Close()
