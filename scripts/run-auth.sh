@@ -14,6 +14,12 @@ case $listen in :*) url=http://127.0.0.1$listen/mcp ;; *) url=http://$listen/mcp
 issuer=http://$idp
 log=/tmp/vmcp-demo-backend-$port.log
 idplog=/tmp/vmcp-devidp-${idp##*:}.log
+# a server already on either port would answer the readiness probes below and
+# be used silently (tokens from another provider fail with 401), and its log
+# would be truncated
+busy() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
+if busy "127.0.0.1:$port"; then echo "demo backend port 127.0.0.1:$port is busy (another make run?): set DEMO_BACKEND_PORT" >&2; exit 1; fi
+if busy "$idp"; then echo "provider address $idp is busy (another make run-auth?): set DEVIDP_LISTEN" >&2; exit 1; fi
 ./bin/everything-server -http "127.0.0.1:$port" -stateless=false >"$log" 2>&1 &
 backend=$!
 ./bin/vmcp-devidp --listen "$idp" --audience "$url" >"$idplog" 2>&1 &
