@@ -24,7 +24,7 @@ th { background: #f3f3f3; }
 </head>
 <body>
 <h1>{{.Name}} <small>vmcp {{.Version}}</small></h1>
-<p id="ready" data-ready="{{.Ready}}">{{if .Ready}}Ready{{else}}Not ready{{end}} at {{.Time.Format "2006-01-02 15:04:05 MST"}}</p>
+<p id="ready" data-ready="{{.Ready}}">{{if .Ready}}Ready{{else}}Not ready{{end}} (as of {{.Time.Format "2006-01-02 15:04:05 MST"}})</p>
 
 <h2>Backends</h2>
 <table id="backends">

@@ -89,7 +89,7 @@ func TestWrite(t *testing.T) {
 	require.NoError(t, Write(&buf, sample))
 	out := buf.String()
 	lines := strings.Split(out, "\n")
-	assert.Equal(t, "vmcp (vmcp 1.2.3): ready at 2026-12-01 10:00:00 UTC", lines[0])
+	assert.Equal(t, "vmcp (vmcp 1.2.3): ready (as of 2026-12-01 10:00:00 UTC)", lines[0])
 	assert.Regexp(t, `^alpha\s+streamable-http\s+2026-07-28\s+ready\s+3\s+1\s+2\s+-$`, lines[3])
 	assert.Regexp(t, `^beta\s+stdio\s+-\s+down\s+0\s+0\s+0\s+connect: <script>`, lines[4])
 	assert.Contains(t, out, "sessions: 4 Legacy, 2 Modern listen streams, 1 parked MRTR calls")

@@ -54,7 +54,7 @@ func Write(w io.Writer, r Report) error {
 		ready = "NOT READY"
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "%s (vmcp %s): %s at %s\n\n", r.Name, r.Version, ready, r.Time.Format("2006-01-02 15:04:05 MST"))
+	fmt.Fprintf(tw, "%s (vmcp %s): %s (as of %s)\n\n", r.Name, r.Version, ready, r.Time.Format("2006-01-02 15:04:05 MST"))
 	fmt.Fprintln(tw, "BACKEND\tTRANSPORT\tREVISION\tSTATE\tTOOLS\tPROMPTS\tRESOURCES\tLAST ERROR")
 	for _, b := range r.Backends {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", b.Name, b.Transport, dash(b.Revision), b.State,
