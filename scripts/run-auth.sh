@@ -14,6 +14,12 @@ case $listen in :*) url=http://127.0.0.1$listen/mcp ;; *) url=http://$listen/mcp
 issuer=http://$idp
 log=/tmp/vmcp-demo-backend-$port.log
 idplog=/tmp/vmcp-devidp-${idp##*:}.log
+# a server already on either port would answer the readiness probes below and
+# be used silently (tokens from another provider fail with 401), and its log
+# would be truncated
+busy() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
+if busy "127.0.0.1:$port"; then echo "demo backend port 127.0.0.1:$port is busy (another make run?): set DEMO_BACKEND_PORT" >&2; exit 1; fi
+if busy "$idp"; then echo "provider address $idp is busy (another make run-auth?): set DEVIDP_LISTEN" >&2; exit 1; fi
 ./bin/everything-server -http "127.0.0.1:$port" -stateless=false >"$log" 2>&1 &
 backend=$!
 ./bin/vmcp-devidp --listen "$idp" --audience "$url" >"$idplog" 2>&1 &
@@ -33,6 +39,15 @@ await() { # name pid log url hint
 }
 await "demo backend" $backend "$log" "http://127.0.0.1:$port/mcp" "port $port busy? set DEMO_BACKEND_PORT"
 await "vmcp-devidp" $provider "$idplog" "$issuer/.well-known/openid-configuration" "$idp busy? set DEVIDP_LISTEN"
+# the Inspector's --header needs Node.js >= 22.19 (older Node gets 0.15,
+# which fails "Arguments cannot be passed to a URL-based MCP server")
+npx=npx
+nodev=$(node --version 2>/dev/null || echo none)
+if ! printf '%s\n' v22.19.0 "$nodev" | sort -V -C; then
+  npx="PATH=$PWD/.cache/server-everything/node_modules/.bin:\$PATH npx"
+  nodenote="(node is $nodev here; the Inspector needs 22.19 or later: make server-everything installs Node 22 there)
+"
+fi
 cat <<MSG
 vmcp: $url, auth by the local OpenID Provider $issuer (log: $idplog)
 Clients alice and bob (secrets alice-secret, bob-secret) get tokens with sub alice and bob:
@@ -41,8 +56,8 @@ Clients alice and bob (secrets alice-secret, bob-secret) get tokens with sub ali
   curl -s $url -H "Authorization: Bearer \$TOKEN" -H 'Content-Type: application/json' \\
     -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/list' \\
     -d '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
-  npx -y @modelcontextprotocol/inspector --cli $url --method tools/list --header "Authorization: Bearer \$TOKEN"
-
+  $npx -y @modelcontextprotocol/inspector --cli $url --method tools/list --header "Authorization: Bearer \$TOKEN"
+  ${nodenote:-}
 Without the header vmcp answers 401 with a WWW-Authenticate challenge.
 MSG
 ./bin/vmcp serve --config "$cfg" --listen "$listen"

@@ -8,6 +8,11 @@ cd "$(dirname "$0")/.."
 listen=${VMCP_LISTEN:-127.0.0.1:8080}
 port=${DEMO_BACKEND_PORT:-9101}
 log=/tmp/vmcp-demo-backend-$port.log
+# a server already on the port would answer the readiness probe below and be
+# used silently (someone else's backend), and its log would be truncated
+if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+  echo "demo backend port 127.0.0.1:$port is busy (another make run?): set DEMO_BACKEND_PORT" >&2; exit 1
+fi
 ./bin/everything-server -http "127.0.0.1:$port" -stateless=false >"$log" 2>&1 &
 backend=$!
 cfg=$(mktemp --suffix=.yaml)
