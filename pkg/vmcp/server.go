@@ -135,6 +135,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.mgr = backends.NewManager(cfg.Backends, s.agg, log, Version, s.backendOptions(opts)...)
 	s.mgr.Start(opts.StartWait)
 	s.core = upstream.New(s.agg, s.mgr, s.metrics)
+	s.core.SetLogger(log)
 	s.newDispatchers(cfg, opts, authz.New(cfg.Authorization)) // nil policy: every principal sees and uses everything
 	if err := s.startTelemetry(opts); err != nil {
 		s.Close()
@@ -245,6 +246,7 @@ func (s *Server) Close() error {
 	s.watchers.Wait()
 	s.modern.Close()
 	s.legacy.Close()
+	s.core.Close()        // the Modern clients' keyed backend sessions
 	_ = s.cluster.Close() // after the sessions ended: leave the cluster
 	s.mgr.Close()
 	s.stopTracing()

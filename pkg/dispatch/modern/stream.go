@@ -178,13 +178,10 @@ func (s *callStream) undeliverable(method string, err error) {
 	s.d.undeliverable(method, s.backend, err)
 }
 
-// undeliverable logs and counts (vmcp_undeliverable_messages_total) a
-// backend's message that reaches no client; also the handler of
+// undeliverable counts (vmcp_undeliverable_messages_total) a backend's
+// message that reaches no client and logs it at a bounded rate
+// (telemetry.Undelivered); also the handler of
 // backends.Manager.OnUndeliverable.
 func (d *Dispatcher) undeliverable(method, backend string, err error) {
-	d.opts.Metrics.Undeliverable.WithLabelValues(method).Inc()
-	if reason := backends.DropReason(err); reason != "" {
-		d.opts.Metrics.ProgressDropped.WithLabelValues(backend, reason).Inc()
-	}
-	d.log.Warn("message not delivered", "method", method, "backend", backend, "error", err)
+	d.opts.Metrics.Undelivered.Report(d.log, method, backend, backends.DropReason(err), err)
 }
