@@ -44,10 +44,6 @@ type DirectRequest struct {
 	// for byte: their _meta must be complete (AppendRequestMeta adds
 	// protocolVersion and clientInfo).
 	RawParams json.RawMessage
-	// Sink receives the notifications/progress and notifications/message
-	// the backend sends on the call's response stream, before Direct
-	// returns (nil: they are counted as undeliverable).
-	Sink Sink
 }
 
 // directIDs numbers direct requests (the backend sees each on its own POST,
@@ -98,7 +94,7 @@ func (b *Backend) Direct(ctx context.Context, version string, req DirectRequest)
 	if err != nil {
 		return nil, b.transportFailure(ctx, err)
 	}
-	res, err := b.readResponse(resp, id, req.Sink)
+	res, err := b.readResponse(resp, id)
 	if err != nil {
 		var we *jsonrpc.Error
 		if !errors.As(err, &we) {
@@ -183,10 +179,10 @@ func headerValue(s string) string {
 const maxResponse = mcp.DefaultMaxEventSize
 
 // readResponse reads the response to request id from resp (a JSON body or
-// an SSE stream whose notifications go to sink) and returns its raw result.
+// an SSE stream) and returns its raw result.
 // The body is always consumed to its end (in the background once the
 // response is found, so the HTTP connection is reused) and closed.
-func (b *Backend) readResponse(resp *http.Response, id int64, sink Sink) (json.RawMessage, error) {
+func (b *Backend) readResponse(resp *http.Response, id int64) (json.RawMessage, error) {
 	ct := wire.MediaType(resp.Header.Get("Content-Type"))
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
 		defer resp.Body.Close()
@@ -213,7 +209,7 @@ func (b *Backend) readResponse(resp *http.Response, id int64, sink Sink) (json.R
 		}
 		return decodeResponse(b, id, false)
 	case "text/event-stream":
-		return b.readSSE(resp.Body, id, sink)
+		return b.readSSE(resp.Body, id)
 	}
 	resp.Body.Close()
 	return nil, fmt.Errorf("unsupported content type %q (HTTP %d)", ct, resp.StatusCode)
@@ -254,11 +250,10 @@ func responseTo(m *wire.Message, id int64, anyID bool) (json.RawMessage, error) 
 	return m.Result, nil
 }
 
-// readSSE scans an SSE stream for the response to id. The progress and
-// log notifications before it belong to this call and go to sink, in
-// order; any other message before the response is undeliverable (a
-// 2026-07-28 server sends no requests on it).
-func (b *Backend) readSSE(body io.ReadCloser, id int64, sink Sink) (json.RawMessage, error) {
+// readSSE scans an SSE stream for the response to id (Direct serves
+// vmcp's own requests, server/discover: every message before the response
+// is undeliverable; clients' requests go through upstream.Core.Do).
+func (b *Backend) readSSE(body io.ReadCloser, id int64) (json.RawMessage, error) {
 	er := wire.NewEventReader(body)
 	defer er.Release() // each event is copied: its message outlives the read
 	for {
@@ -276,7 +271,7 @@ func (b *Backend) readSSE(body io.ReadCloser, id int64, sink Sink) (json.RawMess
 			return nil, fmt.Errorf("malformed JSON-RPC message: %w", err)
 		}
 		if m.Method != "" {
-			b.notifyCall(sink, m.Method, m.Params)
+			b.undeliverable(m.Method, errors.New("on the stream of vmcp's own request"))
 			continue
 		}
 		res, derr := responseTo(&m, id, false)
@@ -288,18 +283,6 @@ func (b *Backend) readSSE(body io.ReadCloser, id int64, sink Sink) (json.RawMess
 			}
 			return res, derr
 		}
-	}
-}
-
-// notifyCall hands one message of a direct call's stream to its sink.
-func (b *Backend) notifyCall(sink Sink, method string, params json.RawMessage) {
-	switch {
-	case method != MethodProgress && method != MethodLog:
-		b.undeliverable(method, errors.New("not deliverable on a 2026-07-28 request stream"))
-	case sink == nil:
-		b.undeliverable(method, errors.New("the call has no stream for it"))
-	default:
-		sink.Notify(method, params)
 	}
 }
 

@@ -60,7 +60,7 @@ func TestReadResponse(t *testing.T) {
 				status = http.StatusOK
 			}
 			resp, body := response(status, c.ct, c.body)
-			res, err := (&Backend{log: slog.New(slog.DiscardHandler)}).readResponse(resp, 7, nil)
+			res, err := (&Backend{log: slog.New(slog.DiscardHandler)}).readResponse(resp, 7)
 			<-body.closed // always consumed and closed (perhaps in the background)
 			switch {
 			case c.wantCode != 0:

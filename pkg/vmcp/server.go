@@ -234,6 +234,12 @@ func (s *Server) WaitSettled(ctx context.Context) error { return s.mgr.WaitSettl
 // SessionCount is the number of live Legacy client sessions.
 func (s *Server) SessionCount() int { return s.legacy.SessionCount() }
 
+// BackendQueueHighWater is the most messages of one backend request ever
+// held between the backend's reader and the client's response in the call
+// core (at most upstream.QueueCapacity: what a backend sends during a
+// request streams through a bounded queue).
+func (s *Server) BackendQueueHighWater() int { return s.core.QueueHighWater() }
+
 // Close ends every client session (closing their backend sessions) and
 // disconnects the backends.
 func (s *Server) Close() error {

@@ -29,9 +29,9 @@ type mrtrCall struct {
 	// send performs the call on cs with the given _meta, inputResponses and
 	// backend requestState and returns the SDK result.
 	send func(ctx context.Context, cs *mcp.ClientSession, meta mcp.Meta, in mcp.InputResponseMap, state string) (any, error)
-	// direct, if set, serves the call without the SDK client when the core
-	// routes it ViaDirect (direct.go), with the backend requestState inner.
-	direct func(ctx context.Context, rq *request, t upstream.Target, inner string) ([]byte, error)
+	// direct, if set, serves the call through the call core's sender when
+	// it routes it ViaDirect (direct.go), with the backend requestState inner.
+	direct func(rq *request, req *upstream.Request, t upstream.Target, inner string) ([]byte, error)
 }
 
 // callTool routes tools/call through the call core (or a retry's
@@ -45,10 +45,10 @@ func (d *Dispatcher) callTool(rq *request, p *callParams) ([]byte, error) {
 		}
 		return cs.CallTool(ctx, params)
 	}
-	c.direct = func(ctx context.Context, rq *request, t upstream.Target, inner string) ([]byte, error) {
+	c.direct = func(rq *request, req *upstream.Request, t upstream.Target, inner string) ([]byte, error) {
 		q := *p
 		q.RequestState = inner
-		return d.callToolDirect(ctx, rq, t, &q)
+		return d.callToolDirect(rq, req, t, &q)
 	}
 	return d.serveMRTR(rq, c)
 }
@@ -122,7 +122,7 @@ func (d *Dispatcher) serveMRTR(rq *request, c *mrtrCall) ([]byte, error) {
 		return d.park(rq, req, t, c, caps, key)
 	case upstream.ViaDirect:
 		if c.direct != nil {
-			out, err := upstream.Call(d.core, rq.r.Context(), req, t, func(ctx context.Context) ([]byte, error) { return c.direct(ctx, rq, t, inner) })
+			out, err := c.direct(rq, req, t, inner)
 			if err != nil {
 				return nil, err
 			}

@@ -66,15 +66,6 @@ func (d *Dispatcher) newCallStream(rq *request, backend string, meta mcp.Meta) *
 // asked reports whether the client asked for progress or logs.
 func (s *callStream) asked() bool { return s.token != nil || s.minLevel >= 0 }
 
-// sink is s as the Sink of a direct call: nil when nothing was asked, so
-// the backend's stream is read as before.
-func (s *callStream) sink() backends.Sink {
-	if !s.asked() {
-		return nil
-	}
-	return s
-}
-
 // backendMeta sets in m (the _meta sent to the backend) the minted
 // progress token in place of the client's, and for a Modern backend the
 // client's logLevel. m may be nil.
@@ -94,17 +85,12 @@ func (s *callStream) backendMeta(m mcp.Meta, modern bool) mcp.Meta {
 	return m
 }
 
-// appendBackendMeta is backendMeta for a Modern backend's _meta being
-// built as JSON: it appends the minted progress token and the client's
-// logLevel, each after a comma.
-func (s *callStream) appendBackendMeta(out []byte) []byte {
-	if s.minted != "" {
-		out = wire.AppendString(append(out, `,"progressToken":`...), s.minted)
+// level is the client's logLevel, "" for none.
+func (s *callStream) level() string {
+	if s.minLevel < 0 {
+		return ""
 	}
-	if s.minLevel >= 0 {
-		out = wire.AppendString(append(out, `,"`+mcp.MetaKeyLogLevel+`":`...), string(logLevels[s.minLevel]))
-	}
-	return out
+	return string(logLevels[s.minLevel])
 }
 
 // Notify is backends.Sink: progress must carry the token minted for this
