@@ -3,10 +3,12 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
 )
@@ -29,7 +31,8 @@ const (
 
 // sessions holds the keyed backend sessions of Modern clients.
 type sessions struct {
-	mgr *backends.Manager
+	mgr           *backends.Manager
+	undeliverable func(method, backend string, err error)
 
 	mu     sync.Mutex
 	sets   map[string]*keyed
@@ -44,8 +47,8 @@ type keyed struct {
 	inflight int
 }
 
-func newSessions(mgr *backends.Manager) *sessions {
-	return &sessions{mgr: mgr, sets: map[string]*keyed{}}
+func newSessions(mgr *backends.Manager, undeliverable func(method, backend string, err error)) *sessions {
+	return &sessions{mgr: mgr, undeliverable: undeliverable, sets: map[string]*keyed{}}
 }
 
 // sessionKey is the key of req's backend session on b.
@@ -82,7 +85,9 @@ func (p *sessions) set(req *Request, b *backends.Backend) (set *backends.Session
 		if len(p.sets) >= maxSessions {
 			return nil, nil, fmt.Errorf("vmcp holds %d keyed backend sessions, its limit", maxSessions)
 		}
-		k = &keyed{set: p.mgr.NewSessionSet(func(b *backends.Backend) backends.SessionOptions { return keyedOptions(b, req.AskCaps) })}
+		k = &keyed{set: p.mgr.NewSessionSet(func(b *backends.Backend) backends.SessionOptions {
+			return keyedOptions(b, req.AskCaps, p.undeliverable)
+		})}
 		p.sets[key] = k
 	}
 	k.used, k.inflight = now, k.inflight+1
@@ -92,14 +97,28 @@ func (p *sessions) set(req *Request, b *backends.Backend) (set *backends.Session
 
 // keyedOptions open a keyed session at a Legacy revision with exactly the
 // client's declared capabilities (caps; nil: none), its log level raised
-// to debug (vmcp filters by each request's level).
-func keyedOptions(b *backends.Backend, caps *mcp.ClientCapabilities) backends.SessionOptions {
+// to debug (vmcp filters by each request's level). What reaches the
+// session off a request's stream (its GET stream: progress after its call
+// ended, logs) belongs to no request: miss counts and logs it.
+func keyedOptions(b *backends.Backend, caps *mcp.ClientCapabilities, miss func(method, backend string, err error)) backends.SessionOptions {
 	if caps == nil {
 		caps = &mcp.ClientCapabilities{}
 	}
 	return backends.SessionOptions{
 		Client: &mcp.ClientOptions{Capabilities: caps, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}},
 		Legacy: true,
+		Tap: func(_ context.Context, msg *jsonrpc.Request) {
+			err := errors.New("off the stream of any request")
+			if msg.Method == backends.MethodProgress {
+				if tok, terr := backends.TokenOf(msg.Params); terr != nil {
+					err = terr
+				} else {
+					err = backends.UnmatchedProgress(tok)
+				}
+			}
+			miss(msg.Method, b.Name(), err)
+		},
+		TapLogs: true,
 		Init: func(ctx context.Context, cs *mcp.ClientSession) error {
 			_ = b.RaiseLogLevel(ctx, cs) // best effort: a backend may refuse
 			return nil

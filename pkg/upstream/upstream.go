@@ -86,7 +86,9 @@ func (c *Core) SetPolicy(p *policy.Policy) { c.policy = p }
 // New returns the call core over agg's catalogue and mgr's backends,
 // counting into metrics.
 func New(agg *aggregator.Aggregator, mgr *backends.Manager, metrics *telemetry.Metrics) *Core {
-	return &Core{agg: agg, mgr: mgr, metrics: metrics, log: slog.Default(), sessions: newSessions(mgr)}
+	c := &Core{agg: agg, mgr: mgr, metrics: metrics, log: slog.Default()}
+	c.sessions = newSessions(mgr, c.undeliverable)
+	return c
 }
 
 // SetLogger sets where the core logs (call before serving).

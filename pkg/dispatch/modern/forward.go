@@ -115,6 +115,9 @@ func (d *Dispatcher) serveMRTR(rq *request, c *mrtrCall) ([]byte, error) {
 	st := d.newCallStream(rq, c.backend, c.meta)
 	switch t.Via {
 	case upstream.ViaParked:
+		if !req.Asks && c.direct != nil && t.Backend.HTTP() && c.state == "" {
+			return d.callLegacyHTTP(rq, req, t, c)
+		}
 		caps, key, _ := parkCaps(rq.clientCaps)
 		if caps == nil { // a per-principal backend: no capability to ask with
 			caps = &mcp.ClientCapabilities{}
@@ -130,6 +133,23 @@ func (d *Dispatcher) serveMRTR(rq *request, c *mrtrCall) ([]byte, error) {
 		}
 	}
 	return d.serveShared(rq, req, t, c, st, inner, retry)
+}
+
+// callLegacyHTTP serves a tools/call of a client that cannot be asked on
+// a Legacy HTTP backend through the call core's sender, on a backend
+// session keyed by the principal (upstream's isolation rule: never one
+// another principal's calls run on). A result still carrying
+// inputRequests (a go-sdk Legacy server's leftover round) is an error:
+// this call cannot ask its client.
+func (d *Dispatcher) callLegacyHTTP(rq *request, req *upstream.Request, t upstream.Target, c *mrtrCall) ([]byte, error) {
+	out, err := c.direct(rq, req, t, "")
+	if err != nil {
+		return nil, err
+	}
+	if bytes.Contains(out, []byte(`"inputRequests"`)) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: backend %q asks for input this call cannot ask the client for (declare elicitation, sampling or roots)", c.method, c.backend)}
+	}
+	return out, nil
 }
 
 // serveShared serves c on t's backend's control connection. A request the
