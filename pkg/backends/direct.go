@@ -40,10 +40,6 @@ type DirectRequest struct {
 	// for byte: their _meta must be complete (AppendRequestMeta adds
 	// protocolVersion and clientInfo).
 	RawParams json.RawMessage
-	// Sink receives the notifications/progress and notifications/message
-	// the backend sends on the call's response stream, before Direct
-	// returns (nil: they are counted as undeliverable).
-	Sink Sink
 }
 
 // directIDs numbers direct requests (the backend sees each on its own POST,
@@ -94,7 +90,7 @@ func (b *Backend) Direct(ctx context.Context, version string, req DirectRequest)
 	if err != nil {
 		return nil, b.transportFailure(ctx, err)
 	}
-	res, err := b.readResponse(resp, id, req.Method, req.Sink)
+	res, err := b.readResponse(resp, id)
 	if err != nil {
 		var we *jsonrpc.Error
 		if !errors.As(err, &we) {
@@ -178,12 +174,11 @@ func headerValue(s string) string {
 // maximum SSE event size).
 const maxResponse = mcp.DefaultMaxEventSize
 
-// readResponse reads the response to request id (of method) from resp (a
-// JSON body or an SSE stream whose notifications go to sink) and returns
-// its raw result; a response to another id fails it (IDError).
+// readResponse reads the response to request id from resp (a JSON body or
+// an SSE stream) and returns its raw result.
 // The body is always consumed to its end (in the background once the
 // response is found, so the HTTP connection is reused) and closed.
-func (b *Backend) readResponse(resp *http.Response, id int64, method string, sink Sink) (json.RawMessage, error) {
+func (b *Backend) readResponse(resp *http.Response, id int64) (json.RawMessage, error) {
 	ct := wire.MediaType(resp.Header.Get("Content-Type"))
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
 		defer resp.Body.Close()
@@ -201,20 +196,16 @@ func (b *Backend) readResponse(resp *http.Response, id int64, method string, sin
 	switch ct {
 	case "application/json":
 		defer resp.Body.Close()
-		data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+		b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
 		if err != nil {
 			return nil, err
 		}
-		if len(data) > maxResponse {
+		if len(b) > maxResponse {
 			return nil, fmt.Errorf("response exceeds %d bytes", maxResponse)
 		}
-		var m wire.Message
-		if err := wire.Decode(data, &m); err != nil {
-			return nil, fmt.Errorf("malformed JSON-RPC message: %w", err)
-		}
-		return b.answer(&m, id, method)
+		return decodeResponse(b, id, false)
 	case "text/event-stream":
-		return b.readSSE(resp.Body, id, method, sink)
+		return b.readSSE(resp.Body, id)
 	}
 	resp.Body.Close()
 	return nil, fmt.Errorf("unsupported content type %q (HTTP %d)", ct, resp.StatusCode)
@@ -255,21 +246,10 @@ func responseTo(m *wire.Message, id int64, anyID bool) (json.RawMessage, error) 
 	return m.Result, nil
 }
 
-// answer is responseTo for a message on request id's own POST, where no
-// other request's response is due: one to another id fails the request.
-func (b *Backend) answer(m *wire.Message, id int64, method string) (json.RawMessage, error) {
-	res, err := responseTo(m, id, false)
-	if errors.Is(err, errNotOurs) && m.Method == "" {
-		return nil, IDError(b.Name(), method, strconv.AppendInt(nil, id, 10), m.ID)
-	}
-	return res, err
-}
-
-// readSSE scans an SSE stream for the response to id. The progress and
-// log notifications before it belong to this call and go to sink, in
-// order; any other message before the response is undeliverable (a
-// 2026-07-28 server sends no requests on it).
-func (b *Backend) readSSE(body io.ReadCloser, id int64, method string, sink Sink) (json.RawMessage, error) {
+// readSSE scans an SSE stream for the response to id (Direct serves
+// vmcp's own requests, server/discover: every message before the response
+// is undeliverable; clients' requests go through upstream.Core.Do).
+func (b *Backend) readSSE(body io.ReadCloser, id int64) (json.RawMessage, error) {
 	er := wire.NewEventReader(body)
 	defer er.Release() // each event is copied: its message outlives the read
 	for {
@@ -287,28 +267,18 @@ func (b *Backend) readSSE(body io.ReadCloser, id int64, method string, sink Sink
 			return nil, fmt.Errorf("malformed JSON-RPC message: %w", err)
 		}
 		if m.Method != "" {
-			b.notifyCall(sink, m.Method, m.Params)
+			b.undeliverable(m.Method, errors.New("on the stream of vmcp's own request"))
 			continue
 		}
-		res, derr := b.answer(&m, id, method)
-		if er.Ended() { // the stream ended with the response: nothing to drain
-			body.Close()
-		} else {
-			go drain(body) // the stream ends after the response
+		res, derr := responseTo(&m, id, false)
+		if !errors.Is(derr, errNotOurs) {
+			if er.Ended() { // the stream ended with the response: nothing to drain
+				body.Close()
+			} else {
+				go drain(body) // the stream ends after the response
+			}
+			return res, derr
 		}
-		return res, derr
-	}
-}
-
-// notifyCall hands one message of a direct call's stream to its sink.
-func (b *Backend) notifyCall(sink Sink, method string, params json.RawMessage) {
-	switch {
-	case method != MethodProgress && method != MethodLog:
-		b.undeliverable(method, errors.New("not deliverable on a 2026-07-28 request stream"))
-	case sink == nil:
-		b.undeliverable(method, errors.New("the call has no stream for it"))
-	default:
-		sink.Notify(method, params)
 	}
 }
 

@@ -45,6 +45,9 @@ type RawSession struct {
 // Backend is the backend this session belongs to.
 func (r *RawSession) Backend() *Backend { return r.b }
 
+// ID is the backend's Mcp-Session-Id of the session ("" for none).
+func (r *RawSession) ID() string { return r.id }
+
 // Raw returns the client's backend session for backend name (opened on
 // first use, like Get) when its requests may be relayed raw: a streamable
 // HTTP backend, at whichever revision the session negotiated (a Modern
@@ -71,6 +74,18 @@ func (s *SessionSet) Raw(ctx context.Context, name string) (r *RawSession, ok bo
 	}
 	v := ir.ProtocolVersion
 	return &RawSession{b: b, e: e, id: e.cs.ID(), version: v, modern: wire.IsModern(v), held: s.held}, true, nil
+}
+
+// Stateless is b's RawSession without a session, for a Modern (2026-07-28+)
+// streamable HTTP backend whose control connection is up (DirectVersion):
+// each request is one self-contained POST with Mcp-Method and Mcp-Name
+// headers and its own _meta (RequestMeta); ok is false otherwise.
+func (b *Backend) Stateless() (r *RawSession, ok bool) {
+	v, ok := b.DirectVersion()
+	if !ok {
+		return nil, false
+	}
+	return &RawSession{b: b, version: v, modern: true}, true
 }
 
 // Modern reports whether the session speaks a Modern revision: requests
@@ -124,7 +139,7 @@ func (r *RawSession) post(ctx context.Context, client http.Header, body []byte, 
 	}
 	resp, err := roundTrip(r.b.http, hr)
 	if err != nil {
-		if ctx.Err() == nil {
+		if ctx.Err() == nil && r.e != nil {
 			r.e.broken.Store(true)
 		}
 		return nil, r.b.transportFailure(ctx, err)

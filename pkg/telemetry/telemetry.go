@@ -8,6 +8,7 @@ package telemetry
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -40,6 +41,8 @@ type Metrics struct {
 	// because no call sent their token or their call had ended, by backend
 	// and reason (unknown_token|after_end); they are also Undeliverable.
 	ProgressDropped *prometheus.CounterVec
+	// Undelivered counts those two and logs them at a bounded rate.
+	Undelivered *Undelivered
 	// BackendRequests counts requests sent to backends on a client's
 	// behalf, by backend, method, client revision (legacy|modern) and
 	// outcome (ok|error|cancelled: the client cancelled, left or ended its
@@ -118,6 +121,7 @@ func New() *Metrics {
 	m.Registry.MustRegister(m.Requests, m.RequestLatency, m.ConfigReloads, m.Undeliverable, m.ProgressDropped, m.BackendRequests, m.BackendErrors, m.BackendLatency,
 		m.Relayed, m.EventsNotStored, m.AuthRejected, m.SessionForbidden,
 		m.GetStreamReconnects, m.GetStreamAbandoned, m.StdioSkippedLines, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.Undelivered = &Undelivered{m: m, now: time.Now, lines: map[string]*window{}}
 	return m
 }
 

@@ -10,9 +10,12 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -45,6 +48,15 @@ type Request struct {
 	// ask it for (elicitation, sampling, roots): a Modern client's call to
 	// a Legacy backend is then parked (ViaParked) so the backend can ask.
 	Asks bool
+
+	// What Do sends (the routing fields above say where).
+	Target   *Target                 // set: routed already (Route, Pin); nil: Do routes
+	Params   json.RawMessage         // the params object for the backend, without _meta
+	Meta     json.RawMessage         // the _meta members the backend may see (an object; nil: none)
+	Caps     json.RawMessage         // Modern: the client's clientCapabilities (a Modern backend's _meta)
+	LogLevel string                  // Modern: the client's logLevel ("" none)
+	AskCaps  *mcp.ClientCapabilities // Modern: what a Legacy backend session may ask the client (nil: none)
+	Sessions *backends.SessionSet    // Legacy: the client session's own backend sessions
 }
 
 // Target is where a routed request goes.
@@ -62,6 +74,11 @@ type Core struct {
 	metrics *telemetry.Metrics
 	policy  *policy.Policy // nil: every principal may use everything
 	own     OwnTool        // vmcp's own tools (own.go; nil: none)
+	log     *slog.Logger
+
+	sessions  *sessions    // Modern clients' keyed backend sessions (session.go)
+	ids       atomic.Int64 // ids of the requests Do sends
+	highWater atomic.Int64 // the most messages ever queued in one Stream
 }
 
 // SetPolicy makes Route refuse what p does not allow the request's
@@ -71,7 +88,36 @@ func (c *Core) SetPolicy(p *policy.Policy) { c.policy = p }
 // New returns the call core over agg's catalogue and mgr's backends,
 // counting into metrics.
 func New(agg *aggregator.Aggregator, mgr *backends.Manager, metrics *telemetry.Metrics) *Core {
-	return &Core{agg: agg, mgr: mgr, metrics: metrics}
+	c := &Core{agg: agg, mgr: mgr, metrics: metrics, log: slog.Default()}
+	c.sessions = newSessions(mgr, c.undeliverable)
+	return c
+}
+
+// SetLogger sets where the core logs (call before serving).
+func (c *Core) SetLogger(log *slog.Logger) { c.log = log }
+
+// Close closes the keyed backend sessions of Modern clients; Do fails
+// after for requests that need one.
+func (c *Core) Close() { c.sessions.close() }
+
+// QueueHighWater is the most messages one Stream ever held queued between
+// its backend and its consumer (at most QueueCapacity).
+func (c *Core) QueueHighWater() int { return int(c.highWater.Load()) }
+
+// observeQueue records a Stream's queue length n.
+func (c *Core) observeQueue(n int) {
+	for {
+		hw := c.highWater.Load()
+		if int64(n) <= hw || c.highWater.CompareAndSwap(hw, int64(n)) {
+			return
+		}
+	}
+}
+
+// undeliverable counts and logs (rate-limited) a message Do could not
+// deliver to its backend or client.
+func (c *Core) undeliverable(method, backend string, err error) {
+	c.metrics.Undelivered.Report(c.log, method, backend, backends.DropReason(err), err)
 }
 
 // Route resolves req's advertised name on one catalogue snapshot and

@@ -155,6 +155,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.mgr = backends.NewManager(cfg.Backends, s.agg, log, Version, s.backendOptions(opts)...)
 	s.mgr.Start(opts.StartWait)
 	s.core = upstream.New(s.agg, s.mgr, s.metrics)
+	s.core.SetLogger(log)
 	s.op = newOperator(s.metrics.Requests)
 	access := authz.New(cfg.Authorization) // nil policy: every principal sees and uses everything
 	s.startToolSearch(cfg, access)
@@ -256,6 +257,12 @@ func (s *Server) WaitSettled(ctx context.Context) error { return s.mgr.WaitSettl
 // SessionCount is the number of live Legacy client sessions.
 func (s *Server) SessionCount() int { return s.legacy.SessionCount() }
 
+// BackendQueueHighWater is the most messages of one backend request ever
+// held between the backend's reader and the client's response in the call
+// core (at most upstream.QueueCapacity: what a backend sends during a
+// request streams through a bounded queue).
+func (s *Server) BackendQueueHighWater() int { return s.core.QueueHighWater() }
+
 // Close ends every client session (closing their backend sessions) and
 // disconnects the backends.
 func (s *Server) Close() error {
@@ -269,6 +276,7 @@ func (s *Server) Close() error {
 	s.stopToolSearch()
 	s.modern.Close()
 	s.legacy.Close()
+	s.core.Close()        // the Modern clients' keyed backend sessions
 	_ = s.cluster.Close() // after the sessions ended: leave the cluster
 	s.mgr.Close()
 	s.stopTracing()

@@ -122,6 +122,12 @@ func CheckVersion(v string, supported []string) *jsonrpc.Error {
 	}
 }
 
+// The two media types of Streamable HTTP bodies.
+const (
+	MediaJSON = "application/json"
+	MediaSSE  = "text/event-stream"
+)
+
 // MediaType is the media type of a Content-Type value, as
 // mime.ParseMediaType returns it (lower case, no parameters; "" if it does
 // not parse), without its allocations for the two values MCP sends.

@@ -89,12 +89,8 @@ func (d *Dispatcher) setLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandle
 	}
 }
 
-// undeliverable logs and counts a server-to-client message that could not
-// be delivered.
+// undeliverable counts a server-to-client message that could not be
+// delivered and logs it at a bounded rate (telemetry.Undelivered).
 func (d *Dispatcher) undeliverable(method, session, backend string, err error) {
-	d.metrics.Undeliverable.WithLabelValues(method).Inc()
-	if reason := backends.DropReason(err); reason != "" {
-		d.metrics.ProgressDropped.WithLabelValues(backend, reason).Inc()
-	}
-	d.log.Warn("message not delivered", "method", method, "session", session, "backend", backend, "error", err)
+	d.metrics.Undelivered.Report(d.log, method, backend, backends.DropReason(err), err, "session", session)
 }

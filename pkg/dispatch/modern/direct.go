@@ -4,63 +4,71 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/vmcp/vmcp/pkg/backends"
-	"github.com/vmcp/vmcp/pkg/tracing"
 	"github.com/vmcp/vmcp/pkg/upstream"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
 
-// callToolDirect forwards a tools/call the core routes ViaDirect (a Modern
-// streamable HTTP backend, a tool without Mcp-Param-* bindings) with one
-// direct POST (backends.Backend.Direct) instead of the SDK client, and
-// rewrites the backend's raw result: its reserved _meta keys replaced by
-// vmcp's serverInfo, resultType added if absent, everything else byte for
-// byte. ctx is the call core's (timeout, cancellation, forwarded headers).
-func (d *Dispatcher) callToolDirect(ctx context.Context, rq *request, t upstream.Target, p *callParams) ([]byte, error) {
-	version, ok := t.Backend.DirectVersion()
-	if !ok {
-		return nil, fmt.Errorf("%w (no Modern control connection)", backends.ErrBackendDown)
-	}
-	params, err := directParams(ctx, rq, t, p, version)
+// callToolDirect sends a tools/call the core routes ViaDirect (a Modern
+// streamable HTTP backend, a tool without Mcp-Param-* bindings) through
+// the call core's one sender (upstream.Core.Do): the progress and logs the
+// backend sends during the call go to the client's stream as they are
+// read, one at a time (the Stream's bounded queue stalls the backend when
+// the client is slow), and the backend's raw result is rewritten: its
+// reserved _meta keys replaced by vmcp's serverInfo, resultType added if
+// absent, everything else byte for byte. p.RequestState is the backend's.
+func (d *Dispatcher) callToolDirect(rq *request, req *upstream.Request, t upstream.Target, p *callParams) ([]byte, error) {
+	meta, params, err := directParams(rq, t, p)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := t.Backend.Direct(ctx, version, backends.DirectRequest{Method: "tools/call", Name: t.Name, RawParams: params, Sink: rq.stream.sink()})
+	dreq := *req
+	dreq.Target, dreq.Meta, dreq.Params = &t, meta, params
+	dreq.Caps, dreq.LogLevel = objectJSON(rq.clientCaps), rq.stream.level()
+	st, err := d.core.Do(rq.r.Context(), &dreq)
 	if err != nil {
 		return nil, err
 	}
-	return d.rewriteResult(raw)
+	defer st.Close()
+	for {
+		m, err := st.Next(context.Background()) // the stream ends with the client's request (Do's ctx)
+		switch {
+		case err != nil:
+			return nil, err
+		case m.Kind == upstream.KindResult:
+			return d.rewriteResult(m.Result)
+		case m.Kind == upstream.KindAsk:
+			rq.stream.undeliverable(m.Method, errors.New("a 2026-07-28 backend sent a request on a request stream"))
+		default:
+			rq.stream.Notify(m.Method, m.Params)
+		}
+	}
 }
 
-// directParams are p's params as t's backend gets them, as JSON built from
-// the client's raw _meta (no value encoded again): its keys but the
-// per-hop io.modelcontextprotocol/* ones, the client's clientCapabilities,
-// the progress token minted for the call in place of the client's, the
-// client's logLevel, vmcp's protocolVersion and clientInfo; then the
-// backend's tool name, the arguments ({} if absent), inputResponses and
-// the backend's requestState.
-func directParams(ctx context.Context, rq *request, t upstream.Target, p *callParams, version string) (json.RawMessage, error) {
-	caps := objectJSON(rq.clientCaps)
-	out := make([]byte, 0, 160+len(p.rawMeta)+len(caps)+len(t.Name)+len(p.Arguments)+len(p.RequestState))
-	out = append(out, `{"_meta":`...)
-	mark := len(out)
-	out = append(out, '{')
-	out, err := appendClientMeta(out, p.rawMeta, rq.stream.minted != "")
-	if err != nil {
-		return nil, err
+// directParams are p's _meta members and params as t's backend gets them,
+// as JSON built from the client's raw _meta (no value encoded again): its
+// keys but the per-hop io.modelcontextprotocol/* ones, and the progress
+// token minted for the call in place of the client's (the call core adds
+// the per-hop keys); then the backend's tool name, the arguments ({} if
+// absent), inputResponses and the backend's requestState.
+func directParams(rq *request, t upstream.Target, p *callParams) (meta, params json.RawMessage, err error) {
+	m := make([]byte, 0, 32+len(p.rawMeta))
+	m = append(m, '{')
+	if m, err = appendClientMeta(m, p.rawMeta, rq.stream.minted != ""); err != nil {
+		return nil, nil, err
 	}
-	out = append(append(out, `"`+mcp.MetaKeyClientCapabilities+`":`...), caps...)
-	out = rq.stream.appendBackendMeta(out)
-	out = append(t.Backend.AppendRequestMeta(append(out, ','), version), '}')
-	if bytes.Contains(out[mark:], []byte("traceparent")) {
-		// a client's _meta.traceparent names vmcp's backend span instead
-		out = append(out[:mark], tracing.RewriteMetaRaw(ctx, out[mark:])...)
+	if rq.stream.minted != "" {
+		m = wire.AppendString(append(m, `"progressToken":`...), rq.stream.minted)
+	} else if len(m) > 1 {
+		m = m[:len(m)-1] // the last member's comma
 	}
-	out = wire.AppendString(append(out, `,"name":`...), t.Name)
+	meta = append(m, '}')
+	out := make([]byte, 0, 64+len(t.Name)+len(p.Arguments)+len(p.RequestState))
+	out = wire.AppendString(append(out, `{"name":`...), t.Name)
 	args := p.Arguments
 	if len(args) == 0 {
 		args = emptyObject
@@ -69,14 +77,14 @@ func directParams(ctx context.Context, rq *request, t upstream.Target, p *callPa
 	if len(p.InputResponses) > 0 {
 		in, err := json.Marshal(p.InputResponses)
 		if err != nil {
-			return nil, fmt.Errorf("encoding inputResponses: %w", err)
+			return nil, nil, fmt.Errorf("encoding inputResponses: %w", err)
 		}
 		out = append(append(out, `,"inputResponses":`...), in...)
 	}
 	if p.RequestState != "" {
 		out = wire.AppendString(append(out, `,"requestState":`...), p.RequestState)
 	}
-	return append(out, '}'), nil
+	return meta, append(out, '}'), nil
 }
 
 // appendClientMeta appends each member of the client's raw _meta the

@@ -30,9 +30,9 @@ type mrtrCall struct {
 	// send performs the call on cs with the given _meta, inputResponses and
 	// backend requestState and returns the SDK result.
 	send func(ctx context.Context, cs *mcp.ClientSession, meta mcp.Meta, in mcp.InputResponseMap, state string) (any, error)
-	// direct, if set, serves the call without the SDK client when the core
-	// routes it ViaDirect (direct.go), with the backend requestState inner.
-	direct func(ctx context.Context, rq *request, t upstream.Target, inner string) ([]byte, error)
+	// direct, if set, serves the call through the call core's sender when
+	// it routes it ViaDirect (direct.go), with the backend requestState inner.
+	direct func(rq *request, req *upstream.Request, t upstream.Target, inner string) ([]byte, error)
 }
 
 // callTool routes tools/call through the call core (or a retry's
@@ -54,10 +54,10 @@ func (d *Dispatcher) callTool(rq *request, p *callParams) ([]byte, error) {
 		}
 		return cs.CallTool(ctx, params)
 	}
-	c.direct = func(ctx context.Context, rq *request, t upstream.Target, inner string) ([]byte, error) {
+	c.direct = func(rq *request, req *upstream.Request, t upstream.Target, inner string) ([]byte, error) {
 		q := *p
 		q.RequestState = inner
-		return d.callToolDirect(ctx, rq, t, &q)
+		return d.callToolDirect(rq, req, t, &q)
 	}
 	return d.serveMRTR(rq, c)
 }
@@ -99,31 +99,17 @@ func (d *Dispatcher) serveMRTR(rq *request, c *mrtrCall) ([]byte, error) {
 	retry := c.state != "" || c.responses != nil
 	req := d.upstreamRequest(rq, c.method, c.name)
 	c.principal = req.Principal
-	var t upstream.Target
-	var err error
-	inner := ""
-	if c.state != "" {
-		st, err := d.state.OpenFor(c.state, req.Principal)
-		if err != nil {
-			return nil, invalidParams("%s: %v", c.method, err)
-		}
-		if !st.Belongs(c.method, c.name) {
-			return nil, invalidParams("%s: requestState was issued for another request", c.method)
-		}
-		if st.Parked {
-			return d.resume(rq, c, st)
-		}
-		inner = st.Inner
-		if t, err = d.core.Pin(req, st.Backend, st.Target, d.pinnedTool(c, st)); err != nil {
-			return nil, err
-		}
-	} else if t, err = d.core.Route(req); err != nil {
-		return nil, err
+	t, inner, resumed, out, err := d.resolve(rq, c, req)
+	if resumed || err != nil {
+		return out, err
 	}
 	c.backend, c.target = t.Backend.Name(), t.Name
 	st := d.newCallStream(rq, c.backend, c.meta)
 	switch t.Via {
 	case upstream.ViaParked:
+		if !req.Asks && c.direct != nil && t.Backend.HTTP() && c.state == "" {
+			return d.callLegacyHTTP(rq, req, t, c)
+		}
 		caps, key, _ := parkCaps(rq.clientCaps)
 		if caps == nil { // a per-principal backend: no capability to ask with
 			caps = &mcp.ClientCapabilities{}
@@ -131,7 +117,7 @@ func (d *Dispatcher) serveMRTR(rq *request, c *mrtrCall) ([]byte, error) {
 		return d.park(rq, req, t, c, caps, key)
 	case upstream.ViaDirect:
 		if c.direct != nil {
-			out, err := upstream.Call(d.core, rq.r.Context(), req, t, func(ctx context.Context) ([]byte, error) { return c.direct(ctx, rq, t, inner) })
+			out, err := c.direct(rq, req, t, inner)
 			if err != nil {
 				return nil, err
 			}
@@ -139,6 +125,47 @@ func (d *Dispatcher) serveMRTR(rq *request, c *mrtrCall) ([]byte, error) {
 		}
 	}
 	return d.serveShared(rq, req, t, c, st, inner, retry)
+}
+
+// resolve finds c's target: routed for a first call; for a retry, pinned
+// by the requestState vmcp issued (-32602 if tampered, foreign or for
+// another request), whose Modern backend's own state is inner; a parked
+// call's retry is resumed instead (resumed, with its out and err).
+func (d *Dispatcher) resolve(rq *request, c *mrtrCall, req *upstream.Request) (t upstream.Target, inner string, resumed bool, out []byte, err error) {
+	if c.state == "" {
+		t, err = d.core.Route(req)
+		return t, "", false, nil, err
+	}
+	st, err := d.state.OpenFor(c.state, req.Principal)
+	if err != nil {
+		return t, "", false, nil, invalidParams("%s: %v", c.method, err)
+	}
+	if !st.Belongs(c.method, c.name) {
+		return t, "", false, nil, invalidParams("%s: requestState was issued for another request", c.method)
+	}
+	if st.Parked {
+		out, err = d.resume(rq, c, st)
+		return t, "", true, out, err
+	}
+	t, err = d.core.Pin(req, st.Backend, st.Target, d.pinnedTool(c, st))
+	return t, st.Inner, false, nil, err
+}
+
+// callLegacyHTTP serves a tools/call of a client that cannot be asked on
+// a Legacy HTTP backend through the call core's sender, on a backend
+// session keyed by the principal (upstream's isolation rule: never one
+// another principal's calls run on). A result still carrying
+// inputRequests (a go-sdk Legacy server's leftover round) is an error:
+// this call cannot ask its client.
+func (d *Dispatcher) callLegacyHTTP(rq *request, req *upstream.Request, t upstream.Target, c *mrtrCall) ([]byte, error) {
+	out, err := c.direct(rq, req, t, "")
+	if err != nil {
+		return nil, err
+	}
+	if bytes.Contains(out, []byte(`"inputRequests"`)) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: backend %q asks for input this call cannot ask the client for (declare elicitation, sampling or roots)", c.method, c.backend)}
+	}
+	return out, nil
 }
 
 // serveShared serves c on t's backend's control connection. A request the

@@ -1,17 +1,12 @@
 package modern
 
 import (
-	"context"
 	"encoding/json"
-	"log/slog"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/vmcp/vmcp/pkg/aggregator"
-	"github.com/vmcp/vmcp/pkg/backends"
-	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/upstream"
 )
 
@@ -111,28 +106,23 @@ func TestModernCallParamsDecodedByReflection(t *testing.T) {
 	assert.LessOrEqual(t, n, 7.0)
 }
 
-// TestModernCallMetaReencodedForBackend pins what the direct path sends: the
-// client's own _meta values byte for byte (a decoded map would turn 1.50
-// into 1.5 and reorder keys), its per-hop keys replaced by vmcp's.
+// TestModernCallMetaReencodedForBackend pins what the direct path hands
+// the call core: the client's own _meta values byte for byte (a decoded map
+// would turn 1.50 into 1.5 and reorder keys) without its per-hop keys
+// (the core adds vmcp's), the minted progress token in place of the
+// client's, and the backend's name and requestState.
 func TestModernCallMetaReencodedForBackend(t *testing.T) {
-	mgr := backends.NewManager([]config.Backend{{Name: "b", URL: "http://127.0.0.1:1/mcp"}},
-		aggregator.New(aggregator.Policy{}, slog.New(slog.DiscardHandler)), slog.New(slog.DiscardHandler), "1.2.3")
-	be, err := mgr.Backend("b")
-	require.NoError(t, err)
-	in := `{"_meta":{"z":1.50,"io.modelcontextprotocol/clientInfo":{"name":"c"},"a":{"k" : [1, 2]},` +
+	in := `{"_meta":{"z":1.50,"io.modelcontextprotocol/clientInfo":{"name":"c"},"a":{"k" : [1, 2]},"progressToken":"client's",` +
 		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}},` +
 		`"name":"b_echo","requestState":"client's"}`
 	p, err := decodeCallTool(json.RawMessage(in))
 	require.NoError(t, err)
 	rq := &request{clientCaps: p.GetMeta()[mcp.MetaKeyClientCapabilities]}
-	rq.stream = &callStream{rq: rq, minLevel: 2}
+	rq.stream = &callStream{rq: rq, minLevel: 2, minted: "vmcp-progress-1"}
 	cp := p.(*callParams)
 	cp.RequestState = "inner"
-	out, err := directParams(context.Background(), rq, upstream.Target{Backend: be, Name: "echo"}, cp, "2026-07-28")
+	meta, params, err := directParams(rq, upstream.Target{Name: "echo"}, cp)
 	require.NoError(t, err)
-	want := `{"_meta":{"z":1.50,"a":{"k" : [1, 2]},"io.modelcontextprotocol/clientCapabilities":{"sampling":{}},` +
-		`"io.modelcontextprotocol/logLevel":"notice","io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
-		`"io.modelcontextprotocol/clientInfo":{"name":"vmcp","version":"1.2.3"}},` +
-		`"name":"echo","arguments":{},"requestState":"inner"}`
-	assert.Equal(t, want, string(out))
+	assert.Equal(t, `{"z":1.50,"a":{"k" : [1, 2]},"progressToken":"vmcp-progress-1"}`, string(meta))
+	assert.Equal(t, `{"name":"echo","arguments":{},"requestState":"inner"}`, string(params))
 }

@@ -66,15 +66,6 @@ func (d *Dispatcher) newCallStream(rq *request, backend string, meta mcp.Meta) *
 // asked reports whether the client asked for progress or logs.
 func (s *callStream) asked() bool { return s.token != nil || s.minLevel >= 0 }
 
-// sink is s as the Sink of a direct call: nil when nothing was asked, so
-// the backend's stream is read as before.
-func (s *callStream) sink() backends.Sink {
-	if !s.asked() {
-		return nil
-	}
-	return s
-}
-
 // backendMeta sets in m (the _meta sent to the backend) the minted
 // progress token in place of the client's, and for a Modern backend the
 // client's logLevel. m may be nil.
@@ -94,17 +85,12 @@ func (s *callStream) backendMeta(m mcp.Meta, modern bool) mcp.Meta {
 	return m
 }
 
-// appendBackendMeta is backendMeta for a Modern backend's _meta being
-// built as JSON: it appends the minted progress token and the client's
-// logLevel, each after a comma.
-func (s *callStream) appendBackendMeta(out []byte) []byte {
-	if s.minted != "" {
-		out = wire.AppendString(append(out, `,"progressToken":`...), s.minted)
+// level is the client's logLevel, "" for none.
+func (s *callStream) level() string {
+	if s.minLevel < 0 {
+		return ""
 	}
-	if s.minLevel >= 0 {
-		out = wire.AppendString(append(out, `,"`+mcp.MetaKeyLogLevel+`":`...), string(logLevels[s.minLevel]))
-	}
-	return out
+	return string(logLevels[s.minLevel])
 }
 
 // Notify is backends.Sink: progress must carry the token minted for this
@@ -178,13 +164,10 @@ func (s *callStream) undeliverable(method string, err error) {
 	s.d.undeliverable(method, s.backend, err)
 }
 
-// undeliverable logs and counts (vmcp_undeliverable_messages_total) a
-// backend's message that reaches no client; also the handler of
+// undeliverable counts (vmcp_undeliverable_messages_total) a backend's
+// message that reaches no client and logs it at a bounded rate
+// (telemetry.Undelivered); also the handler of
 // backends.Manager.OnUndeliverable.
 func (d *Dispatcher) undeliverable(method, backend string, err error) {
-	d.opts.Metrics.Undeliverable.WithLabelValues(method).Inc()
-	if reason := backends.DropReason(err); reason != "" {
-		d.opts.Metrics.ProgressDropped.WithLabelValues(backend, reason).Inc()
-	}
-	d.log.Warn("message not delivered", "method", method, "backend", backend, "error", err)
+	d.opts.Metrics.Undelivered.Report(d.log, method, backend, backends.DropReason(err), err)
 }
