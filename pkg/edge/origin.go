@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/cors"
 	"github.com/vmcp/vmcp/pkg/wire"
+	"golang.org/x/net/http/httpguts"
 )
 
 // CORS policy for browser clients of the MCP endpoint.
@@ -134,7 +135,8 @@ const maxRequestHeaders = 4096
 
 // requestedHeaders parses a preflight's Access-Control-Request-Headers into
 // its names, lower case, sorted and unique (the only form rs/cors accepts);
-// ok reports whether each is in corsHeaders or Mcp-Param-*, param whether
+// ok reports whether each is in corsHeaders or Mcp-Param-* (a header name:
+// an RFC 9110 token, so nothing else is echoed back), param whether
 // any is Mcp-Param-* (the params policy answers those, the listed one the rest).
 func requestedHeaders(values []string) (names []string, param, ok bool) {
 	size := 0
@@ -147,7 +149,7 @@ func requestedHeaders(values []string) (names []string, param, ok bool) {
 			switch {
 			case name == "":
 				continue
-			case strings.HasPrefix(name, paramPrefix) && len(name) > len(paramPrefix):
+			case strings.HasPrefix(name, paramPrefix) && len(name) > len(paramPrefix) && httpguts.ValidHeaderFieldName(name):
 				param = true
 			case !listedHeader(name):
 				return nil, false, false

@@ -160,3 +160,22 @@ func TestPreflightInAnyOrderOrCaseIsAnswered(t *testing.T) {
 		assert.Empty(t, w.Header().Get("Access-Control-Allow-Headers"), headers)
 	}
 }
+
+// TestPreflightEchoedMcpParamNamesThatAreNotTokens pins a preflight that
+// named "mcp-param-a b", "mcp-param-a;b" or "mcp-param-fööbar": each was
+// allowed and echoed into Access-Control-Allow-Headers, though no header
+// can have such a name (RFC 9110 §5.1: a token). Now it is refused like an
+// unlisted header.
+func TestPreflightEchoedMcpParamNamesThatAreNotTokens(t *testing.T) {
+	t.Parallel()
+	h, _ := originsUnder(trusted)
+	for _, headers := range []string{"mcp-param-a b", "mcp-param-a;b", "content-type,mcp-param-fööbar", "mcp-param-a\x7f", "mcp-param-a:b"} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, preflight(trusted, http.MethodPost, headers))
+		assert.Empty(t, w.Header().Get("Access-Control-Allow-Origin"), headers)
+		assert.Empty(t, w.Header().Get("Access-Control-Allow-Headers"), headers)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, preflight(trusted, http.MethodPost, "mcp-param-a_b.c~d!"))
+	assert.Equal(t, "mcp-param-a_b.c~d!", w.Header().Get("Access-Control-Allow-Headers"), "every tchar is allowed")
+}
