@@ -56,7 +56,7 @@ func doCases() []doCase {
 		{name: "response to another id fails at once naming the backend", script: func(w http.ResponseWriter, r *http.Request, _ *wire.Message, _ int) {
 			writeSSE(w, wire.Response(json.RawMessage(`"other"`), okResult))
 			<-r.Context().Done() // never ends: the request must fail without waiting
-		}, errText: `backend "b": answered with id`, outcome: "error", calls: 1},
+		}, errText: `backend "b" answered tools/call (id `, outcome: "error", calls: 1},
 		{name: "null result is an error", script: func(w http.ResponseWriter, _ *http.Request, m *wire.Message, _ int) {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write(wire.Response(m.ID, json.RawMessage(`null`)))

@@ -154,7 +154,7 @@ func (s *Stream) onMessage(data []byte) (res json.RawMessage, final bool, err er
 // not an object is an error, never an empty success).
 func (s *Stream) response(m *wire.Message) (json.RawMessage, error) {
 	if !bytes.Equal(bytes.TrimSpace(m.ID), s.id) {
-		return nil, fmt.Errorf("answered with id %s on the stream of request %s", wire.Quote(string(m.ID)), s.id)
+		return nil, backends.IDError(s.backend, s.method, s.id, m.ID)
 	}
 	if len(m.Error) > 0 && string(m.Error) != "null" {
 		we := new(jsonrpc.Error)
