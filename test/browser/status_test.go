@@ -105,11 +105,17 @@ func TestStatusJSONAndOriginRule(t *testing.T) {
 	rep, err := status.Fetch(context.Background(), nil, v.Base+"/status")
 	require.NoError(t, err)
 	require.Len(t, rep.Backends, 2)
+	up := rep.Backends[0]
+	assert.False(t, up.Since.IsZero(), "since when it is ready")
+	up.Since = time.Time{}
 	assert.Equal(t, status.Backend{Name: "up", Transport: "streamable-http", Revision: modernRevision,
-		State: "ready", Tools: 2, Prompts: 1}, rep.Backends[0])
+		State: "ready", Tools: 2, Prompts: 1}, up)
 	assert.Equal(t, "down", rep.Backends[1].State)
 	assert.NotEmpty(t, rep.Backends[1].LastError)
+	assert.False(t, rep.Backends[1].LastErrorAt.IsZero(), "the last error's time")
 	assert.Equal(t, 1, rep.Sessions.Legacy)
+	require.Len(t, rep.Sessions.List, 1)
+	assert.Equal(t, cs.ID()[:8], rep.Sessions.List[0].ID)
 	assert.Equal(t, 2, rep.Catalogue.Tools)
 	require.NoError(t, cs.Close())
 
