@@ -98,6 +98,14 @@ func TestClusterEventStoreKeepsBoundedHistoryAndReportsPurged(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, ttl, 50*time.Second, "the log expires if never deleted")
 
+	checkKeptHistory(t, s)
+}
+
+// checkKeptHistory checks a store keeping 5 messages per session that was
+// given 12 on session S's standalone stream: replays within what is kept,
+// purged before it, and a new standalone GET re-basing the indices.
+func checkKeptHistory(t *testing.T, s mcp.EventStore) {
+	t.Helper()
 	got, err := after(t, s, "S", "", 7)
 	require.NoError(t, err)
 	require.Equal(t, []string{"-8", "-9", "-10", "-11"}, got)
