@@ -1,7 +1,6 @@
 package backends
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -100,7 +99,7 @@ func (t *guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 func rewriteBody(resp *http.Response, rewrite func([]byte) ([]byte, bool)) (*http.Response, error) {
 	ct := wire.MediaType(resp.Header.Get("Content-Type"))
 	switch ct {
-	case "application/json":
+	case wire.MediaJSON:
 		b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
 		if err != nil {
 			resp.Body.Close()
@@ -120,19 +119,21 @@ func rewriteBody(resp *http.Response, rewrite func([]byte) ([]byte, bool)) (*htt
 			resp.Header.Set("Content-Length", strconv.Itoa(len(b)))
 		}
 		resp.Body = io.NopCloser(bytes.NewReader(b))
-	case "text/event-stream":
-		resp.Body = &guardBody{src: bufio.NewReader(resp.Body), body: resp.Body, rewrite: rewrite}
+	case wire.MediaSSE:
+		resp.Body = &guardBody{src: wire.NewEventReader(resp.Body), body: resp.Body, rewrite: rewrite}
 	}
 	return resp, nil
 }
 
-// guardBody passes an SSE stream through one event at a time, rewriting
-// the data of events that rewrite changes.
+// guardBody passes an SSE stream through one event at a time (read with
+// wire.EventReader, so an event over wire.MaxEvent fails the stream),
+// rewriting the data of events that rewrite changes.
 type guardBody struct {
-	src     *bufio.Reader
+	src     *wire.EventReader
 	body    io.Closer
 	rewrite func([]byte) ([]byte, bool)
 	pending []byte
+	out     []byte
 	err     error
 }
 
@@ -148,42 +149,23 @@ func (b *guardBody) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// readEvent reads one SSE event (through its blank line) and returns its
-// bytes, with its data lines replaced by one rewritten line if needed.
+// readEvent reads one SSE event and returns it as it is to be passed on:
+// its fields, and its data rewritten if needed (comments are dropped); an
+// event cut short by the stream's end fails it instead.
 func (b *guardBody) readEvent() []byte {
-	var raw, data []byte
-	var other [][]byte
-	for {
-		line, err := b.src.ReadBytes('\n')
-		raw = append(raw, line...)
-		trimmed := bytes.TrimRight(line, "\r\n")
-		if d, ok := bytes.CutPrefix(trimmed, []byte("data:")); ok {
-			if len(data) > 0 {
-				data = append(data, '\n')
-			}
-			data = append(data, bytes.TrimPrefix(d, []byte(" "))...)
-		} else if len(trimmed) > 0 {
-			other = append(other, line)
-		}
-		if err != nil {
-			b.err = err
-			return raw
-		}
-		if len(trimmed) == 0 {
-			break
-		}
+	ev, err := b.src.Event()
+	if err == nil && b.src.Cut() { // not passed on whole: the reader may resume
+		err = io.ErrUnexpectedEOF
 	}
-	out, changed := b.rewrite(data)
-	if !changed {
-		return raw
+	if err != nil {
+		b.err = err
+		return nil
 	}
-	ev := make([]byte, 0, len(out)+64)
-	for _, l := range other {
-		ev = append(ev, l...)
+	if out, changed := b.rewrite(ev.Data); changed {
+		ev.Data = out
 	}
-	ev = append(ev, "data: "...)
-	ev = append(ev, out...)
-	return append(ev, "\n\n"...)
+	b.out = wire.AppendEvent(b.out[:0], ev)
+	return b.out
 }
 
 func (b *guardBody) Close() error { return b.body.Close() }

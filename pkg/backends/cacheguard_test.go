@@ -5,12 +5,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 func TestGuardMessageZeroesTTLAndKeepsIt(t *testing.T) {
@@ -86,4 +88,28 @@ func TestCacheHintMerge(t *testing.T) {
 	assert.Equal(t, CacheHint{TTLMs: 5000, Private: true}, h)
 	assert.Equal(t, mcp.Cacheable{TTLMs: 5000, CacheScope: "private"}, h.Cacheable())
 	assert.Equal(t, mcp.Cacheable{CacheScope: "public"}, CacheHint{}.Cacheable())
+}
+
+// TestCacheGuardReadAnOverlongSSEEventWhole: the guard gathered an SSE
+// event of any size in memory before passing it on; an event over
+// wire.MaxEvent now fails the stream with an error naming the limit.
+func TestCacheGuardReadAnOverlongSSEEventWhole(t *testing.T) {
+	t.Parallel()
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "event: message\n")
+		line := "data: " + strings.Repeat("x", 64<<10) + "\n" // many data lines, each short
+		for n := 0; n <= wire.MaxEvent; n += len(line) {
+			if _, err := io.WriteString(w, line); err != nil {
+				return
+			}
+		}
+	}))
+	defer hs.Close()
+	resp, err := guardHTTP(hs.Client()).Get(hs.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	_, err = io.Copy(io.Discard, resp.Body)
+	require.ErrorIs(t, err, wire.ErrEventTooLarge)
+	require.ErrorContains(t, err, strconv.Itoa(wire.MaxEvent))
 }

@@ -140,7 +140,7 @@ func (b *Backend) AppendRequestMeta(out []byte, version string) []byte {
 
 var (
 	jsonContentType = []string{"application/json"}
-	acceptBoth      = []string{"application/json, text/event-stream"}
+	acceptBoth      = []string{wire.AcceptPOST}
 )
 
 // transportFailure asks the supervisor to re-check the backend after a
@@ -204,7 +204,7 @@ func (b *Backend) readResponse(resp *http.Response, id int64) (json.RawMessage, 
 			return nil, fmt.Errorf("response exceeds %d bytes", maxResponse)
 		}
 		return decodeResponse(b, id, false)
-	case "text/event-stream":
+	case wire.MediaSSE:
 		return b.readSSE(resp.Body, id)
 	}
 	resp.Body.Close()

@@ -1,8 +1,6 @@
 package backends
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
 
@@ -68,7 +65,7 @@ func (t *steadyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}()
 	return &http.Response{
 		Status: "200 OK", StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header:        http.Header{"Content-Type": {"text/event-stream"}},
+		Header:        http.Header{"Content-Type": {wire.MediaSSE}},
 		Body:          body,
 		ContentLength: -1,
 		Request:       req,
@@ -149,7 +146,7 @@ func (t *steadyTransport) once(req *http.Request, lastID *string, w io.Writer, o
 	}
 	defer resp.Body.Close()
 	ct := wire.MediaType(resp.Header.Get("Content-Type"))
-	if resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
+	if resp.StatusCode != http.StatusOK || ct != wire.MediaSSE {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 		return 0, resp.StatusCode, fmt.Errorf("GET stream: HTTP %d (%s)", resp.StatusCode, ct)
 	}
@@ -157,42 +154,30 @@ func (t *steadyTransport) once(req *http.Request, lastID *string, w io.Writer, o
 	return copyEvents(resp.Body, w, lastID)
 }
 
-// copyEvents copies whole SSE events (up to and including their blank
-// line) from r to w, so a reopened stream never splices half an event.
-// An event over mcp.DefaultMaxEventSize ends the stream.
+// copyEvents copies whole SSE events from r to w (read with
+// wire.EventReader, written again with wire.AppendEvent; comments
+// dropped); an event cut short by the stream's end is not copied, so a
+// reopened stream never splices half an event. An event
+// over wire.MaxEvent ends the stream.
 func copyEvents(r io.Reader, w io.Writer, lastID *string) (int, int, error) {
-	src := bufio.NewReader(r)
-	var event []byte
-	id, n := *lastID, 0
-	for {
-		start := len(event)
-		chunk, err := src.ReadSlice('\n')
-		event = append(event, chunk...)
-		for err == bufio.ErrBufferFull && len(event) <= mcp.DefaultMaxEventSize {
-			chunk, err = src.ReadSlice('\n')
-			event = append(event, chunk...)
-		}
-		if len(event) > mcp.DefaultMaxEventSize {
-			return n, http.StatusOK, fmt.Errorf("GET stream: event over %d bytes", mcp.DefaultMaxEventSize)
+	er := wire.NewEventReader(r)
+	defer er.Release()
+	var buf []byte
+	for n := 0; ; n++ {
+		ev, err := er.Event()
+		if err == nil && er.Cut() { // half an event: the reopened stream resends it
+			err = io.ErrUnexpectedEOF
 		}
 		if err != nil {
 			return n, http.StatusOK, err
 		}
-		line := bytes.TrimSpace(event[start:])
-		if v, ok := bytes.CutPrefix(line, []byte("id:")); ok {
-			id = string(bytes.TrimSpace(v))
+		buf = wire.AppendEvent(buf[:0], ev)
+		if _, err := w.Write(buf); err != nil {
+			return n, http.StatusOK, errReaderGone
 		}
-		if len(line) > 0 {
-			continue
+		if ev.ID != "" {
+			*lastID = ev.ID
 		}
-		if len(bytes.TrimSpace(event)) > 0 {
-			if _, err := w.Write(event); err != nil {
-				return n, http.StatusOK, errReaderGone
-			}
-			*lastID = id
-			n++
-		}
-		event = event[:0]
 	}
 }
 

@@ -1,7 +1,6 @@
 package backends
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -146,10 +145,11 @@ func (b *Backend) postListen(ctx context.Context, version, id string, want mcp.N
 		mcp.MetaKeyClientCapabilities: map[string]any{},
 		mcp.MetaKeyClientInfo:         b.info,
 	}}
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": params})
+	p, err := json.Marshal(params)
 	if err != nil {
 		return nil, err
 	}
+	body := wire.Request(wire.AppendString(nil, id), "subscriptions/listen", p)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.cfg.URL, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -163,7 +163,7 @@ func (b *Backend) postListen(ctx context.Context, version, id string, want mcp.N
 		return nil, err
 	}
 	ct := wire.MediaType(resp.Header.Get("Content-Type"))
-	if resp.StatusCode/100 == 2 && ct == "text/event-stream" {
+	if resp.StatusCode/100 == 2 && ct == wire.MediaSSE {
 		return resp, nil
 	}
 	defer resp.Body.Close()
@@ -178,33 +178,23 @@ func (b *Backend) postListen(ctx context.Context, version, id string, want mcp.N
 
 // scanSSE calls f with the data of each SSE event of r until r ends (an
 // unexpected EOF error, since listen streams do not end by themselves),
-// f fails, or an event exceeds maxListenEvent.
+// f fails, or an event exceeds maxListenEvent (wire.ErrEventTooLarge).
 func scanSSE(r io.Reader, f func([]byte) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), maxListenEvent)
-	var data []byte
-	for sc.Scan() {
-		line := sc.Bytes()
-		if len(line) == 0 {
-			if len(data) > 0 {
-				if err := f(data); err != nil {
-					return err
-				}
-			}
-			data = data[:0]
-			continue
+	er := wire.NewEventReader(r)
+	defer er.Release()
+	er.Limit(maxListenEvent)
+	for {
+		data, err := er.Next()
+		if errors.Is(err, io.EOF) {
+			return io.ErrUnexpectedEOF
 		}
-		if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-			if len(data) > 0 {
-				data = append(data, '\n')
-			}
-			data = append(data, bytes.TrimPrefix(d, []byte(" "))...)
+		if err != nil {
+			return err
+		}
+		if err := f(data); err != nil {
+			return err
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return err
-	}
-	return io.ErrUnexpectedEOF
 }
 
 // describe names a listen for logs.

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/shrink"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
@@ -37,6 +38,7 @@ type ownStream struct {
 	closed  bool
 	broken  bool // a write failed: the body may end mid-chunk, nothing more is written
 	buf     []byte
+	ev      []byte // the event being written
 
 	qmu     sync.Mutex
 	log     *slog.Logger
@@ -113,21 +115,6 @@ func lastEventIndex(r *http.Request) (int, error) {
 	return int(n), nil
 }
 
-// acceptsSSE reports whether an Accept header admits text/event-stream
-// (as the SDK's check: text/event-stream, text/* or */*, any parameters).
-func acceptsSSE(values []string) bool {
-	for _, v := range values {
-		for _, raw := range strings.Split(v, ",") {
-			base, _, _ := strings.Cut(raw, ";")
-			switch strings.ToLower(strings.TrimSpace(base)) {
-			case "text/event-stream", "text/*", "*/*":
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // responseHead is the status line and headers of an own stream: those set
 // so far on w (CORS, by the middleware), the SSE ones, chunked, and
 // Connection: close (the connection ends with the stream; a client that
@@ -159,7 +146,7 @@ func (o *ownStream) attachLocked(w http.ResponseWriter, replay [][]byte) error {
 	o.setConn(conn)
 	_ = conn.SetDeadline(time.Time{})
 	o.buf = append(o.buf, head...)
-	o.buf = appendChunk(o.buf, []byte(": ok\n\n"))
+	o.buf = appendChunk(o.buf, wire.AppendComment(nil, "ok"))
 	if err := o.flushLocked(); err != nil {
 		return err
 	}
@@ -204,26 +191,18 @@ func (o *ownStream) flushLocked() error {
 }
 
 // eventLocked writes one message as the SDK's SSE event ("message", id
-// "_N"; a line break in data starts another data line). Requires o.mu.
+// "_N"; wire.AppendEvent) in one chunk. Requires o.mu.
 func (o *ownStream) eventLocked(data []byte) error {
 	if o.closed || o.broken {
 		return ErrStreamEnded
 	}
 	o.lastIdx++
-	const head = "event: message\nid: _"
-	idx := strconv.AppendInt(make([]byte, 0, 20), int64(o.lastIdx), 10)
-	size := len(head) + len(idx) + 2 // the id line's break, the event's blank line
-	for line := range bytes.Lines(data) {
-		size += len("data: \n") + len(bytes.TrimRight(line, "\r\n"))
+	id := "_" + strconv.Itoa(o.lastIdx)
+	o.ev = wire.AppendEvent(o.ev[:0], mcp.Event{Name: "message", ID: id, Data: data})
+	o.buf = appendChunk(o.buf, o.ev)
+	if cap(o.ev) > 16<<10 {
+		o.ev = nil // a large message's buffer is not kept by an idle stream
 	}
-	o.buf = strconv.AppendInt(o.buf, int64(size), 16)
-	o.buf = append(o.buf, "\r\n"+head...)
-	o.buf = append(append(o.buf, idx...), '\n')
-	for line := range bytes.Lines(data) {
-		o.buf = append(o.buf, "data: "...)
-		o.buf = append(append(o.buf, bytes.TrimRight(line, "\r\n")...), '\n')
-	}
-	o.buf = append(o.buf, "\n\r\n"...)
 	return o.flushLocked()
 }
 
@@ -289,7 +268,7 @@ func (o *ownStream) ping() error {
 	if o.closed {
 		return nil
 	}
-	o.buf = appendChunk(o.buf, []byte(": ping\n\n"))
+	o.buf = appendChunk(o.buf, wire.AppendComment(nil, "ping"))
 	return o.flushLocked()
 }
 

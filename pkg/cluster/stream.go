@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -10,7 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/vmcp/vmcp/pkg/shrink"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // StandaloneGET reports whether r opens or resumes a session's standalone
@@ -64,8 +65,8 @@ func (c *Cluster) ServeStream(w http.ResponseWriter, r *http.Request, session st
 		WriteUnavailable(w, err)
 		return
 	}
-	if !acceptsSSE(r.Header.Values("Accept")) {
-		http.Error(w, "Accept must contain 'text/event-stream' for GET requests", http.StatusBadRequest)
+	if !wire.AcceptsEventStream(r.Header.Values("Accept")) {
+		http.Error(w, wire.AcceptGETRequired, http.StatusBadRequest)
 		return
 	}
 	last, err := lastEventIndex(r)
@@ -207,13 +208,6 @@ func WriteUnavailable(w http.ResponseWriter, err error) {
 	if errors.Is(err, errRecovering) {
 		msg = "Service Unavailable: " + errRecovering.Error() + "; retry"
 	}
-	body, _ := json.Marshal(map[string]any{
-		"jsonrpc": "2.0",
-		"id":      nil,
-		"error":   map[string]any{"code": -32603, "message": msg},
-	})
-	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Retry-After", "1")
-	w.WriteHeader(http.StatusServiceUnavailable)
-	_, _ = w.Write(body)
+	wire.WriteError(w, http.StatusServiceUnavailable, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg})
 }

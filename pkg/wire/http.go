@@ -122,10 +122,19 @@ func CheckVersion(v string, supported []string) *jsonrpc.Error {
 	}
 }
 
-// The two media types of Streamable HTTP bodies.
+// The two media types of Streamable HTTP bodies, and the Accept header of
+// a POST to a backend (it must list both).
 const (
-	MediaJSON = "application/json"
-	MediaSSE  = "text/event-stream"
+	MediaJSON  = "application/json"
+	MediaSSE   = "text/event-stream"
+	AcceptPOST = "application/json, text/event-stream"
+)
+
+// The go-sdk handler's refusals of a request whose Accept header lacks what
+// Streamable HTTP requires (HTTP 400): vmcp answers with the same text.
+const (
+	AcceptPOSTRequired = "Accept must contain both 'application/json' and 'text/event-stream'"
+	AcceptGETRequired  = "Accept must contain 'text/event-stream' for GET requests"
 )
 
 // MediaType is the media type of a Content-Type value, as

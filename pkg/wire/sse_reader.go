@@ -18,6 +18,10 @@ type EventReader struct {
 	r    *bufio.Reader
 	src  eofSeen
 	data []byte
+	max  int // bound of one event's bytes (0: MaxEvent)
+
+	hasData bool // the event being read has a data field
+	cut     bool // the last event read ended at the stream's end, not a blank line
 }
 
 // eofSeen reads r and records whether r reported io.EOF.
@@ -55,6 +59,11 @@ func NewEventReader(body io.Reader) *EventReader {
 // without reading on.
 func (er *EventReader) Ended() bool { return er.src.eof }
 
+// Cut reports whether the last event read ended with the stream instead
+// of its blank line (it may be missing lines: one that is passed on to a
+// resuming reader is dropped instead).
+func (er *EventReader) Cut() bool { return er.cut }
+
 // Release hands er back for reuse; neither er nor any data it returned may
 // be used after.
 func (er *EventReader) Release() {
@@ -64,52 +73,162 @@ func (er *EventReader) Release() {
 		er.data = nil
 	}
 	er.data = er.data[:0]
+	er.max = 0
 	eventReaders.Put(er)
 }
 
-// MaxEvent bounds one SSE event's data (the go-sdk client's default
-// maximum event size): a larger event fails the read.
+// MaxEvent bounds one SSE event (the go-sdk client's default maximum
+// event size): a larger event fails the read with ErrEventTooLarge.
 const MaxEvent = mcp.DefaultMaxEventSize
 
-// Next returns the next event's data (valid until the next call). At the
-// end of the stream it returns io.EOF; an event over MaxEvent bytes fails.
+// ErrEventTooLarge fails a read of an SSE event over the reader's limit
+// (the error's text names the limit).
+var ErrEventTooLarge = errors.New("SSE event exceeds its size limit")
+
+// Limit lowers the bound of one event's bytes (lines, data and other
+// fields) to n (from MaxEvent) until er is released.
+func (er *EventReader) Limit(n int) { er.max = n }
+
+// Next returns the next event's data (valid until the next call), skipping
+// events without data. At the end of the stream it returns io.EOF; an
+// event over the limit fails with ErrEventTooLarge.
 func (er *EventReader) Next() ([]byte, error) {
-	er.data = er.data[:0]
 	for {
-		line, err := er.line()
-		if len(er.data)+len(line) > MaxEvent {
-			return nil, fmt.Errorf("SSE event exceeds %d bytes", MaxEvent)
-		}
-		trimmed := bytes.TrimRight(line, "\r\n")
-		if len(trimmed) == 0 && len(line) > 0 { // blank line: end of event
-			if len(er.data) > 0 {
-				return er.data, nil
-			}
-		} else if v, ok := bytes.CutPrefix(trimmed, []byte("data:")); ok {
-			if len(er.data) > 0 {
-				er.data = append(er.data, '\n')
-			}
-			er.data = append(er.data, bytes.TrimPrefix(v, []byte(" "))...)
-		}
-		if err != nil {
-			if errors.Is(err, io.EOF) && len(er.data) > 0 { // a last event without its blank line
-				return er.data, nil
-			}
+		var ev mcp.Event
+		if err := er.read(&ev, false); err != nil {
 			return nil, err
+		}
+		if len(ev.Data) > 0 {
+			return ev.Data, nil
 		}
 	}
 }
 
-// line reads one line, gathering a line longer than the buffer whole.
+// Event returns the next event with its fields (Data valid until the next
+// call); comments and blocks of blank lines are skipped. At the end of the
+// stream it returns io.EOF; an event over the limit fails with
+// ErrEventTooLarge.
+func (er *EventReader) Event() (mcp.Event, error) {
+	var ev mcp.Event
+	err := er.read(&ev, true)
+	return ev, err
+}
+
+// read reads one event into ev: its data always, its other fields when
+// fields is set.
+func (er *EventReader) read(ev *mcp.Event, fields bool) error {
+	er.data, er.hasData, er.cut = er.data[:0], false, false
+	size, seen := 0, false
+	for {
+		line, err := er.line()
+		if size += len(line); size > er.limit() {
+			return fmt.Errorf("%w (%d bytes)", ErrEventTooLarge, er.limit())
+		}
+		trimmed := bytes.TrimRight(line, "\r\n")
+		if len(trimmed) == 0 && len(line) > 0 { // blank line: end of event
+			if seen {
+				ev.Data = er.data
+				return nil
+			}
+			size = 0
+		} else {
+			seen = er.field(ev, trimmed, fields) || seen
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) && seen { // a last event without its blank line
+				ev.Data, er.cut = er.data, true
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// field records one line's field in ev (data in er.data); it reports
+// whether the line is a field (not a comment).
+func (er *EventReader) field(ev *mcp.Event, line []byte, fields bool) bool {
+	name, value, _ := bytes.Cut(line, []byte(":"))
+	value = bytes.TrimPrefix(value, []byte(" "))
+	switch string(name) {
+	case "": // a comment
+		return false
+	case "data":
+		if er.hasData {
+			er.data = append(er.data, '\n')
+		}
+		er.data, er.hasData = append(er.data, value...), true
+	case "event":
+		if fields {
+			ev.Name = internName(value)
+		}
+	case "id":
+		if fields {
+			ev.ID = string(value)
+		}
+	case "retry":
+		if fields {
+			ev.Retry = string(value)
+		}
+	}
+	return true
+}
+
+// internName returns an event name, without allocating for "message".
+func internName(b []byte) string {
+	if string(b) == "message" {
+		return "message"
+	}
+	return string(b)
+}
+
+// limit is the bound of one event's bytes.
+func (er *EventReader) limit() int {
+	if er.max > 0 {
+		return er.max
+	}
+	return MaxEvent
+}
+
+// line reads one line, gathering a line longer than the buffer whole (up to
+// just over the limit).
 func (er *EventReader) line() ([]byte, error) {
 	line, err := er.r.ReadSlice('\n')
 	if !errors.Is(err, bufio.ErrBufferFull) {
 		return line, err
 	}
 	buf := append([]byte(nil), line...)
-	for errors.Is(err, bufio.ErrBufferFull) && len(buf) <= MaxEvent {
+	for errors.Is(err, bufio.ErrBufferFull) && len(buf) <= er.limit() {
 		line, err = er.r.ReadSlice('\n')
 		buf = append(buf, line...)
 	}
 	return buf, err
+}
+
+// AppendEvent appends ev as one SSE event: its event, id and retry fields
+// when set, then its data (a line break in Data starts another data line;
+// one empty data line for none) and the blank line that ends it.
+func AppendEvent(dst []byte, ev mcp.Event) []byte {
+	if ev.Name != "" {
+		dst = append(append(append(dst, "event: "...), ev.Name...), '\n')
+	}
+	if ev.ID != "" {
+		dst = append(append(append(dst, "id: "...), ev.ID...), '\n')
+	}
+	if ev.Retry != "" {
+		dst = append(append(append(dst, "retry: "...), ev.Retry...), '\n')
+	}
+	if len(ev.Data) == 0 {
+		dst = append(dst, "data: \n"...)
+	}
+	for line := range bytes.Lines(ev.Data) {
+		dst = append(append(dst, "data: "...), bytes.TrimRight(line, "\r\n")...)
+		dst = append(dst, '\n')
+	}
+	return append(dst, '\n')
+}
+
+// AppendComment appends an SSE comment line with text and a blank line (a
+// keep-alive, or a stream's priming comment); text holds no line break.
+func AppendComment(dst []byte, text string) []byte {
+	return append(append(append(dst, ": "...), text...), "\n\n"...)
 }

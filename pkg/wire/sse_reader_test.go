@@ -104,3 +104,36 @@ func TestEventReaderEndedOnlyAtTheBodysEnd(t *testing.T) {
 	require.True(t, done.Ended(), "the body was read to its end with the event")
 	_ = pw.Close()
 }
+
+// Event keeps every field, and AppendEvent writes an event Event reads
+// back the same; an event ended by the stream instead of its blank line is
+// reported Cut.
+func TestEventRoundTripsThroughAppendEvent(t *testing.T) {
+	stream := ": ping\n\nid: 0_1\ndata: \n\nevent: message\nid: 0_2\nretry: 50\ndata: {\"a\":\ndata: 1}\n\nid: 0_3\ndata: {\"ha"
+	er := NewEventReader(strings.NewReader(stream))
+	defer er.Release()
+	var out []byte
+	var cut []bool
+	for {
+		ev, err := er.Event()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		out = AppendEvent(out, ev)
+		cut = append(cut, er.Cut())
+	}
+	require.Equal(t, "id: 0_1\ndata: \n\nevent: message\nid: 0_2\nretry: 50\ndata: {\"a\":\ndata: 1}\n\nid: 0_3\ndata: {\"ha\n\n", string(out))
+	require.Equal(t, []bool{false, false, true}, cut)
+}
+
+// A limit set with Limit bounds an event's data lines together, not
+// each line alone.
+func TestEventReaderLimitBoundsAWholeEvent(t *testing.T) {
+	er := NewEventReader(strings.NewReader(strings.Repeat("data: 0123456789\n", 20) + "\n"))
+	defer er.Release()
+	er.Limit(100)
+	_, err := er.Next()
+	require.ErrorIs(t, err, ErrEventTooLarge)
+	require.ErrorContains(t, err, "100 bytes")
+}

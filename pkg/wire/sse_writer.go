@@ -1,12 +1,13 @@
 package wire
 
 import (
-	"bytes"
 	"errors"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // ErrStreamClosed fails a write to a response whose stream has ended.
@@ -53,13 +54,7 @@ func (e *EventWriter) send(msg []byte) error {
 		e.w.WriteHeader(http.StatusOK)
 		e.started = true
 	}
-	e.buf = append(e.buf[:0], "event: message\n"...)
-	for line := range bytes.Lines(msg) {
-		e.buf = append(e.buf, "data: "...)
-		e.buf = append(e.buf, bytes.TrimRight(line, "\r\n")...)
-		e.buf = append(e.buf, '\n')
-	}
-	e.buf = append(e.buf, '\n')
+	e.buf = AppendEvent(e.buf[:0], mcp.Event{Name: "message", Data: msg})
 	if _, err := e.w.Write(e.buf); err != nil {
 		return err
 	}

@@ -84,6 +84,26 @@ func AcceptsBoth(values []string) bool {
 	return js && sse
 }
 
+// AcceptsEventStream reports whether the Accept values admit
+// text/event-stream (text/event-stream, text/* or */*, any parameters), as
+// the go-sdk handler checks a GET.
+func AcceptsEventStream(values []string) bool {
+	for _, v := range values {
+		for part := range strings.SplitSeq(v, ",") {
+			base, _, _ := strings.Cut(part, ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "text/event-stream", "text/*", "*/*":
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// IsJSONRPC reports whether a message's "jsonrpc" member is "2.0", the
+// only version JSON-RPC 2.0 admits.
+func IsJSONRPC(version string) bool { return version == "2.0" }
+
 // IsMediaType reports whether a Content-Type header value has media type
 // want (parameters ignored, case-insensitive).
 func IsMediaType(value, want string) bool {

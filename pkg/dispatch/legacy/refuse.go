@@ -125,7 +125,7 @@ func checkMessage(body []byte, inSession bool) (m *message, jerr *jsonrpc.Error)
 		return nil, invalidRequest(fmt.Sprintf("invalid JSON-RPC message: %v", err))
 	}
 	switch {
-	case m.JSONRPC != "2.0":
+	case !wire.IsJSONRPC(m.JSONRPC):
 		return m, invalidRequest(`invalid JSON-RPC message: "jsonrpc" must be "2.0"`)
 	case m.Method == "" && m.Result == nil && m.Error == nil:
 		return m, invalidRequest(`invalid JSON-RPC message: no "method" (a request or notification) and no "result" or "error" (a response)`)

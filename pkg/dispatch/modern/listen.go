@@ -135,9 +135,7 @@ func (s *sseSink) response(id json.RawMessage, result []byte) error {
 // event writes data as one SSE "message" event and flushes it, within
 // writeTimeout (where the ResponseWriter supports deadlines).
 func (s *sseSink) event(data []byte) error {
-	buf := make([]byte, 0, len(data)+24)
-	buf = append(buf, "event: message\ndata: "...)
-	buf = append(append(buf, data...), "\n\n"...)
+	buf := wire.AppendEvent(make([]byte, 0, len(data)+24), mcp.Event{Name: "message", Data: data})
 	dl := s.rc.SetWriteDeadline(time.Now().Add(writeTimeout)) == nil
 	if dl {
 		defer func() { _ = s.rc.SetWriteDeadline(time.Time{}) }()

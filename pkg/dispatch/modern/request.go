@@ -51,7 +51,7 @@ func (d *Dispatcher) parse(w http.ResponseWriter, r *http.Request) (*request, bo
 		return nil, false
 	}
 	if !wire.AcceptsBoth(r.Header.Values("Accept")) {
-		http.Error(w, "Accept must contain both 'application/json' and 'text/event-stream'", http.StatusBadRequest)
+		http.Error(w, wire.AcceptPOSTRequired, http.StatusBadRequest)
 		return nil, false
 	}
 	body, ok := readBody(w, r, d.opts.MaxBodyBytes)
@@ -86,7 +86,7 @@ func (rq *request) decode(body []byte) *jsonrpc.Error {
 		rq.id = env.ID
 	}
 	switch {
-	case env.JSONRPC != "2.0":
+	case !wire.IsJSONRPC(env.JSONRPC):
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: `"jsonrpc" must be "2.0"`}
 	case env.Method == "" && (env.Result != nil || env.Error != nil):
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "JSON-RPC responses are not accepted: a 2026-07-28 server sends no requests"}
