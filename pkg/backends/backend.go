@@ -45,16 +45,6 @@ const (
 	StatePerPrincipal State = "per-principal"
 )
 
-// Status is one backend's health, as listed in /readyz.
-type Status struct {
-	Name            string `json:"name"`
-	State           State  `json:"state"`
-	ProtocolVersion string `json:"protocolVersion,omitempty"`
-	Error           string `json:"error,omitempty"`
-	Tools           int    `json:"tools"`
-	History
-}
-
 // Backend is one configured MCP server.
 type Backend struct {
 	cfg  config.Backend
@@ -62,6 +52,7 @@ type Backend struct {
 	log  *slog.Logger
 	sink func(aggregator.Inventory, bool) // inventory update (true) or removal (false)
 
+	ids     *ids                       // the Manager's request numbering
 	timing  Timing                     // supervision timings, defaults filled
 	metrics *telemetry.Metrics         // the server's metrics
 	onState func(name string, s State) // state-transition hook (may be nil)
@@ -108,6 +99,7 @@ func newBackend(cfg config.Backend, log *slog.Logger, version string, sink func(
 		info:    &mcp.Implementation{Name: "vmcp", Version: version},
 		log:     log.With("backend", cfg.Name),
 		sink:    sink,
+		ids:     o.ids,
 		timing:  o.timing.withDefaults(),
 		metrics: o.metrics,
 		onState: o.onState,

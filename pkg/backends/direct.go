@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -42,10 +41,6 @@ type DirectRequest struct {
 	RawParams json.RawMessage
 }
 
-// directIDs numbers direct requests (the backend sees each on its own POST,
-// so ids only have to be unique among this process's in-flight calls).
-var directIDs atomic.Int64
-
 // DirectVersion reports whether b's requests can be sent with Direct: the
 // control connection is up (or b is per-principal and a session learned
 // its revision), over streamable HTTP, at a Modern revision.
@@ -71,7 +66,7 @@ func (b *Backend) Direct(ctx context.Context, version string, req DirectRequest)
 	if err != nil {
 		return nil, err
 	}
-	id := directIDs.Add(1)
+	id := b.ids.direct.Add(1)
 	body := wire.Request(strconv.AppendInt(nil, id, 10), req.Method, params)
 
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, b.cfg.URL, bytes.NewReader(body))

@@ -30,3 +30,13 @@ func (h *History) record(s State, changed bool, err error, now time.Time) {
 	}
 	h.up = h.up || s == StateReady
 }
+
+// Status is one backend's health, as listed in /readyz.
+type Status struct {
+	Name            string `json:"name"`
+	State           State  `json:"state"`
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	Error           string `json:"error,omitempty"`
+	Tools           int    `json:"tools"`
+	History
+}

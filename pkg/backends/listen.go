@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -24,8 +23,6 @@ import (
 // its listen streams itself: a dropped stream is reopened with backoff, the
 // gap is logged, and once reopened the gap is covered (a catalogue refresh
 // for list changes, a resources/updated for a subscribed URI).
-
-var listenIDs atomic.Int64
 
 // errListenEnded: the backend ended the listen with its result (graceful).
 var errListenEnded = errors.New("backend ended the listen stream")
@@ -88,7 +85,7 @@ func (b *Backend) superviseListen(ctx context.Context, version string, want mcp.
 // changes request a catalogue refresh, resource updates go to the manager.
 // acked runs once the acknowledgement honors everything asked.
 func (b *Backend) listenOnce(ctx context.Context, version string, want mcp.NotificationSubscriptions, acked func()) error {
-	id := "vmcp-listen-" + strconv.FormatInt(listenIDs.Add(1), 10)
+	id := "vmcp-listen-" + strconv.FormatInt(b.ids.listen.Add(1), 10)
 	resp, err := b.postListen(ctx, version, id, want)
 	if err != nil {
 		return err

@@ -58,6 +58,7 @@ type managerOptions struct {
 	onState func(name string, s State)
 
 	perPrincipal bool // WithPerPrincipal
+	ids          *ids // the Manager's request numbering, shared by its backends
 }
 
 // WithMetrics makes the backends count into the server's metrics m (GET
@@ -86,6 +87,7 @@ func NewManager(cfgs []config.Backend, agg *aggregator.Aggregator, log *slog.Log
 	if o.metrics == nil {
 		o.metrics = telemetry.New()
 	}
+	o.ids = &ids{}
 	m := &Manager{byName: map[string]*Backend{}, agg: agg, log: log, version: version, changed: make(chan struct{}),
 		disc: map[string]*discovery{}}
 	hook := o.onState

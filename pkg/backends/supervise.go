@@ -35,20 +35,23 @@ type Timing struct {
 	RetireGrace time.Duration
 }
 
-// DefaultTiming is the supervision timing used for zero Timing fields.
-var DefaultTiming = Timing{
-	MinBackoff:     100 * time.Millisecond,
-	MaxBackoff:     30 * time.Second,
-	HealthInterval: 5 * time.Second,
-	StreamAttempts: 8,
-	StreamStable:   time.Second,
-	ConnStable:     time.Second,
-	RetireGrace:    time.Second,
+// DefaultTiming is the supervision timing used for zero Timing fields (a
+// new value each call: there is no process-wide timing to change).
+func DefaultTiming() Timing {
+	return Timing{
+		MinBackoff:     100 * time.Millisecond,
+		MaxBackoff:     30 * time.Second,
+		HealthInterval: 5 * time.Second,
+		StreamAttempts: 8,
+		StreamStable:   time.Second,
+		ConnStable:     time.Second,
+		RetireGrace:    time.Second,
+	}
 }
 
 // withDefaults fills t's zero fields from DefaultTiming.
 func (t Timing) withDefaults() Timing {
-	d := DefaultTiming
+	d := DefaultTiming()
 	if t.MinBackoff > 0 {
 		d.MinBackoff = t.MinBackoff
 	}

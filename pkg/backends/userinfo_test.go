@@ -33,7 +33,7 @@ func TestDirectCallToURLWithUserinfoIsNotUnauthorized(t *testing.T) {
 	}))
 	defer srv.Close()
 	u := strings.Replace(srv.URL, "http://", "http://user:pass@", 1) + "/mcp"
-	b := newBackend(config.Backend{Name: "a", URL: u}, slog.New(slog.DiscardHandler), "test", nil, managerOptions{})
+	b := newBackend(config.Backend{Name: "a", URL: u}, slog.New(slog.DiscardHandler), "test", nil, managerOptions{ids: &ids{}})
 	res, err := b.Direct(context.Background(), "2026-07-28", DirectRequest{Method: "tools/call", Name: "x", Params: &mcp.CallToolParams{Name: "x"}})
 	if err != nil || string(res) != `{"ok":true}` {
 		t.Fatalf("got %s, %v; want {\"ok\":true}", res, err)

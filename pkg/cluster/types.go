@@ -104,17 +104,20 @@ type Timing struct {
 	OwnerCache   time.Duration // how long a node reuses a session owner it looked up to forward to (1s; at most Heartbeat)
 }
 
-// DefaultTiming is the Timing used for zero fields.
-var DefaultTiming = Timing{
-	Heartbeat:    3 * time.Second,
-	NodeTTL:      10 * time.Second,
-	SessionTTL:   90 * time.Second,
-	StreamPing:   2 * time.Second,
-	OpTimeout:    time.Second,
-	Probe:        250 * time.Millisecond,
-	DialTimeout:  2 * time.Second,
-	WriteTimeout: 10 * time.Second,
-	OwnerCache:   time.Second,
+// DefaultTiming is the Timing used for zero fields (a new value each
+// call: there is no process-wide timing to change).
+func DefaultTiming() Timing {
+	return Timing{
+		Heartbeat:    3 * time.Second,
+		NodeTTL:      10 * time.Second,
+		SessionTTL:   90 * time.Second,
+		StreamPing:   2 * time.Second,
+		OpTimeout:    time.Second,
+		Probe:        250 * time.Millisecond,
+		DialTimeout:  2 * time.Second,
+		WriteTimeout: 10 * time.Second,
+		OwnerCache:   time.Second,
+	}
 }
 
 func (t Timing) withDefaults() Timing {
@@ -123,7 +126,7 @@ func (t Timing) withDefaults() Timing {
 			*p = v
 		}
 	}
-	d := DefaultTiming
+	d := DefaultTiming()
 	set(&t.Heartbeat, d.Heartbeat)
 	set(&t.NodeTTL, d.NodeTTL)
 	set(&t.SessionTTL, d.SessionTTL)

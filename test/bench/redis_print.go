@@ -80,7 +80,7 @@ func printRedis(p redisPhases, label string, n int, counted bool) {
 	fmt.Printf("%-30s %-34s %9d\n", name, "keys left after every DELETE", p.keysLeft)
 	fmt.Printf("%-30s %-34s %9d  (of %d; a key still there 5 s after its batch's DELETEs answered)\n", name, "DELETE batches with keys left", p.lagging, len(p.del))
 	fmt.Printf("%-30s %-34s %9.2f %9s %9s  %s\n", name, "node alone: commands/s", baseRate, "", req(float64(p.base.req)/p.base.dur.Seconds()), p.base.d.Breakdown(p.base.dur.Seconds()))
-	t := cluster.DefaultTiming
+	t := cluster.DefaultTiming()
 	longest := max(t.Heartbeat, t.SessionTTL/3)
 	fmt.Printf("(idle window %s; refresh periods: heartbeat %s, session records SessionTTL/3 %s)\n",
 		p.idle.dur.Round(time.Millisecond), t.Heartbeat, (t.SessionTTL / 3).Round(time.Millisecond))
