@@ -92,22 +92,23 @@ const (
 )
 
 // startGCTuner starts tuneGC, unless GOGC is set or VMCP_GC_HEADROOM_MB
-// is 0, and with it bulk phases (pkg/bulkgc: catalogue loads collect at
-// the tuner's floor headroom) before any backend is listed.
-func startGCTuner(ctx context.Context, log *slog.Logger) {
+// is 0, and with it bulk phases: the Limiter returned (nil when the tuner
+// is off) is the server's (vmcp.Options.BulkGC: catalogue loads collect at
+// the tuner's floor headroom).
+func startGCTuner(ctx context.Context, log *slog.Logger) *bulkgc.Limiter {
 	if _, set := os.LookupEnv("GOGC"); set {
-		return
+		return nil
 	}
 	headroom, on := headroomFromEnv(log)
 	if !on {
-		return
+		return nil
 	}
 	r, ok := readGC()
 	if !ok {
-		return
+		return nil
 	}
-	bulkgc.Enable()
 	go tuneGC(ctx, newGCTuner(headroom, r, time.Now()))
+	return bulkgc.New()
 }
 
 // tuneGC adjusts the GC percentage to the allocation rate and live heap,

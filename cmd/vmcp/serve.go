@@ -137,7 +137,7 @@ func serve(f *config.File, listen string, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	setMemoryLimit(slog.New(h), memlimit.FromCgroup)
-	startGCTuner(ctx, slog.New(h))
+	bulk := startGCTuner(ctx, slog.New(h))
 	lis, err := net.Listen("tcp", cfg.Listen) // before New: a busy port fails before backends start
 	if err != nil {
 		fmt.Fprintln(stderr, "vmcp:", err)
@@ -156,7 +156,7 @@ func serve(f *config.File, listen string, stderr io.Writer) int {
 			c.Listen = listen
 		}
 	}
-	srv, err := vmcp.New(cfg, vmcp.Options{Logger: log, MetricsListener: metrics, Overrides: overrides})
+	srv, err := vmcp.New(cfg, vmcp.Options{Logger: log, MetricsListener: metrics, Overrides: overrides, BulkGC: bulk})
 	if err != nil {
 		lis.Close()
 		if metrics != nil {

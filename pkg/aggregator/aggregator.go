@@ -30,6 +30,8 @@ type Aggregator struct {
 
 	pmu  sync.Mutex          // guards priv; taken after mu when both are held
 	priv map[string]*private // per-principal inventories by owner (private.go)
+
+	bulk *bulkgc.Limiter // the server's bulk phases (nil: none)
 }
 
 // New returns an Aggregator whose Current is Empty until the first Update.
@@ -40,6 +42,13 @@ func New(p Policy, log *slog.Logger) *Aggregator {
 	}
 	a := &Aggregator{policy: p, log: log, inv: map[string]Inventory{}, withheld: map[string][]Withheld{}, priv: map[string]*private{}}
 	a.cur.Store(Empty())
+	return a
+}
+
+// WithBulkGC makes a's rebuilds bulk phases of l (nil: none) and returns
+// a; call it before the first Update.
+func (a *Aggregator) WithBulkGC(l *bulkgc.Limiter) *Aggregator {
+	a.bulk = l
 	return a
 }
 
@@ -86,7 +95,7 @@ func (a *Aggregator) OnChange(f func(old, new *Catalogue, kinds []Kind)) {
 // tool the go-sdk server registry would refuse is withheld, with a warning
 // naming the backend and the tool (refuseInvalid).
 func (a *Aggregator) Update(inv Inventory) {
-	var ph bulkgc.Phase // checking and encoding each tool: garbage per tool
+	ph := a.bulk.Phase() // checking and encoding each tool: garbage per tool
 	defer ph.End()
 	ph.Add(len(inv.Tools))
 	inv, refused := refuseInvalid(inv)

@@ -1,11 +1,17 @@
 package backends
 
-import "sync/atomic"
+import (
+	"sync/atomic"
 
-// ids numbers the requests one Manager's backends send on their own: a
-// server's numbering, not the process's. Each goes on its own POST, so an
-// id only has to be unique among that server's requests in flight.
+	"github.com/vmcp/vmcp/pkg/bulkgc"
+)
+
+// ids is what one Manager's backends share of their server: the numbering
+// of the requests they send on their own (each goes on its own POST, so an
+// id only has to be unique among that server's requests in flight), and
+// the server's bulk phases.
 type ids struct {
-	direct atomic.Int64 // Direct requests
-	listen atomic.Int64 // subscriptions/listen streams
+	direct atomic.Int64    // Direct requests
+	listen atomic.Int64    // subscriptions/listen streams
+	bulk   *bulkgc.Limiter // list walks are bulk phases of it (nil: none)
 }

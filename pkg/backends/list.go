@@ -29,7 +29,7 @@ func (b *Backend) list(ctx context.Context, cs *mcp.ClientSession) (aggregator.I
 func (b *Backend) inventory(ctx context.Context, cs *mcp.ClientSession, hints map[string]CacheHint) (aggregator.Inventory, error) {
 	ctx, cancel := context.WithTimeout(ctx, 4*b.Timeout())
 	defer cancel()
-	var ph bulkgc.Phase // the go-sdk leaves ~50 KB of garbage per tool listed
+	ph := b.ids.bulk.Phase() // the go-sdk leaves ~50 KB of garbage per tool listed
 	defer ph.End()
 	inv, caps := aggregator.Inventory{Backend: b.cfg.Name}, serverCaps(cs)
 	var err error

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
+	"github.com/vmcp/vmcp/pkg/bulkgc"
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/telemetry"
 )
@@ -57,14 +58,19 @@ type managerOptions struct {
 	timing  Timing
 	onState func(name string, s State)
 
-	perPrincipal bool // WithPerPrincipal
-	ids          *ids // the Manager's request numbering, shared by its backends
+	perPrincipal bool            // WithPerPrincipal
+	ids          *ids            // the Manager's request numbering, shared by its backends
+	bulk         *bulkgc.Limiter // WithBulkGC
 }
 
 // WithMetrics makes the backends count into the server's metrics m (GET
 // stream reconnects and abandons, skipped stdio lines; default: metrics
 // of their own).
 func WithMetrics(m *telemetry.Metrics) Option { return func(o *managerOptions) { o.metrics = m } }
+
+// WithBulkGC makes the backends' list walks bulk phases of l (default:
+// none).
+func WithBulkGC(l *bulkgc.Limiter) Option { return func(o *managerOptions) { o.bulk = l } }
 
 // WithTiming sets the supervision timings (zero fields: DefaultTiming).
 func WithTiming(t Timing) Option { return func(o *managerOptions) { o.timing = t } }
@@ -87,7 +93,7 @@ func NewManager(cfgs []config.Backend, agg *aggregator.Aggregator, log *slog.Log
 	if o.metrics == nil {
 		o.metrics = telemetry.New()
 	}
-	o.ids = &ids{}
+	o.ids = &ids{bulk: o.bulk}
 	m := &Manager{byName: map[string]*Backend{}, agg: agg, log: log, version: version, changed: make(chan struct{}),
 		disc: map[string]*discovery{}}
 	hook := o.onState

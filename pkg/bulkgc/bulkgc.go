@@ -12,7 +12,8 @@
 // Headroom. The configured limit (GOMEMLIMIT, or the container's) is never
 // raised and is restored when the last phase ends. It costs start-up CPU
 // (10,000 tools: 2 s → 4-6 s, peak RSS 78 → 56-59 MB; make bench, walk
-// row), so it is off until Enable (vmcp serve: with its GC tuner).
+// row), so it is off unless the server is given a Limiter (vmcp serve:
+// with its GC tuner; the memory limit is the process's, so one a process).
 package bulkgc
 
 import (
@@ -20,82 +21,89 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
-	"sync/atomic"
 )
 
 // Headroom is the garbage, in bytes, a bulk phase lets accumulate over the
 // live heap before the collector runs.
 const Headroom = 4 << 20 // the GC tuner's floor
 
-var (
-	enabled    atomic.Bool
+// Limiter holds the memory limit while its bulk phases run: one per server
+// (Options of vmcp.New). A nil *Limiter runs no phase: a library user keeps
+// its own GC settings.
+type Limiter struct {
 	mu         sync.Mutex
 	active     int   // bulk phases running
 	configured int64 // the memory limit in force before the first began
-	setLimit   = debug.SetMemoryLimit
-	readMemory = inUse
-)
+	setLimit   func(int64) int64
+	readMemory func() int64
+	samples    []metrics.Sample // inUse's reads
+}
 
-// Enable turns bulk phases on for the process (they do nothing before).
-func Enable() { enabled.Store(true) }
+// New returns a Limiter of the runtime's memory limit
+// (debug.SetMemoryLimit).
+func New() *Limiter {
+	l := &Limiter{setLimit: debug.SetMemoryLimit, samples: []metrics.Sample{
+		{Name: "/memory/classes/total:bytes"},
+		{Name: "/memory/classes/heap/released:bytes"},
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/gc/heap/live:bytes"},
+	}}
+	l.readMemory = l.inUse
+	return l
+}
+
+// Phase returns a bulk phase of l, begun only once it is large (a nil l:
+// a phase that does nothing).
+func (l *Limiter) Phase() Phase { return Phase{l: l} }
 
 // begin starts a bulk phase; end (once; later calls do nothing) ends it,
 // restoring the configured memory limit when no other phase runs. Phases
 // may overlap (two backends listed at once).
-func begin() (end func()) {
-	if !enabled.Load() {
+func (l *Limiter) begin() (end func()) {
+	if l == nil {
 		return func() {}
 	}
-	mu.Lock()
-	if active == 0 {
-		configured = setLimit(-1)
+	l.mu.Lock()
+	if l.active == 0 {
+		l.configured = l.setLimit(-1)
 	}
-	active++
-	mu.Unlock()
-	hold()
+	l.active++
+	l.mu.Unlock()
+	l.hold()
 	var once sync.Once
-	return func() { once.Do(leave) }
+	return func() { once.Do(l.leave) }
 }
 
-// step refreshes the limit of the running bulk phases to the live heap
-// now (it grows as the catalogue does); it does nothing outside a phase.
-func step() {
-	hold()
-}
-
-func leave() {
-	mu.Lock()
-	defer mu.Unlock()
-	if active--; active == 0 {
-		setLimit(configured)
+func (l *Limiter) leave() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.active--; l.active == 0 {
+		l.setLimit(l.configured)
 	}
 }
 
 // hold sets the limit to the memory in use but the heap's garbage, plus
-// Headroom, capped at the configured limit.
-func hold() {
-	mu.Lock()
-	defer mu.Unlock()
-	if active == 0 {
+// Headroom, capped at the configured limit; it does nothing outside a
+// phase. Each Phase.Add refreshes it (the live heap grows as the catalogue
+// does).
+func (l *Limiter) hold() {
+	if l == nil {
 		return
 	}
-	setLimit(min(configured, readMemory()+Headroom))
-}
-
-// samples are the runtime/metrics inUse reads.
-var samples = []metrics.Sample{
-	{Name: "/memory/classes/total:bytes"},
-	{Name: "/memory/classes/heap/released:bytes"},
-	{Name: "/memory/classes/heap/objects:bytes"},
-	{Name: "/gc/heap/live:bytes"},
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.active == 0 {
+		return
+	}
+	l.setLimit(min(l.configured, l.readMemory()+Headroom))
 }
 
 // inUse is the memory the Go runtime counts against its limit, less the
 // heap objects that are not live as of the last collection (bytes).
-func inUse() int64 {
-	metrics.Read(samples) // under mu
+func (l *Limiter) inUse() int64 {
+	metrics.Read(l.samples) // under mu
 	var v [4]uint64
-	for i, s := range samples {
+	for i, s := range l.samples {
 		if s.Value.Kind() == metrics.KindUint64 {
 			v[i] = s.Value.Uint64()
 		}
@@ -112,10 +120,11 @@ func inUse() int64 {
 // thousands of sessions are served only delays them.
 const MinItems = 500
 
-// Phase is one bulk phase begun only once it is large: the zero value is
-// ready; End it when done (also when it never began). Not for concurrent
-// use.
+// Phase is one bulk phase of a Limiter (Limiter.Phase), begun only once it
+// is large; the zero value does nothing. End it when done (also when it
+// never began). Not for concurrent use.
 type Phase struct {
+	l   *Limiter
 	n   int
 	end func()
 }
@@ -123,14 +132,14 @@ type Phase struct {
 // Add counts n items the phase has produced (tools listed or registered);
 // from MinItems on, the phase holds the limit, refreshed at each Add.
 func (p *Phase) Add(n int) {
-	if p.n += n; p.n < MinItems {
+	if p.n += n; p.n < MinItems || p.l == nil {
 		return
 	}
 	if p.end == nil {
-		p.end = begin()
+		p.end = p.l.begin()
 		return
 	}
-	step()
+	p.l.hold()
 }
 
 // End ends the phase.

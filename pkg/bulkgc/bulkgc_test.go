@@ -8,12 +8,12 @@ import (
 	"testing"
 )
 
-// fake replaces the runtime's limit and memory reads for one test.
-func fake(t *testing.T, configured int64, memory *int64) *[]int64 {
-	t.Helper()
+// fake is a Limiter of a fake limit and memory reads, for one test; the
+// limits it sets are recorded in the slice returned.
+func fake(configured int64, memory *int64) (*Limiter, *[]int64) {
 	limit, set := configured, []int64{}
-	oldSet, oldRead, oldOn := setLimit, readMemory, enabled.Load()
-	setLimit = func(v int64) int64 {
+	l := &Limiter{readMemory: func() int64 { return *memory }}
+	l.setLimit = func(v int64) int64 {
 		prev := limit
 		if v >= 0 {
 			limit = v
@@ -21,10 +21,7 @@ func fake(t *testing.T, configured int64, memory *int64) *[]int64 {
 		}
 		return prev
 	}
-	readMemory = func() int64 { return *memory }
-	enabled.Store(true)
-	t.Cleanup(func() { setLimit, readMemory = oldSet, oldRead; enabled.Store(oldOn) })
-	return &set
+	return l, &set
 }
 
 // TestCatalogueLoadLetTheHeapGrowUnbounded: while a catalogue loads, the
@@ -32,18 +29,19 @@ func fake(t *testing.T, configured int64, memory *int64) *[]int64 {
 // of 10,000 tools was 80 MB RSS against 53 serving them), and the
 // configured limit comes back when the last of overlapping phases ends.
 func TestCatalogueLoadLetTheHeapGrowUnbounded(t *testing.T) {
+	t.Parallel()
 	mem := int64(10 << 20)
-	set := fake(t, math.MaxInt64, &mem)
-	endA := begin()
-	endB := begin() // a second backend listed at once
+	l, set := fake(math.MaxInt64, &mem)
+	endA := l.begin()
+	endB := l.begin() // a second backend listed at once
 	mem = 20 << 20
-	step()
+	l.hold()
 	endA()
 	endA() // once only
 	mem = 30 << 20
-	step()
+	l.hold()
 	endB()
-	step() // outside a phase: nothing
+	l.hold() // outside a phase: nothing
 	want := []int64{10<<20 + Headroom, 10<<20 + Headroom, 20<<20 + Headroom, 30<<20 + Headroom, math.MaxInt64}
 	if got := *set; !slices.Equal(got, want) {
 		t.Fatalf("limits set %v, want %v", got, want)
@@ -53,31 +51,32 @@ func TestCatalogueLoadLetTheHeapGrowUnbounded(t *testing.T) {
 // TestBulkPhaseRaisedAConfiguredLimit: a GOMEMLIMIT below what a phase
 // would hold is kept.
 func TestBulkPhaseRaisedAConfiguredLimit(t *testing.T) {
+	t.Parallel()
 	mem := int64(100 << 20)
-	set := fake(t, 64<<20, &mem)
-	begin()()
+	l, set := fake(64<<20, &mem)
+	l.begin()()
 	if got, want := *set, []int64{64 << 20, 64 << 20}; !slices.Equal(got, want) {
 		t.Fatalf("limits set %v, want %v", got, want)
 	}
 }
 
-// TestBulkPhaseBeforeEnableSetALimit: a library user who did not Enable
-// keeps its own GC settings.
+// TestBulkPhaseBeforeEnableSetALimit: a library user who gave the server
+// no Limiter keeps its own GC settings.
 func TestBulkPhaseBeforeEnableSetALimit(t *testing.T) {
-	mem := int64(10 << 20)
-	set := fake(t, math.MaxInt64, &mem)
-	enabled.Store(false)
-	begin()()
-	if len(*set) != 0 {
-		t.Fatalf("limits set %v before Enable", *set)
-	}
+	t.Parallel()
+	var none *Limiter
+	ph := none.Phase()
+	ph.Add(MinItems * 2)
+	ph.Add(1)
+	ph.End()
+	none.begin()()
 }
 
 // TestInUseCountsTheLiveHeap reads the real runtime: what a phase holds is
 // above the live heap and below all the memory the runtime has.
 func TestInUseCountsTheLiveHeap(t *testing.T) {
 	runtime.GC()
-	n := inUse()
+	n := New().inUse()
 	if n <= 0 {
 		t.Fatalf("inUse = %d", n)
 	}
@@ -94,15 +93,16 @@ func TestInUseCountsTheLiveHeap(t *testing.T) {
 // limit and made the collector run in the middle of the fan-out; a Phase
 // holds it only from MinItems on.
 func TestSmallRefreshCollectedEarly(t *testing.T) {
+	t.Parallel()
 	mem := int64(10 << 20)
-	set := fake(t, math.MaxInt64, &mem)
-	var small Phase
+	l, set := fake(math.MaxInt64, &mem)
+	small := l.Phase()
 	small.Add(MinItems - 1)
 	small.End()
 	if len(*set) != 0 {
 		t.Fatalf("a phase of %d items set limits %v", MinItems-1, *set)
 	}
-	var large Phase
+	large := l.Phase()
 	large.Add(MinItems - 1)
 	large.Add(1)
 	large.Add(1)

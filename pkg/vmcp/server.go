@@ -22,6 +22,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/audit"
 	"github.com/vmcp/vmcp/pkg/auth"
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/bulkgc"
 	"github.com/vmcp/vmcp/pkg/capabilities"
 	"github.com/vmcp/vmcp/pkg/cluster"
 	"github.com/vmcp/vmcp/pkg/config"
@@ -85,6 +86,10 @@ type Options struct {
 	// inject a writer that blocks or fails.
 	AuditQueue int
 	AuditOpen  func(path string) (io.WriteCloser, error)
+	// BulkGC, if set, holds the memory limit while the catalogue loads
+	// (pkg/bulkgc; vmcp serve passes one with its GC tuner); nil: the
+	// process's GC settings are left alone.
+	BulkGC *bulkgc.Limiter
 }
 
 // Server is a running vmcp: its backends are connected and supervised until
@@ -151,7 +156,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		_ = s.cluster.Close()
 		return nil, err
 	}
-	s.agg = aggregator.New(policy(cfg), log)
+	s.agg = aggregator.New(policy(cfg), log).WithBulkGC(opts.BulkGC)
 	s.mgr = backends.NewManager(cfg.Backends, s.agg, log, Version, s.backendOptions(opts)...)
 	s.mgr.Start(opts.StartWait)
 	s.core = upstream.New(s.agg, s.mgr, s.metrics)
@@ -193,6 +198,7 @@ func (s *Server) newDispatchers(cfg *config.Config, opts Options, access *authz.
 		Core:           s.core,
 		Metrics:        s.metrics,
 		Observe:        observe,
+		BulkGC:         opts.BulkGC,
 	})
 	s.modern = modern.New(s.agg, s.mgr, modern.Options{
 		Implementation:        impl,
@@ -290,7 +296,8 @@ func (s *Server) Close() error {
 // credential of its own), per-principal backends (those forwarding
 // Authorization).
 func (s *Server) backendOptions(opts Options) []backends.Option {
-	out := []backends.Option{backends.WithTiming(opts.BackendTiming), backends.WithStateHook(opts.OnBackendState), backends.WithMetrics(s.metrics)}
+	out := []backends.Option{backends.WithTiming(opts.BackendTiming), backends.WithStateHook(opts.OnBackendState), backends.WithMetrics(s.metrics),
+		backends.WithBulkGC(opts.BulkGC)}
 	if s.cfg.Auth != nil {
 		out = append(out, backends.WithPerPrincipal())
 	}

@@ -29,7 +29,7 @@ func (d *Dispatcher) sync(cat *aggregator.Catalogue) {
 		d.reg = registered{tools: map[string][sha256.Size]byte{}, prompts: map[string][sha256.Size]byte{},
 			resources: map[string][sha256.Size]byte{}, templates: map[string][sha256.Size]byte{}}
 	}
-	var bulk bulkRegistration
+	bulk := bulkRegistration{phase: d.opts.BulkGC.Phase()}
 	defer bulk.phase.End()
 	tools, enc := cat.Callable() // with tool search listing only its own tools, every tool stays callable
 	syncKind(d.reg.tools, tools, enc, func(t *mcp.Tool) string { return t.Name },

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/bulkgc"
 	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/pagination"
 	"github.com/vmcp/vmcp/pkg/policy"
@@ -65,6 +66,9 @@ type Options struct {
 	// Observe is receiving middleware run outside vmcp's own on the go-sdk
 	// path (the endpoint's tracing and metrics read the method there).
 	Observe mcp.Middleware
+	// BulkGC makes registry syncs of many tools bulk phases of it (nil:
+	// none).
+	BulkGC *bulkgc.Limiter
 }
 
 // Dispatcher is the Legacy half of the vmcp endpoint.
