@@ -93,14 +93,22 @@ type readCloser struct {
 var nullID = json.RawMessage("null")
 
 // WriteError answers with HTTP status and a JSON-RPC error body
-// (application/json) for the raw request id (nil: null).
+// (application/json) for the raw request id (nil or unreadable: null, as
+// JSON-RPC 2.0 asks for an id that could not be read). A notification's
+// refusal, whose error has no id (MCP's Streamable HTTP), is
+// WriteJSON(w, status, ErrorResponse(nil, err)).
 func WriteError(w http.ResponseWriter, status int, id json.RawMessage, err error) {
 	if _, ok := IDKey(id); !ok {
 		id = nullID
 	}
-	body := ErrorResponse(id, err)
+	WriteJSON(w, status, ErrorResponse(id, err))
+}
+
+// WriteJSON answers with HTTP status and body, one JSON-RPC message, as
+// application/json with its Content-Length.
+func WriteJSON(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
-	h["Content-Type"] = []string{"application/json"}
+	h["Content-Type"] = []string{MediaJSON}
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)

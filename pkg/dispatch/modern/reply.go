@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -80,13 +79,8 @@ func errorBody(id json.RawMessage, jerr *jsonrpc.Error) []byte {
 	return wire.ErrorResponse(id, jerr)
 }
 
-func writeJSON(w http.ResponseWriter, status int, body []byte) {
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
-}
+// writeJSON writes one JSON-RPC message as the body (wire.WriteJSON).
+func writeJSON(w http.ResponseWriter, status int, body []byte) { wire.WriteJSON(w, status, body) }
 
 // meta is the _meta of a result vmcp builds: serverInfo only.
 func (d *Dispatcher) meta() mcp.Meta {
