@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -184,7 +183,7 @@ func (s *streamWriter) ping() error {
 		return nil
 	}
 	_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
-	if _, err := io.WriteString(s.w, ": ping\n\n"); err != nil {
+	if _, err := s.w.Write(wire.AppendComment(nil, "ping")); err != nil {
 		return err
 	}
 	return s.rc.Flush()
