@@ -18,16 +18,14 @@ import (
 	"github.com/vmcp/vmcp/pkg/shrink"
 )
 
-// DefaultKeyPrefix prefixes every Redis key when Options.KeyPrefix is empty.
-const DefaultKeyPrefix = "vmcp:"
-
-// Options configure a Cluster.
+// Options configure a Cluster; pkg/config's defaults (cluster.key_prefix,
+// cluster.max_events_per_session) are the only ones: New fills in none.
 type Options struct {
 	Redis               Redis        // where cluster state lives; none named: memory implementations (one node)
-	KeyPrefix           string       // prefix of every Redis key (default DefaultKeyPrefix)
+	KeyPrefix           string       // prefix of every Redis key (required with Redis)
 	NodeID              string       // this node's ID (default: random)
 	AdvertiseURL        string       // base URL other nodes forward to (required with Redis)
-	MaxEventsPerSession int          // messages, and streams, kept per session in the event log (default 1000)
+	MaxEventsPerSession int          // messages, and streams, kept per session in the event log (required, > 0)
 	Timing              Timing       // periods and TTLs; zero fields take DefaultTiming
 	Logger              *slog.Logger // nil discards
 	// EventsNotStored counts session events the event store could not
@@ -89,7 +87,7 @@ func New(opts Options) (*Cluster, error) {
 	}
 	maxEvents := opts.MaxEventsPerSession
 	if maxEvents <= 0 {
-		maxEvents = 1000
+		return nil, errors.New("cluster: a positive bound of events per session is required (cluster.max_events_per_session)")
 	}
 	if !opts.Redis.Enabled() {
 		c.dir, c.events = newMemoryDirectory(), liveEvents{newMemEvents(maxEvents), c}
@@ -97,11 +95,10 @@ func New(opts Options) (*Cluster, error) {
 		if opts.AdvertiseURL == "" {
 			return nil, errors.New("cluster: an advertise URL is required with Redis (cluster.advertise_url)")
 		}
-		prefix := opts.KeyPrefix
-		if prefix == "" {
-			prefix = DefaultKeyPrefix
+		if opts.KeyPrefix == "" {
+			return nil, errors.New("cluster: a Redis key prefix is required with Redis (cluster.key_prefix)")
 		}
-		rc, err := newRedisConn(opts.Redis, prefix, c.timing.OpTimeout, c.log)
+		rc, err := newRedisConn(opts.Redis, opts.KeyPrefix, c.timing.OpTimeout, c.log)
 		if err != nil {
 			return nil, err
 		}

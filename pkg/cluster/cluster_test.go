@@ -12,7 +12,7 @@ import (
 )
 
 func TestClusterMemoryModeNeedsNothing(t *testing.T) {
-	c, err := New(Options{Timing: fast})
+	c, err := New(Options{MaxEventsPerSession: testMaxEvents, Timing: fast})
 	require.NoError(t, err)
 	defer c.Close()
 	require.NoError(t, c.Check())
@@ -29,7 +29,7 @@ func TestClusterMemoryModeNeedsNothing(t *testing.T) {
 }
 
 func TestClusterModeRequiresAdvertiseURL(t *testing.T) {
-	_, err := New(Options{Redis: Redis{URL: "redis://127.0.0.1:1/0"}})
+	_, err := New(Options{MaxEventsPerSession: testMaxEvents, Redis: Redis{URL: "redis://127.0.0.1:1/0"}})
 	require.ErrorContains(t, err, "advertise")
 }
 
@@ -138,7 +138,7 @@ func (g *refreshGate) Refresh(ctx context.Context, node string, sessions map[str
 func TestClusterSessionEndedDuringARefreshLeavesNoRecord(t *testing.T) {
 	timing := fast
 	timing.Heartbeat = time.Hour // only the test's own refresh runs
-	c, err := New(Options{Timing: timing})
+	c, err := New(Options{MaxEventsPerSession: testMaxEvents, Timing: timing})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	ctx := context.Background()
@@ -153,4 +153,19 @@ func TestClusterSessionEndedDuringARefreshLeavesNoRecord(t *testing.T) {
 	require.NoError(t, <-done)
 	_, _, err = c.dir.Lookup(ctx, "S")
 	require.ErrorIs(t, err, ErrNotFound, "the ended session's record")
+}
+
+// testMaxEvents is cluster.max_events_per_session's default, which New
+// takes from its options (pkg/config fills it in).
+const testMaxEvents = 1000
+
+// The cluster fills in none of pkg/config's defaults: options without the
+// bound of events per session, or a Redis cluster without a key prefix,
+// are refused naming the config key.
+func TestClusterOptionsWithoutConfigDefaultsAreRefused(t *testing.T) {
+	t.Parallel()
+	_, err := New(Options{})
+	require.ErrorContains(t, err, "cluster.max_events_per_session")
+	_, err = New(Options{MaxEventsPerSession: 1, Redis: Redis{URL: "redis://127.0.0.1:1/0"}, AdvertiseURL: "http://127.0.0.1:1"})
+	require.ErrorContains(t, err, "cluster.key_prefix")
 }

@@ -22,7 +22,7 @@ import (
 // testCluster starts a Cluster on Redis at url under prefix.
 func testCluster(t testing.TB, url, prefix, id, advertise string) *Cluster {
 	t.Helper()
-	c, err := New(Options{Redis: Redis{URL: url}, KeyPrefix: prefix, NodeID: id, AdvertiseURL: advertise, Timing: fast, Logger: discard})
+	c, err := New(Options{MaxEventsPerSession: testMaxEvents, Redis: Redis{URL: url}, KeyPrefix: prefix, NodeID: id, AdvertiseURL: advertise, Timing: fast, Logger: discard})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	return c

@@ -46,7 +46,7 @@ func TestClusterIdleSessionsCostRedisOnlyTheirRefresh(t *testing.T) {
 	srv := clustertest.Start(t) // private: nothing else counts here
 	timing := fast
 	timing.Heartbeat, timing.SessionTTL, timing.StreamPing = 50*time.Millisecond, 600*time.Millisecond, 20*time.Millisecond
-	c, err := New(Options{Redis: Redis{URL: srv.URL()}, KeyPrefix: "t:", NodeID: "n", AdvertiseURL: "http://127.0.0.1:1", Timing: timing, Logger: discard})
+	c, err := New(Options{MaxEventsPerSession: testMaxEvents, Redis: Redis{URL: srv.URL()}, KeyPrefix: "t:", NodeID: "n", AdvertiseURL: "http://127.0.0.1:1", Timing: timing, Logger: discard})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -91,7 +91,7 @@ func TestClusterRedisDataLossIsRepairedWithinAHeartbeat(t *testing.T) {
 	srv := clustertest.Start(t)
 	timing := fast
 	timing.SessionTTL = time.Minute // the routine refresh is 20 s away
-	c, err := New(Options{Redis: Redis{URL: srv.URL()}, KeyPrefix: "t:", NodeID: "n", AdvertiseURL: "http://127.0.0.1:1", Timing: timing, Logger: discard})
+	c, err := New(Options{MaxEventsPerSession: testMaxEvents, Redis: Redis{URL: srv.URL()}, KeyPrefix: "t:", NodeID: "n", AdvertiseURL: "http://127.0.0.1:1", Timing: timing, Logger: discard})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	ctx := context.Background()
@@ -125,7 +125,7 @@ func TestClusterDeadNodesSessionsAreUnknownOnceItsNodeRecordExpires(t *testing.T
 	timing := fast
 	timing.SessionTTL = time.Minute
 	opts := func(redisURL, id string) Options {
-		return Options{Redis: Redis{URL: redisURL}, KeyPrefix: prefix, NodeID: id, AdvertiseURL: "http://127.0.0.1:1", Timing: timing, Logger: discard}
+		return Options{MaxEventsPerSession: testMaxEvents, Redis: Redis{URL: redisURL}, KeyPrefix: prefix, NodeID: id, AdvertiseURL: "http://127.0.0.1:1", Timing: timing, Logger: discard}
 	}
 	live, err := New(opts(url, "live"))
 	require.NoError(t, err)

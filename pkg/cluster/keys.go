@@ -39,12 +39,8 @@ func (k keyspace) nodes() string           { return k.prefix + "nodes" }
 // them on r's topology (for tests and tools that inspect Redis).
 type Keys struct{ k keyspace }
 
-// KeysFor returns the key names used with prefix on r (empty prefix:
-// DefaultKeyPrefix).
+// KeysFor returns the key names used with prefix (Options.KeyPrefix) on r.
 func KeysFor(r Redis, prefix string) Keys {
-	if prefix == "" {
-		prefix = DefaultKeyPrefix
-	}
 	return Keys{keyspace{prefix: prefix, tagged: r.Sharded()}}
 }
 

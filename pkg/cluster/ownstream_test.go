@@ -87,7 +87,7 @@ func TestClusterOwnStreamEndsWithItsSession(t *testing.T) {
 // three goroutines.
 func TestClusterIdleGETStreamHoldsNoServerGoroutine(t *testing.T) {
 	const n = 20
-	c, err := New(Options{Timing: fast, Logger: discard})
+	c, err := New(Options{MaxEventsPerSession: testMaxEvents, Timing: fast, Logger: discard})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	hs := streamServerFor(t, c)
@@ -116,7 +116,7 @@ func TestClusterIdleGETStreamHoldsNoServerGoroutine(t *testing.T) {
 // transport, 2 of 300 in a trial) failed. The response says
 // Connection: close.
 func TestClusterOwnStreamConnectionWasPooledAfterItsEnd(t *testing.T) {
-	c, err := New(Options{Timing: fast, Logger: discard})
+	c, err := New(Options{MaxEventsPerSession: testMaxEvents, Timing: fast, Logger: discard})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	hs := streamServer(t, c)
@@ -149,7 +149,7 @@ func attachPipe(t *testing.T, c *Cluster, session string, timeout time.Duration)
 func TestClusterOwnStreamStuckClientHeldUpOtherSessionsMessages(t *testing.T) {
 	timing := fast
 	timing.StreamPing = time.Hour // no ping touches the stuck stream
-	c, err := New(Options{Timing: timing, Logger: discard})
+	c, err := New(Options{MaxEventsPerSession: testMaxEvents, Timing: timing, Logger: discard})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	startSession(t, c, "stuck")
@@ -185,7 +185,7 @@ func TestClusterOwnStreamStuckClientHeldUpOtherSessionsMessages(t *testing.T) {
 func unreadStream(t *testing.T) (*Cluster, *holder) {
 	timing := fast
 	timing.StreamPing = time.Hour
-	c, err := New(Options{Timing: timing, Logger: discard})
+	c, err := New(Options{MaxEventsPerSession: testMaxEvents, Timing: timing, Logger: discard})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	startSession(t, c, "S")
@@ -228,7 +228,7 @@ func (g replayGate) After(ctx context.Context, session, stream string, index int
 // by an adversarial trial with Redis DEBUG SLEEP). Each session has its
 // own lock now.
 func TestClusterOwnStreamSlowReplayHeldUpOtherSessionsMessages(t *testing.T) {
-	c, err := New(Options{Timing: fast, Logger: discard})
+	c, err := New(Options{MaxEventsPerSession: testMaxEvents, Timing: fast, Logger: discard})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	gate := replayGate{c.events.EventStore, make(chan struct{}), make(chan struct{})}

@@ -189,7 +189,7 @@ func TestClusterStreamRedisDownIs503NamingRedis(t *testing.T) {
 // backendsCluster runs f on a memory-mode and a Redis-mode Cluster.
 func backendsCluster(t *testing.T, f func(t *testing.T, c *Cluster)) {
 	t.Run("memory", func(t *testing.T) {
-		c, err := New(Options{Timing: fast, Logger: discard})
+		c, err := New(Options{MaxEventsPerSession: testMaxEvents, Timing: fast, Logger: discard})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = c.Close() })
 		f(t, c)
