@@ -16,6 +16,14 @@ const (
 	DefaultMaxParked      = 1000             // mrtr.max_parked
 )
 
+// DefaultProgressGrace is how long a Legacy call's progress token stays
+// known after the call (vmcp.Options.ProgressGrace, not a config key), so
+// progress arriving late (a backend that answers POSTs with JSON sends
+// progress on its GET stream, which may reach vmcp after the response) is
+// told apart from a token no call sent: both are dropped and counted,
+// never forwarded.
+const DefaultProgressGrace = 2 * time.Second
+
 // Defaults filled in by ApplyDefaults.
 const (
 	defaultListen              = "127.0.0.1:8080"

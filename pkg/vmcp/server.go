@@ -4,6 +4,7 @@
 package vmcp
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -194,7 +195,7 @@ func (s *Server) newDispatchers(cfg *config.Config, opts Options, access *authz.
 		Logger:         log,
 		EventStore:     s.cluster.EventStore(),
 		OnSession:      s.onSession,
-		ProgressGrace:  opts.ProgressGrace,
+		ProgressGrace:  cmp.Or(opts.ProgressGrace, config.DefaultProgressGrace),
 		Core:           s.core,
 		Metrics:        s.metrics,
 		Observe:        observe,

@@ -74,13 +74,6 @@ func (cs *calls) start(ctx context.Context, backend string, meta mcp.Meta) (*cal
 	return c, cs.add(c)
 }
 
-// DefaultProgressGrace is how long a call's progress token stays known
-// after the call (Options.ProgressGrace), so progress arriving late (a
-// backend that answers POSTs with JSON sends progress on its GET stream,
-// which may reach vmcp after the response) is told apart from a token no
-// call sent: both are dropped and counted, never forwarded.
-const DefaultProgressGrace = 2 * time.Second
-
 // startRelayed registers a relayed call with a progress token (none: a
 // no-op), so progress the tap sees for it is written to its stream.
 func (cs *calls) startRelayed(ctx context.Context, backend string, token any, stream *eventWriter) func() {

@@ -6,7 +6,6 @@ package legacy
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -38,14 +37,14 @@ type Options struct {
 	MaxBodyBytes   int64                          // request body limit (413 beyond)
 	Capabilities   func() *mcp.ServerCapabilities // from pkg/capabilities
 	// Codec mints and checks the list cursors vmcp serves (the same codec
-	// and key as the Modern dispatcher's; nil: one under a random key).
+	// and key as the Modern dispatcher's; required).
 	Codec *pagination.Codec
 	// Policy filters lists per principal and refuses what it hides (nil:
 	// every principal sees everything).
 	Policy *policy.Policy
 	Logger *slog.Logger //
 	// EventStore keeps each session's SSE events for Last-Event-ID resume
-	// (2025-11-25 transports, resumability); nil: an in-memory store.
+	// (2025-11-25 transports, resumability; required: the cluster's).
 	EventStore mcp.EventStore
 	// OnSession, if set, is called when a client session starts (start
 	// true, during initialize, with the initialize request's context, which
@@ -54,14 +53,14 @@ type Options struct {
 	// error is ignored).
 	OnSession func(ctx context.Context, id string, start bool) error
 	// ProgressGrace is how long a call's progress token stays known
-	// after its response, so late progress is dropped as such (<= 0:
-	// DefaultProgressGrace).
+	// after its response, so late progress is dropped as such (> 0;
+	// config.DefaultProgressGrace unless a test shortens it).
 	ProgressGrace time.Duration
-	// Core routes and sends every request to a backend (nil: a core of
-	// its own over agg and mgr).
+	// Core routes and sends every request to a backend (required: the
+	// server's).
 	Core *upstream.Core
-	// Metrics counts undeliverable messages and relayed calls (nil:
-	// metrics of its own).
+	// Metrics counts undeliverable messages and relayed calls (required:
+	// the server's).
 	Metrics *telemetry.Metrics
 	// Observe is receiving middleware run outside vmcp's own on the go-sdk
 	// path (the endpoint's tracing and metrics read the method there).
@@ -93,26 +92,9 @@ type Dispatcher struct {
 }
 
 // New builds the dispatcher, registers the current catalogue and follows
-// its changes.
+// its changes. opts must be complete (vmcp.New builds them from the config
+// and pkg/config's defaults): New fills in no defaults of its own.
 func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispatcher {
-	if opts.Metrics == nil {
-		opts.Metrics = telemetry.New()
-	}
-	if opts.ProgressGrace <= 0 {
-		opts.ProgressGrace = DefaultProgressGrace
-	}
-	if opts.Core == nil {
-		opts.Core = upstream.New(agg, mgr, opts.Metrics)
-		opts.Core.SetPolicy(opts.Policy)
-	}
-	if opts.EventStore == nil {
-		opts.EventStore = mcp.NewMemoryEventStore(nil)
-	}
-	if opts.Codec == nil {
-		key := make([]byte, 32)
-		_, _ = rand.Read(key)
-		opts.Codec = pagination.NewCodec(key)
-	}
 	d := &Dispatcher{opts: opts, core: opts.Core, metrics: opts.Metrics, agg: agg, mgr: mgr, log: opts.Logger, sessions: map[string]*clientSession{}}
 	d.server = mcp.NewServer(opts.Implementation, &mcp.ServerOptions{
 		Instructions:            opts.Instructions,
