@@ -214,6 +214,7 @@ func (s *Server) newDispatchers(cfg *config.Config, opts Options, access *authz.
 		ParkTimeout:           cfg.MRTR.ParkTimeout.D(),
 		MaxParked:             cfg.MRTR.MaxParked,
 		MaxParkedPerPrincipal: cfg.MRTR.MaxParkedPerPrincipal,
+		Parked:                mrtr.NewMemory(),
 		NodeID:                s.cluster.Self().ID,
 		ResumeOn:              s.resumeOn,
 		Core:                  s.core,

@@ -1,7 +1,6 @@
 package modern_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
@@ -18,7 +17,6 @@ import (
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/dispatch/modern"
 	"github.com/vmcp/vmcp/pkg/mrtr"
-	"github.com/vmcp/vmcp/pkg/pagination"
 )
 
 // When vmcp closes, a call parked on a Legacy backend while the backend
@@ -106,7 +104,9 @@ func TestModernCloseMissedCallParkedDuringClose(t *testing.T) {
 	mgr.Start(10 * time.Second)
 	t.Cleanup(mgr.Close)
 	dir := &rangeSignal{Memory: mrtr.NewMemory(), ranged: make(chan struct{})}
-	d := modern.New(agg, mgr, modern.Options{Codec: pagination.NewCodec(bytes.Repeat([]byte("k"), 32)), Parked: dir})
+	opts := completeOptions(agg, mgr)
+	opts.Parked = dir
+	d := modern.New(agg, mgr, opts)
 	vs := httptest.NewServer(d)
 	t.Cleanup(vs.Close)
 

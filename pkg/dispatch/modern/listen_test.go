@@ -19,7 +19,6 @@ import (
 	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/dispatch/modern"
-	"github.com/vmcp/vmcp/pkg/pagination"
 )
 
 // sseMessages reads the JSON-RPC messages of an SSE body until EOF.
@@ -83,12 +82,11 @@ func TestListenAckThenResult(t *testing.T) {
 func listenDispatcher(t *testing.T) (*modern.Dispatcher, string) {
 	agg := aggregator.New(aggregator.Policy{}, nil)
 	mgr := backends.NewManager(nil, agg, slog.New(slog.DiscardHandler), "test")
-	d := modern.New(agg, mgr, modern.Options{
-		Codec: pagination.NewCodec(bytes.Repeat([]byte("k"), 32)),
-		Capabilities: func() *mcp.ServerCapabilities {
-			return &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
-		},
-	})
+	opts := completeOptions(agg, mgr)
+	opts.Capabilities = func() *mcp.ServerCapabilities {
+		return &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
+	}
+	d := modern.New(agg, mgr, opts)
 	hs := httptest.NewServer(d)
 	t.Cleanup(hs.Close)
 	return d, hs.URL

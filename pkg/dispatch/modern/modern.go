@@ -11,12 +11,12 @@
 package modern
 
 import (
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,7 +24,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/backends"
-	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/mrtr"
 	"github.com/vmcp/vmcp/pkg/pagination"
@@ -41,39 +40,40 @@ const FirstVersion = wire.FirstModern
 
 // Options configures the Modern dispatcher.
 type Options struct {
-	Implementation *mcp.Implementation            // serverInfo in every result's _meta
+	Implementation *mcp.Implementation            // serverInfo in every result's _meta (required)
 	Instructions   string                         // server/discover instructions
 	PageSize       int                            // list page size (<= 0: everything on one page)
 	MaxBodyBytes   int64                          // request body limit (413 beyond; <= 0: none)
 	Codec          *pagination.Codec              // mints and checks list cursors (required)
 	Policy         *policy.Policy                 // per-principal views of lists and listen streams (nil: everything)
-	Capabilities   func() *mcp.ServerCapabilities // Modern capabilities (pkg/capabilities)
-	Logger         *slog.Logger                   // nil discards
+	Capabilities   func() *mcp.ServerCapabilities // Modern capabilities (pkg/capabilities; required)
+	Logger         *slog.Logger                   // required
 
-	// State seals the requestState of input_required results (nil: a codec
-	// under a random key, so states do not survive a restart).
+	// State seals the requestState of input_required results (required).
 	State *mrtr.Codec
 	// ParkTimeout bounds how long a Legacy backend's call waits for the
-	// client's retry between rounds before it is cancelled (default 5m).
+	// client's retry between rounds before it is cancelled (> 0:
+	// mrtr.park_timeout).
 	ParkTimeout time.Duration
 	// MaxParked and MaxParkedPerPrincipal bound the calls parked at once,
-	// on this node and per authenticated principal (defaults 1000 and a
-	// tenth of it); beyond them a call is refused naming the limit.
+	// on this node and per authenticated principal (> 0: mrtr.max_parked,
+	// mrtr.max_parked_per_principal); beyond them a call is refused naming
+	// the limit.
 	MaxParked, MaxParkedPerPrincipal int
 	// NodeID is this node's cluster ID, sealed into the requestState of
 	// parked calls ("" for a single node).
 	NodeID string
-	// Parked records parked calls (nil: mrtr.NewMemory()).
+	// Parked records parked calls (required; mrtr.NewMemory() on one node).
 	Parked mrtr.Directory
 	// ResumeOn, if set, serves a retry whose parked call lives on another
 	// node (r's body is restored): it forwards r to node and answers w. It
 	// returns an error only when nothing was written; the client then gets
 	// -32602. Unset, such a retry gets -32602.
 	ResumeOn func(w http.ResponseWriter, r *http.Request, node string) error
-	// Core routes and sends every request to a backend (nil: a core of
-	// its own over agg and mgr).
+	// Core routes and sends every request to a backend (required: the
+	// server's).
 	Core *upstream.Core
-	// Metrics counts undeliverable messages (nil: metrics of its own).
+	// Metrics counts undeliverable messages (required: the server's).
 	Metrics *telemetry.Metrics
 }
 
@@ -116,32 +116,17 @@ func (d *Dispatcher) enter() (done func(), ok bool) {
 
 // New builds the dispatcher over the catalogue of agg and the backends of
 // mgr, and follows both for listen streams (catalogue changes, backends'
-// resource updates). opts.Codec must be set.
+// resource updates). opts must be complete (vmcp.New builds them from the
+// config and pkg/config's defaults): New fills in no defaults of its own
+// and panics naming what is missing.
 func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispatcher {
-	if opts.Codec == nil {
-		panic("modern: Options.Codec is required")
-	}
-	if opts.Metrics == nil {
-		opts.Metrics = telemetry.New()
-	}
-	if opts.Core == nil {
-		opts.Core = upstream.New(agg, mgr, opts.Metrics)
-		opts.Core.SetPolicy(opts.Policy)
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.Implementation == nil {
-		opts.Implementation = &mcp.Implementation{Name: "vmcp"}
-	}
-	if opts.Capabilities == nil {
-		opts.Capabilities = func() *mcp.ServerCapabilities { return &mcp.ServerCapabilities{} }
+	if missing := opts.missing(); len(missing) > 0 {
+		panic("modern: Options lack " + strings.Join(missing, ", "))
 	}
 	info, err := json.Marshal(opts.Implementation)
 	if err != nil {
 		panic("modern: Implementation does not marshal: " + err.Error())
 	}
-	opts.parkDefaults()
 	versions := mcp.SupportedProtocolVersions()
 	d := &Dispatcher{
 		opts:     opts,
@@ -163,26 +148,21 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 	return d
 }
 
-// parkDefaults fills the MRTR options left zero: a random state key, the
-// park timeout and the parked-call limits of pkg/config, a memory Directory.
-func (o *Options) parkDefaults() {
-	if o.State == nil {
-		key := make([]byte, 32)
-		_, _ = rand.Read(key)
-		o.State = mrtr.NewCodec(key)
+// missing names the required options o lacks.
+func (o *Options) missing() []string {
+	var out []string
+	for name, lacks := range map[string]bool{
+		"Implementation": o.Implementation == nil, "Codec": o.Codec == nil, "Capabilities": o.Capabilities == nil,
+		"Logger": o.Logger == nil, "State": o.State == nil, "ParkTimeout": o.ParkTimeout <= 0,
+		"MaxParked": o.MaxParked <= 0, "MaxParkedPerPrincipal": o.MaxParkedPerPrincipal <= 0,
+		"Parked": o.Parked == nil, "Core": o.Core == nil, "Metrics": o.Metrics == nil,
+	} {
+		if lacks {
+			out = append(out, name)
+		}
 	}
-	if o.ParkTimeout <= 0 {
-		o.ParkTimeout = config.DefaultParkTimeout
-	}
-	if o.Parked == nil {
-		o.Parked = mrtr.NewMemory()
-	}
-	if o.MaxParked <= 0 {
-		o.MaxParked = config.DefaultMaxParked
-	}
-	if o.MaxParkedPerPrincipal <= 0 {
-		o.MaxParkedPerPrincipal = max(o.MaxParked/10, 1)
-	}
+	slices.Sort(out)
+	return out
 }
 
 // Subscriptions returns the registry of open subscriptions/listen streams.
