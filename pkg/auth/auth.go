@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/vmcp/vmcp/pkg/telemetry"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -55,11 +54,12 @@ type Options struct {
 	ResourceName   string        // resource_name in the metadata
 	Leeway         time.Duration // clock skew allowed on exp and nbf
 	// JWKSRefreshInterval bounds JWKS refetches for unknown keys (rotation).
+	// Required (> 0: auth.jwks_refresh_interval).
 	JWKSRefreshInterval time.Duration
-	HTTPClient          *http.Client     // for discovery and JWKS (default: http.DefaultClient)
-	Now                 func() time.Time // clock (default time.Now); tests move it
-	Logger              *slog.Logger     // nil discards
-	// Rejected counts refused requests by reason (nil: a counter of its own).
+	HTTPClient          *http.Client     // for discovery and JWKS (required)
+	Now                 func() time.Time // clock (required: time.Now; tests move it)
+	Logger              *slog.Logger     // required
+	// Rejected counts refused requests by reason (required: the server's).
 	Rejected *prometheus.CounterVec
 }
 
@@ -80,9 +80,27 @@ type Authenticator struct {
 	lastErr  error
 }
 
+// missing names the options New needs that o lacks.
+func (o *Options) missing() []string {
+	var out []string
+	for _, m := range []struct {
+		name  string
+		lacks bool
+	}{
+		{"HTTPClient", o.HTTPClient == nil}, {"Now", o.Now == nil}, {"JWKSRefreshInterval", o.JWKSRefreshInterval <= 0},
+		{"Rejected", o.Rejected == nil}, {"Logger", o.Logger == nil},
+	} {
+		if m.lacks {
+			out = append(out, m.name)
+		}
+	}
+	return out
+}
+
 // New checks opts and returns an Authenticator; it fails when Issuer or
 // Audience is missing or Audience is not an absolute http(s) URL (the
-// metadata URL is derived from it, RFC 9728 §3.1).
+// metadata URL is derived from it, RFC 9728 §3.1), or when an option it
+// needs is missing: it fills in no defaults of its own.
 func New(opts Options) (*Authenticator, error) {
 	if opts.Issuer == "" || opts.Audience == "" {
 		return nil, errors.New("auth: issuer and audience are required")
@@ -91,20 +109,8 @@ func New(opts Options) (*Authenticator, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.HTTPClient == nil {
-		opts.HTTPClient = http.DefaultClient
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.JWKSRefreshInterval <= 0 {
-		opts.JWKSRefreshInterval = time.Minute
-	}
-	if opts.Rejected == nil {
-		opts.Rejected = telemetry.NewAuthRejected()
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
+	if missing := opts.missing(); len(missing) > 0 {
+		return nil, fmt.Errorf("auth: options lack %s (vmcp.New builds them from the config)", strings.Join(missing, ", "))
 	}
 	a := &Authenticator{opts: opts, metadataURL: mu}
 	if opts.JWKSURL != "" {

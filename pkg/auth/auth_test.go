@@ -3,6 +3,7 @@ package auth_test
 import (
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -45,9 +46,17 @@ func serve(a *auth.Authenticator, token, query string) (*httptest.ResponseRecord
 	return w, got
 }
 
+// complete is o with the options vmcp.New fills in from a default config
+// (New fills in none).
+func complete(o auth.Options) auth.Options {
+	o.HTTPClient, o.Now, o.JWKSRefreshInterval = http.DefaultClient, time.Now, time.Minute
+	o.Rejected, o.Logger = telemetry.NewAuthRejected(), slog.New(slog.DiscardHandler)
+	return o
+}
+
 func newAuth(t *testing.T, idp *authtest.IdP, mutate func(*auth.Options)) *auth.Authenticator {
 	t.Helper()
-	o := auth.Options{Issuer: idp.Issuer(), Audience: audience, Leeway: 5 * time.Second, ResourceName: "vmcp"}
+	o := complete(auth.Options{Issuer: idp.Issuer(), Audience: audience, Leeway: 5 * time.Second, ResourceName: "vmcp"})
 	if mutate != nil {
 		mutate(&o)
 	}
@@ -217,8 +226,8 @@ func TestImpossibleTokenIs401WhileIssuerUnreachable(t *testing.T) {
 }
 
 func TestMetadataIsRFC9728(t *testing.T) {
-	a, err := auth.New(auth.Options{Issuer: "https://idp.example.com", Audience: "https://vmcp.example.com/tenant/mcp",
-		RequiredScopes: []string{"mcp"}, ResourceName: "Team vmcp"})
+	a, err := auth.New(complete(auth.Options{Issuer: "https://idp.example.com", Audience: "https://vmcp.example.com/tenant/mcp",
+		RequiredScopes: []string{"mcp"}, ResourceName: "Team vmcp"}))
 	require.NoError(t, err)
 	assert.Equal(t, "https://vmcp.example.com/.well-known/oauth-protected-resource/tenant/mcp", a.MetadataURL())
 	assert.Equal(t, []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp",
@@ -237,8 +246,10 @@ func TestMetadataIsRFC9728(t *testing.T) {
 		"resource_name":            "Team vmcp",
 	}, m)
 
-	_, err = auth.New(auth.Options{Issuer: "https://idp", Audience: "api://vmcp"})
+	_, err = auth.New(complete(auth.Options{Issuer: "https://idp", Audience: "api://vmcp"}))
 	require.Error(t, err)
+	_, err = auth.New(auth.Options{Issuer: "https://idp", Audience: "https://vmcp/mcp"})
+	require.ErrorContains(t, err, "options lack HTTPClient, Now, JWKSRefreshInterval, Rejected, Logger", "no defaults of its own")
 }
 
 func TestDescriptionsStayQuotable(t *testing.T) {

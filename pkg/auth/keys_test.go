@@ -33,7 +33,7 @@ func TestJWKSWithECEdDSAAndSymmetricKeys(t *testing.T) {
 	jwks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _ = json.NewEncoder(w).Encode(set) }))
 	t.Cleanup(jwks.Close)
 	const iss = "https://idp.example.com"
-	a, err := auth.New(auth.Options{Issuer: iss, Audience: audience, JWKSURL: jwks.URL, Leeway: time.Second})
+	a, err := auth.New(complete(auth.Options{Issuer: iss, Audience: audience, JWKSURL: jwks.URL, Leeway: time.Second}))
 	require.NoError(t, err)
 
 	sign := func(m jwt.SigningMethod, kid string, key any) string {

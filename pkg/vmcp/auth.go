@@ -2,6 +2,7 @@ package vmcp
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/vmcp/vmcp/pkg/auth"
 	"github.com/vmcp/vmcp/pkg/config"
@@ -23,6 +24,8 @@ func (s *Server) newAuthenticator(a *config.Auth) error {
 		JWKSRefreshInterval: a.JWKSRefreshInterval.D(),
 		Logger:              s.log,
 		Rejected:            s.metrics.AuthRejected,
+		HTTPClient:          http.DefaultClient,
+		Now:                 time.Now,
 	})
 	if err != nil {
 		return err
