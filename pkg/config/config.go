@@ -66,9 +66,11 @@ type Backend struct {
 	Command   string            `yaml:"command"`   // stdio executable
 	Args      []string          `yaml:"args"`
 	Env       map[string]string `yaml:"env"` // ${VAR} expanded
-	// ForwardHeaders lists inbound client headers copied to this backend
-	// (for example Authorization). Empty by default: nothing is forwarded.
+	// ForwardHeaders lists inbound client headers copied to this backend.
+	// Empty by default: nothing is forwarded; never Authorization or Cookie.
 	ForwardHeaders []string `yaml:"forward_headers"`
+	// Auth is the backend's own credential (outbound.go); nil: none.
+	Auth *OutboundAuth `yaml:"auth"`
 	// MaxProcesses bounds a stdio backend's live processes opened for
 	// client sessions (the control connection's own process not counted);
 	// beyond it a client's first use of the backend fails with an error
