@@ -25,8 +25,8 @@ const (
 
 // Bounds of a token endpoint's answer.
 const (
-	maxAnswer       = 1 << 20         // bytes read of a token response
-	defaultLifetime = time.Minute     // an answer without expires_in
+	maxAnswer       = 1 << 20          // bytes read of a token response
+	defaultLifetime = time.Minute      // an answer without expires_in
 	maxMargin       = 30 * time.Second // a token is renewed this long before exp at most
 )
 
