@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/outbound"
 	"github.com/vmcp/vmcp/pkg/tracing"
 )
 
@@ -62,8 +63,9 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // session of that backend. On a streamable-HTTP backend, GET requests (the
 // go-sdk client's standalone stream) go through steady (getstream.go).
 // Each request carries the W3C trace context of its backend span
-// (tracing.Transport; nothing without one).
-func newHTTPClient(cfg config.Backend, steady func(http.RoundTripper) http.RoundTripper) *http.Client {
+// (tracing.Transport; nothing without one) and the backend's own token
+// when it has auth (outbound.go).
+func newHTTPClient(cfg config.Backend, out *outbound.Source, steady func(http.RoundTripper) http.RoundTripper) *http.Client {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.MaxIdleConns = 0
 	base.MaxIdleConnsPerHost = 512
@@ -72,7 +74,7 @@ func newHTTPClient(cfg config.Backend, steady func(http.RoundTripper) http.Round
 	for k, v := range cfg.Headers {
 		static.Set(k, v)
 	}
-	var rt http.RoundTripper = &headerTransport{base: &tracing.Transport{Base: base}, static: static, forward: cfg.ForwardHeaders}
+	var rt http.RoundTripper = &headerTransport{base: outboundRT(&tracing.Transport{Base: base}, out), static: static, forward: cfg.ForwardHeaders}
 	if cfg.Transport == config.TransportStreamableHTTP || cfg.Transport == "" {
 		rt = steady(rt)
 	}

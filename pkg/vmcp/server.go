@@ -286,13 +286,12 @@ func (s *Server) Close() error {
 }
 
 // backendOptions configure the backends: timings, the state hook, the
-// server's metrics and, with inbound authentication (each client has a
-// credential of its own), per-principal backends (those forwarding
-// Authorization).
+// server's metrics and, with inbound authentication, its issuer (whose
+// token endpoint backends' auth use by default).
 func (s *Server) backendOptions(opts Options) []backends.Option {
 	out := []backends.Option{backends.WithTiming(opts.BackendTiming), backends.WithStateHook(opts.OnBackendState), backends.WithMetrics(s.metrics)}
 	if s.cfg.Auth != nil {
-		out = append(out, backends.WithPerPrincipal())
+		out = append(out, backends.WithIssuer(s.cfg.Auth.Issuer))
 	}
 	return out
 }
