@@ -29,7 +29,7 @@ type gated struct {
 	accept map[string]bool // bearer tokens served
 	// verify, if set, decides instead of accept (outbound_test.go).
 	verify atomic.Pointer[func(token string) bool]
-	expire atomic.Bool     // the next session POST gets 404 (the backend forgot the session)
+	expire atomic.Bool // the next session POST gets 404 (the backend forgot the session)
 
 	mu      sync.Mutex
 	reqs    []seenRequest
