@@ -259,22 +259,7 @@ func (b *Backend) connect(ctx context.Context, opts SessionOptions, version stri
 // connectWith is connect; on stdio, exited (if set) runs once the process
 // has been ended (stdio.go).
 func (b *Backend) connectWith(ctx context.Context, opts SessionOptions, version string, retries int, exited func()) (*mcp.ClientSession, *mcp.Client, error) {
-	hc := b.http
-	if opts.Header != nil && len(b.cfg.ForwardHeaders) > 0 {
-		hc = heldHTTP(hc, opts.Header)
-	}
-	if f := bindingOf(ctx); f != nil && b.out != nil {
-		hc = boundHTTP(hc, f)
-	}
-	if opts.Tap != nil && b.isHTTP() { // other transports are tapped at the connection (below)
-		hc = tapHTTP(hc, opts.Tap, opts.TapLogs)
-	}
-	if opts.CacheGuard {
-		hc = guardHTTP(hc)
-	}
-	if b.isHTTP() { // other transports are checked at the connection (below)
-		hc = checkHTTP(hc, b.cfg.Name)
-	}
+	hc := b.sessionHTTP(ctx, opts)
 	t, err := newTransport(b.cfg, hc, retries, b.log, b.metrics.StdioSkippedLines.WithLabelValues(b.cfg.Name))
 	if err != nil {
 		return nil, nil, err

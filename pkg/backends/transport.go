@@ -81,6 +81,29 @@ func newHTTPClient(cfg config.Backend, out *outbound.Source, steady func(http.Ro
 	return &http.Client{Transport: rt}
 }
 
+// sessionHTTP is b's pooled client as one session's connection uses it:
+// with the session's forwarded headers, its principal (ctx's binding,
+// outbound.go), its tap, cache guard and answer checks.
+func (b *Backend) sessionHTTP(ctx context.Context, opts SessionOptions) *http.Client {
+	hc := b.http
+	if opts.Header != nil && len(b.cfg.ForwardHeaders) > 0 {
+		hc = heldHTTP(hc, opts.Header)
+	}
+	if f := bindingOf(ctx); f != nil && b.out != nil {
+		hc = boundHTTP(hc, f)
+	}
+	if opts.Tap != nil && b.isHTTP() { // other transports are tapped at the connection (connectWith)
+		hc = tapHTTP(hc, opts.Tap, opts.TapLogs)
+	}
+	if opts.CacheGuard {
+		hc = guardHTTP(hc)
+	}
+	if b.isHTTP() { // other transports are checked at the connection (connectWith)
+		hc = checkHTTP(hc, b.cfg.Name)
+	}
+	return hc
+}
+
 // newTransport returns a fresh mcp.Transport for one connection to cfg: a
 // streamable HTTP or SSE client on the pooled HTTP client, or a new stdio
 // process (stdio.go) whose stray output is logged to log.

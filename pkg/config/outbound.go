@@ -44,44 +44,54 @@ var credentialHeaders = []string{"authorization", "cookie"}
 // auth (the subject token is the client's validated access token).
 func validateOutbound(ps *problems, c *Config) {
 	for i, b := range c.Backends {
-		a := b.Auth
-		if a == nil {
-			continue
+		if b.Auth != nil {
+			checkOutbound(ps, joinIndex("backends", i)+".auth", b, c.Auth != nil)
 		}
-		p := joinIndex("backends", i) + ".auth"
-		switch a.Type {
-		case OutboundTokenExchange:
-			if c.Auth == nil {
-				ps.add(p+".type", "token_exchange needs the top-level auth section: the subject token is the client's validated access token")
-			}
-		case OutboundClientCredentials:
-		default:
-			ps.add(p+".type", fmt.Sprintf("unknown type %q: want token_exchange or client_credentials", a.Type))
+	}
+}
+
+// checkOutbound checks backend b's auth (at key path p); inbound reports
+// whether the top-level auth is set.
+func checkOutbound(ps *problems, p string, b Backend, inbound bool) {
+	a := b.Auth
+	switch a.Type {
+	case OutboundTokenExchange:
+		if !inbound {
+			ps.add(p+".type", "token_exchange needs the top-level auth section: the subject token is the client's validated access token")
 		}
-		if b.Transport == TransportStdio || b.URL == "" {
-			ps.add(p, "auth applies only to HTTP backends (url)")
+	case OutboundClientCredentials:
+	default:
+		ps.add(p+".type", fmt.Sprintf("unknown type %q: want token_exchange or client_credentials", a.Type))
+	}
+	if b.Transport == TransportStdio || b.URL == "" {
+		ps.add(p, "auth applies only to HTTP backends (url)")
+	}
+	if a.ClientID == "" {
+		ps.add(p+".client_id", "required")
+	}
+	if a.Audience == "" {
+		ps.add(p+".audience", "required: the backend's resource identifier, the audience of its tokens")
+	}
+	switch {
+	case a.TokenURL != "":
+		secureURL(ps, p+".token_url", a.TokenURL, true)
+	case !inbound:
+		ps.add(p+".token_url", "required without the top-level auth section (whose issuer's discovery document gives the default)")
+	}
+	checkOutboundRest(ps, p, b)
+}
+
+// checkOutboundRest refuses invalid or duplicate scopes and a static
+// Authorization header beside auth.
+func checkOutboundRest(ps *problems, p string, b Backend) {
+	for j, s := range b.Auth.Scopes {
+		if !validScope(s) || slices.Contains(b.Auth.Scopes[:j], s) {
+			ps.add(joinIndex(p+".scopes", j), fmt.Sprintf("invalid or duplicate scope %q", s))
 		}
-		if a.ClientID == "" {
-			ps.add(p+".client_id", "required")
-		}
-		if a.Audience == "" {
-			ps.add(p+".audience", "required: the backend's resource identifier, the audience of its tokens")
-		}
-		switch {
-		case a.TokenURL != "":
-			secureURL(ps, p+".token_url", a.TokenURL, true)
-		case c.Auth == nil:
-			ps.add(p+".token_url", "required without the top-level auth section (whose issuer's discovery document gives the default)")
-		}
-		for j, s := range a.Scopes {
-			if !validScope(s) || slices.Contains(a.Scopes[:j], s) {
-				ps.add(joinIndex(p+".scopes", j), fmt.Sprintf("invalid or duplicate scope %q", s))
-			}
-		}
-		for k := range b.Headers {
-			if strings.EqualFold(k, "Authorization") {
-				ps.add(p, "the backend's headers set Authorization too; remove it (auth sets Authorization)")
-			}
+	}
+	for k := range b.Headers {
+		if strings.EqualFold(k, "Authorization") {
+			ps.add(p, "the backend's headers set Authorization too; remove it (auth sets Authorization)")
 		}
 	}
 }

@@ -177,6 +177,7 @@ type Error struct {
 	Err     error
 }
 
+// Error names the backend and the OAuth code, or the cause.
 func (e *Error) Error() string {
 	if e.Code != "" {
 		return fmt.Sprintf("backend %q: the token endpoint refused vmcp's token request for it: %s (HTTP %d)", e.Backend, e.Code, e.Status)
@@ -184,4 +185,5 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("backend %q: no token for it: %v", e.Backend, e.Err)
 }
 
+// Unwrap is the cause (nil for a refusal).
 func (e *Error) Unwrap() error { return e.Err }

@@ -73,7 +73,7 @@ Page rendered at <time id="rendered">{{when .Time}}</time>.</p>
 {{- $now := .Time}}
 {{- range .Backends}}
 <tr class="backend" data-backend="{{.Name}}" data-state="{{.State}}" data-restarts="{{.Restarts}}">
-<td class="name">{{.Name}}</td><td>{{.Transport}}</td><td>{{.Revision}}</td>
+<td class="name">{{.Name}}</td><td>{{.Transport}}{{with .Outbound}}<br><small class="outbound">auth {{.String}}</small>{{end}}</td><td>{{.Revision}}</td>
 <td class="state {{.State}}">{{.State}}</td><td class="since">{{when .Since}}<br><small>{{age $now .Since}}</small></td>
 <td class="restarts">{{.Restarts}}{{if .Restarts}}<br><small>last {{age $now .LastRestart}}</small>{{end}}</td>
 <td>{{.Tools}}</td><td>{{.Prompts}}</td><td>{{.Resources}}</td>

@@ -71,7 +71,11 @@ func Write(w io.Writer, r Report) error {
 		if b.LastError != "" {
 			lastErr += " (" + stamp(r.Time, b.LastErrorAt) + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", b.Name, b.Transport, dash(b.Revision), b.State,
+		transport := b.Transport
+		if b.Outbound != nil {
+			transport += " (auth " + b.Outbound.String() + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", b.Name, transport, dash(b.Revision), b.State,
 			stamp(r.Time, b.Since), restarts, b.Tools, b.Prompts, b.Resources, lastErr)
 	}
 	c := r.Catalogue

@@ -3,7 +3,9 @@ package vmcp_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -139,17 +141,7 @@ func TestTokenExchangeBackendGetsItsOwnTokenForTheUserOnEveryRequest(t *testing.
 			if version != "" {
 				vault.await(t, "DELETE", 1)
 			}
-			seen := vault.values("Authorization")
-			kinds := []string{"initialize", "notifications/initialized", "tools/list", "tools/call", "GET", "DELETE"}
-			for _, kind := range kinds {
-				assert.NotEmpty(t, seen[kind], "vault served %s: %v", kind, seen)
-				for _, h := range seen[kind] {
-					tok, _ := strings.CutPrefix(h, "Bearer ")
-					assert.Equal(t, "alice", vaultSub(tok), "%s carried a vault token for alice", kind)
-					assert.NotEqual(t, tokA, tok, "never alice's own token")
-					assert.NotEqual(t, tokB, tok, "never bob's")
-				}
-			}
+			assertOwnTokens(t, vault, "alice", vaultSub, tokA, tokB)
 			for kind, vs := range svc.values("Authorization") {
 				for _, h := range vs {
 					tok, _ := strings.CutPrefix(h, "Bearer ")
@@ -158,6 +150,22 @@ func TestTokenExchangeBackendGetsItsOwnTokenForTheUserOnEveryRequest(t *testing.
 			}
 			assert.True(t, only(open.values("Authorization"), ""), "open never gets a token: %v", open.values("Authorization"))
 		})
+	}
+}
+
+// assertOwnTokens checks that every request of each kind of a backend
+// session reached g with a token for g's audience (check) naming sub, and
+// never one of the client tokens.
+func assertOwnTokens(t *testing.T, g *gated, sub string, check func(string) string, clientTokens ...string) {
+	t.Helper()
+	seen := g.values("Authorization")
+	for _, kind := range []string{"initialize", "notifications/initialized", "tools/list", "tools/call", "GET", "DELETE"} {
+		assert.NotEmpty(t, seen[kind], "the backend served %s: %v", kind, seen)
+		for _, h := range seen[kind] {
+			tok, _ := strings.CutPrefix(h, "Bearer ")
+			assert.Equal(t, sub, check(tok), "%s carried the backend's token for %s", kind, sub)
+			assert.NotContains(t, clientTokens, tok, "never a client's own token")
+		}
 	}
 }
 
@@ -263,6 +271,32 @@ func TestRevokedExchangedTokenIsReplacedAndARefusalFailsOnlyThatCall(t *testing.
 			require.NoError(t, err)
 			_, err = call(t, b, "vault_secret")
 			require.NoError(t, err, "bob is unaffected")
+			for _, page := range []string{"/status", "/metrics"} {
+				body := getBody(t, v.Base+page)
+				for _, secret := range []string{tokA, tokB, last, "vmcp-secret"} {
+					assert.NotContains(t, body, secret, "%s shows no token or secret", page)
+				}
+			}
 		})
 	}
+	st, metrics := getBody(t, v.Base+"/status"), getBody(t, v.Base+"/metrics")
+	assert.Regexp(t, `"type":\s*"token_exchange",\s*"issued":\s*[1-9][0-9]*,\s*"refused":\s*[1-9]`, st)
+	assert.Regexp(t, `"type":\s*"client_credentials",\s*"issued":\s*1,`, st, "one vmcp token for svc")
+	assert.True(t, regexp.MustCompile(`vmcp_outbound_tokens_total\{backend="vault",outcome="refused",type="token_exchange"\} [1-9]`).MatchString(metrics),
+		"refusals counted by backend and outcome")
+}
+
+// getBody GETs url as JSON and returns the body.
+func getBody(t *testing.T, url string) string {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx10(t), http.MethodGet, url, nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+	return string(b)
 }
