@@ -300,3 +300,43 @@ func getBody(t *testing.T, url string) string {
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
 	return string(b)
 }
+
+// A token_exchange backend at the Modern revision (no sessions): alice's
+// tools/list and tools/call reach it from both client revisions with a
+// token for its audience and her subject (direct POSTs from Modern), and
+// bob, whose exchange is refused, does not see it.
+func TestTokenExchangeModernBackendIsCalledWithAlicesOwnTokenOnBothRevisions(t *testing.T) {
+	idp := outboundIdP(t, func(sub string) bool { return sub == "bob" })
+	tokA, err := idp.ClientToken(t.Context(), "alice", "")
+	require.NoError(t, err)
+	tokB, err := idp.ClientToken(t.Context(), "bob", "")
+	require.NoError(t, err)
+	check := tokenChecker(t, idp, vaultAud)
+	open, vault, svc := startGated(t, "open"), startGatedMode(t, "vault", harness.Stateless), startGated(t, "svc")
+	var revoked sync.Map
+	vf := gatedFor(check, &revoked, "alice")
+	vault.verify.Store(&vf)
+	v := outboundVMCP(t, idp, open, vault, svc)
+	for rev, version := range revisions {
+		t.Run(rev, func(t *testing.T) {
+			a, _, err := connect(t, v.URL, tokA, version, nil)
+			require.NoError(t, err)
+			require.Contains(t, harness.ToolNames(t, a), "vault_secret", "vault saw %v", vault.values("Authorization"))
+			out, err := call(t, a, "vault_secret")
+			require.NoError(t, err)
+			require.Equal(t, "secret:hi", out)
+			b, _, err := connect(t, v.URL, tokB, version, nil)
+			require.NoError(t, err)
+			require.NotContains(t, harness.ToolNames(t, b), "vault_secret")
+		})
+	}
+	seen := vault.values("Authorization")
+	require.NotEmpty(t, seen["tools/call"])
+	for _, kind := range []string{"tools/list", "tools/call"} {
+		for _, h := range seen[kind] {
+			tok, _ := strings.CutPrefix(h, "Bearer ")
+			assert.Equal(t, "alice", check(tok), "%s carried vault's token for alice", kind)
+			assert.NotContains(t, []string{tokA, tokB}, tok)
+		}
+	}
+}
