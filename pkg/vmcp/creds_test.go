@@ -50,7 +50,10 @@ func startGated(t *testing.T, name string, accept ...string) *gated {
 // startGatedMode is startGated with a Modern-capable (Stateless) server too.
 func startGatedMode(t *testing.T, name string, mode harness.Mode, accept ...string) *gated {
 	t.Helper()
-	srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: "test"}, nil)
+	srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: "test"}, &mcp.ServerOptions{
+		CompletionHandler: func(_ context.Context, r *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{name + "-" + r.Params.Argument.Value}}}, nil
+		}})
 	harness.AddEcho(srv, "secret")
 	srv.AddPrompt(&mcp.Prompt{Name: name + "-prompt"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		return &mcp.GetPromptResult{Description: name + " prompt"}, nil

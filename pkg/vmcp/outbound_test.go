@@ -170,8 +170,8 @@ func assertOwnTokens(t *testing.T, g *gated, sub string, check func(string) stri
 }
 
 // The per-principal backend's prompts and resources were not published
-// (only its tools were). Now alice lists and gets them on both revisions;
-// bob sees none of them.
+// (only its tools were). Now alice lists and gets them on both revisions
+// (and completes its prompt's arguments on Legacy); bob sees none of them.
 func TestTokenExchangeBackendPromptsAndResourcesAreAlicesOnly(t *testing.T) {
 	idp := outboundIdP(t, func(sub string) bool { return sub == "bob" })
 	tokA, err := idp.ClientToken(t.Context(), "alice", "")
@@ -196,6 +196,12 @@ func TestTokenExchangeBackendPromptsAndResourcesAreAlicesOnly(t *testing.T) {
 			rr, err := a.ReadResource(ctx10(t), &mcp.ReadResourceParams{URI: "doc://vault"})
 			require.NoError(t, err)
 			require.Equal(t, "vault doc", rr.Contents[0].Text)
+			if version != "" { // Modern completion/complete still takes the shared connection (upstream.choose), which a per-principal backend lacks
+				cr, err := a.Complete(ctx10(t), &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "vault_vault-prompt"},
+					Argument: mcp.CompleteParamsArgument{Name: "x", Value: "v"}})
+				require.NoError(t, err)
+				require.Equal(t, []string{"vault-v"}, cr.Completion.Values)
+			}
 
 			b, _, err := connect(t, v.URL, tokB, version, nil)
 			require.NoError(t, err)
