@@ -134,6 +134,20 @@ func (g *gated) await(t *testing.T, kind string, n int) {
 	}
 }
 
+// bySession is, per backend Mcp-Session-Id, the Authorization values of
+// the served requests that carried it.
+func (g *gated) bySession() map[string][]string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := map[string][]string{}
+	for _, r := range g.reqs {
+		if id := r.header.Get("Mcp-Session-Id"); id != "" && r.served {
+			out[id] = append(out[id], r.header.Get("Authorization"))
+		}
+	}
+	return out
+}
+
 // values is, per request kind (refused ones prefixed "refused "), the
 // values of header name the backend saw, one per request ("" for none).
 func (g *gated) values(name string) map[string][]string {

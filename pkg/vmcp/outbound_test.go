@@ -346,3 +346,41 @@ func TestTokenExchangeModernBackendIsCalledWithAlicesOwnTokenOnBothRevisions(t *
 		}
 	}
 }
+
+// A Modern client that can be asked (elicitation) has its call to a
+// Legacy backend parked on a pooled session keyed by its capabilities and
+// b.Principal, which digested only forwarded headers: with no forwarded
+// Authorization any more, alice's and bob's parked calls shared one
+// pooled backend session, opened with alice's token. Each backend session
+// now carries one principal's tokens only.
+func TestParkedSessionsOfATokenExchangeBackendAreNotSharedByTwoUsers(t *testing.T) {
+	idp := outboundIdP(t, func(string) bool { return false })
+	check := tokenChecker(t, idp, vaultAud)
+	open, vault, svc := startGated(t, "open"), startGated(t, "vault"), startGated(t, "svc")
+	var revoked sync.Map
+	vf := gatedFor(check, &revoked, "alice", "bob")
+	vault.verify.Store(&vf)
+	v := outboundVMCP(t, idp, open, vault, svc)
+	asks := &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}}
+	for range 2 {
+		for _, who := range []string{"alice", "bob"} {
+			tok, err := idp.ClientToken(t.Context(), who, "")
+			require.NoError(t, err)
+			cs, _, err := connect(t, v.URL, tok, "", asks)
+			require.NoError(t, err)
+			_, err = call(t, cs, "vault_secret")
+			require.NoError(t, err)
+		}
+	}
+	sessions := vault.bySession()
+	require.NotEmpty(t, sessions)
+	for id, hs := range sessions {
+		subs := map[string]bool{}
+		for _, h := range hs {
+			subs[check(strings.TrimPrefix(h, "Bearer "))] = true
+		}
+		assert.Len(t, subs, 1, "backend session %s carried one user's tokens: %v", id, subs)
+	}
+}
