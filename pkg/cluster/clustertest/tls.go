@@ -28,6 +28,11 @@ type TLSServer struct {
 	Pool   *x509.CertPool
 }
 
+// Redis is the server as a topology (Name "tls").
+func (s *TLSServer) Redis() Redis {
+	return Redis{Name: "tls", URL: "redis://" + s.Addr + "/0", CAFile: s.CAFile, Pool: s.Pool}
+}
+
 // StartTLS starts a TLS-only redis-server on a free loopback port (clients
 // need no certificate) and kills it when the test ends.
 func StartTLS(t testing.TB) *TLSServer {
