@@ -59,23 +59,29 @@ func validateAuthorization(ps *problems, c *Config, names map[string]bool) {
 		if r.Allow.empty() && r.Deny.empty() && !nonEmptyMapping(ps.ix, p+".allow") && !nonEmptyMapping(ps.ix, p+".deny") {
 			ps.add(p, "rule needs allow or deny items")
 		}
-		for _, claim := range sortedKeys(r.When.Claims) {
-			cp := joinKey(p+".when.claims", claim)
-			vals := r.When.Claims[claim]
-			if strings.TrimSpace(claim) == "" {
-				ps.add(cp, "claim name must not be empty")
-			}
-			if len(vals) == 0 {
-				ps.add(cp, "list at least one accepted value")
-			}
-			for j, v := range vals {
-				if v == "" {
-					ps.add(joinIndex(cp, j), "value must not be empty")
-				}
-			}
-		}
+		checkClaims(ps, p, r.When.Claims)
 		checkItems(ps, p+".allow", r.Allow, names)
 		checkItems(ps, p+".deny", r.Deny, names)
+	}
+}
+
+// checkClaims checks the when.claims of the rule at p: non-empty claim
+// names, at least one value each, no empty value.
+func checkClaims(ps *problems, p string, claims map[string][]string) {
+	for _, claim := range sortedKeys(claims) {
+		cp := joinKey(p+".when.claims", claim)
+		vals := claims[claim]
+		if strings.TrimSpace(claim) == "" {
+			ps.add(cp, "claim name must not be empty")
+		}
+		if len(vals) == 0 {
+			ps.add(cp, "list at least one accepted value")
+		}
+		for j, v := range vals {
+			if v == "" {
+				ps.add(joinIndex(cp, j), "value must not be empty")
+			}
+		}
 	}
 }
 

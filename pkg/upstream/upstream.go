@@ -74,6 +74,7 @@ type Core struct {
 	metrics *telemetry.Metrics
 	policy  *policy.Policy // nil: every principal may use everything
 	own     OwnTool        // vmcp's own tools (own.go; nil: none)
+	limiter Limiter        // rate limits (limit.go; nil: none)
 	log     *slog.Logger
 
 	sessions  *sessions    // Modern clients' keyed backend sessions (session.go)
@@ -221,11 +222,15 @@ func (c *Core) unknown(req *Request) error {
 }
 
 // Pin targets backend directly (a retry pinned by its requestState, or a
-// completion routed by its reference) and chooses the transport.
+// completion routed by its reference) and chooses the transport. A
+// request over a rate limit is refused here, before any backend sees it.
 func (c *Core) Pin(req *Request, backend, name string, tool *mcp.Tool) (Target, error) {
 	b, err := c.mgr.Backend(backend)
 	if err != nil {
 		return Target{}, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	if err := c.limit(req, backend); err != nil {
+		return Target{}, err
 	}
 	t := Target{Backend: b, Name: name, Tool: tool}
 	t.Via = choose(req, t)

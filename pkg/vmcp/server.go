@@ -156,6 +156,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.mgr.Start(opts.StartWait)
 	s.core = upstream.New(s.agg, s.mgr, s.metrics)
 	s.core.SetLogger(log)
+	s.core.SetLimiter(s.limiter(cfg))
 	s.op = newOperator(s.metrics.Requests)
 	access := authz.New(cfg.Authorization) // nil policy: every principal sees and uses everything
 	s.startToolSearch(cfg, access)
