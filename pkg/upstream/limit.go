@@ -17,7 +17,7 @@ type Limiter interface {
 	Check(ctx context.Context, pr identity.Principal, k aggregator.Kind, backend, name string) (rule int, err error)
 }
 
-// SetLimiter makes Pin (and so Route) refuse what l refuses (call before
+// SetLimiter makes Route, Pin and Admit refuse what l refuses (call before
 // serving; nil: no limits).
 func (c *Core) SetLimiter(l Limiter) { c.limiter = l }
 
@@ -30,15 +30,16 @@ var limitedKinds = map[string]aggregator.Kind{
 	"completion/complete": "completion",
 }
 
-// limit checks req, bound for backend, against the rate limits; a
-// refusal is reported to the request's Exchange (the audit log's
-// decision) and returned as the client's error.
-func (c *Core) limit(req *Request, backend string) error {
+// Admit checks req, bound for t, against the rate limits (Route and Pin
+// do; a caller of Resolve does before sending): every matching rule
+// counts it. A refusal is reported to the request's Exchange (the audit
+// log's decision) and returned as the client's error.
+func (c *Core) Admit(req *Request, t Target) error {
 	k, ok := limitedKinds[req.Method]
 	if c.limiter == nil || !ok {
 		return nil
 	}
-	rule, err := c.limiter.Check(context.Background(), req.Principal, k, backend, req.Name)
+	rule, err := c.limiter.Check(context.Background(), req.Principal, k, t.Backend.Name(), req.Name)
 	if err != nil {
 		tracing.Lookup(req.Header).Decide(audit.Decision{Denied: true, By: audit.ByRateLimit, Rule: audit.RuleIndex(rule)})
 	}

@@ -126,7 +126,19 @@ func (c *Core) undeliverable(method, backend string, err error) {
 // (and the backends that are down); an unknown URI is the SDK's
 // resource-not-found error (-32602). A name the policy does not allow the
 // principal gets exactly the error of an unknown one (no existence oracle).
+// A request over a rate limit is then refused (Limiter).
 func (c *Core) Route(req *Request) (Target, error) {
+	t, err := c.Resolve(req)
+	if err != nil {
+		return Target{}, err
+	}
+	return t, c.Admit(req, t)
+}
+
+// Resolve is Route without the rate limits, for a caller that learns from
+// the Target whether it sends the request itself (the Legacy relay, else
+// the go-sdk path Routes it): it calls Admit before sending.
+func (c *Core) Resolve(req *Request) (Target, error) {
 	rt, tool, found, err := c.lookup(req)
 	switch {
 	case err != nil:
@@ -134,7 +146,7 @@ func (c *Core) Route(req *Request) (Target, error) {
 	case !found || rt.Own() || !c.allowed(req, rt.Backend): // own tools: CallOwn
 		return Target{}, c.unknown(req)
 	}
-	return c.Pin(req, rt.Backend, rt.Name, tool)
+	return c.pin(req, rt.Backend, rt.Name, tool)
 }
 
 // Hidden is the error of an unknown name when req names an item of the
@@ -225,12 +237,18 @@ func (c *Core) unknown(req *Request) error {
 // completion routed by its reference) and chooses the transport. A
 // request over a rate limit is refused here, before any backend sees it.
 func (c *Core) Pin(req *Request, backend, name string, tool *mcp.Tool) (Target, error) {
+	t, err := c.pin(req, backend, name, tool)
+	if err != nil {
+		return Target{}, err
+	}
+	return t, c.Admit(req, t)
+}
+
+// pin is Pin without the rate limits.
+func (c *Core) pin(req *Request, backend, name string, tool *mcp.Tool) (Target, error) {
 	b, err := c.mgr.Backend(backend)
 	if err != nil {
 		return Target{}, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-	}
-	if err := c.limit(req, backend); err != nil {
-		return Target{}, err
 	}
 	t := Target{Backend: b, Name: name, Tool: tool}
 	t.Via = choose(req, t)
