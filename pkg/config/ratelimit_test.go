@@ -74,3 +74,14 @@ func TestRateLimitBackendPatternNamesAConfiguredBackend(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `unknown backend "nosuch"`)
 }
+
+// A rate limit with claims and no auth never applies: warned, not refused.
+func TestRateLimitClaimRuleWithoutAuthIsWarned(t *testing.T) {
+	t.Parallel()
+	f, err := ParseFile([]byte(okBackend+"rate_limits:\n  - when: {claims: {groups: [free]}}\n    tools: [\"*\"]\n    requests: 1\n    period: 1m\n"), "w.yaml")
+	require.NoError(t, err)
+	require.Len(t, f.Warnings, 1)
+	assert.Equal(t, "rate_limits[0].when.claims", f.Warnings[0].Key)
+	assert.Equal(t, 5, f.Warnings[0].Line)
+	assert.Contains(t, f.Warnings[0].Msg, "never matches")
+}
