@@ -54,3 +54,19 @@ func TestRedisStoresShareOneBudget(t *testing.T) {
 	_, err = a.Take(ctx, "0.x:alice", 6*time.Second, 10)
 	assert.Error(t, err, "Redis down")
 }
+
+// On a Redis Cluster the key's hash tag puts the script on one shard.
+func TestRedisStoreOnARedisCluster(t *testing.T) {
+	t.Parallel()
+	topo := clustertest.StartCluster(t, 3)
+	s := NewRedis(runner(topo.Client(t)), topo.Prefix(t))
+	ctx := context.Background()
+	for _, key := range []string{"0.x:alice", "0.x:bob", "1.y:"} {
+		wait, err := s.Take(ctx, key, time.Hour, 1)
+		require.NoError(t, err)
+		require.Zero(t, wait)
+		wait, err = s.Take(ctx, key, time.Hour, 1)
+		require.NoError(t, err)
+		assert.Greater(t, wait, 59*time.Minute, "burst 1: the second is refused")
+	}
+}
