@@ -2,7 +2,8 @@
 // a backend a request on a client's behalf, for both revisions. Both
 // dispatchers translate their wire format into a Request; the core routes
 // it on one catalogue snapshot (Route; a name the access policy hides from
-// the principal is refused like an unknown one), chooses its transport
+// the principal is refused like an unknown one, one over a rate limit with
+// the limit's error: Admit), chooses its transport
 // (Via), and runs it (Call) with the backend's timeout, the client's
 // cancellation, the forwarded headers, metrics, and the spec's JSON-RPC
 // error naming the backend. Identity (the Request's Principal) is passed explicitly.
