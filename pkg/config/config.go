@@ -39,6 +39,9 @@ type Config struct {
 	ToolSearch ToolSearch `yaml:"tool_search"`
 	// Audit configures the audit log (audit.go); nil: none.
 	Audit *Audit `yaml:"audit,omitempty"`
+	// RateLimits is the ordered rate limit rule list (ratelimit.go); empty:
+	// no limits.
+	RateLimits []RateLimit `yaml:"rate_limits,omitempty"`
 }
 
 // Auth configures inbound authentication: JWT access tokens issued by one
