@@ -3,13 +3,10 @@ package vmcp_test
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/devidp"
+	"github.com/vmcp/vmcp/pkg/vmcp"
 	"github.com/vmcp/vmcp/test/integration/harness"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 )
@@ -73,10 +71,15 @@ func gatedFor(check func(string) string, revoked *sync.Map, subs ...string) func
 // outboundVMCP is a protected vmcp over open (no auth), vault
 // (token_exchange) and svc (client_credentials).
 func outboundVMCP(t *testing.T, idp *devidp.IdP, open, vault, svc *gated) *harness.VMCP {
+	return outboundVMCPWith(t, vmcp.Options{}, idp, open, vault, svc)
+}
+
+// outboundVMCPWith is outboundVMCP with opts.
+func outboundVMCPWith(t *testing.T, opts vmcp.Options, idp *devidp.IdP, open, vault, svc *gated) *harness.VMCP {
 	auth := func(typ, aud string) *config.OutboundAuth {
 		return &config.OutboundAuth{Type: typ, ClientID: "vmcp", ClientSecret: "vmcp-secret", Audience: aud}
 	}
-	return harness.StartVMCP(t, func(c *config.Config) {
+	return harness.StartVMCPWithOptions(t, opts, func(c *config.Config) {
 		c.Auth = &config.Auth{Issuer: idp.Issuer(), Audience: audience,
 			Leeway: config.Duration(5 * time.Second), JWKSRefreshInterval: config.Duration(time.Minute)}
 	},
@@ -226,85 +229,6 @@ func listed(t *testing.T, cs *mcp.ClientSession) (prompts, resources []string) {
 		resources = append(resources, r.URI)
 	}
 	return prompts, resources
-}
-
-// A backend that answers 401 to alice's exchanged token (revoked) gets
-// the request once more with a fresh exchange; when the provider then
-// refuses alice, her call fails with a JSON-RPC error naming the backend
-// and the OAuth error code (no token), and her calls to other backends and
-// carol's to vault still work.
-func TestRevokedExchangedTokenIsReplacedAndARefusalFailsOnlyThatCall(t *testing.T) {
-	var refuseAlice atomic.Bool
-	idp := outboundIdP(t, func(sub string) bool { return sub == "alice" && refuseAlice.Load() })
-	check := tokenChecker(t, idp, vaultAud)
-	open, vault, svc := startGated(t, "open"), startGated(t, "vault"), startGated(t, "svc")
-	var revoked sync.Map
-	vf := gatedFor(check, &revoked, "alice", "bob")
-	vault.verify.Store(&vf)
-	v := outboundVMCP(t, idp, open, vault, svc)
-	for rev, version := range revisions {
-		t.Run(rev, func(t *testing.T) {
-			refuseAlice.Store(false)
-			tokA, err := idp.ClientToken(t.Context(), "alice", "")
-			require.NoError(t, err)
-			tokB, err := idp.ClientToken(t.Context(), "bob", "")
-			require.NoError(t, err)
-			a, _, err := connect(t, v.URL, tokA, version, nil)
-			require.NoError(t, err)
-			_, err = call(t, a, "vault_secret")
-			require.NoError(t, err)
-			for _, h := range vault.values("Authorization")["tools/call"] {
-				revoked.Store(strings.TrimPrefix(h, "Bearer "), true)
-			}
-			_, err = call(t, a, "vault_secret")
-			require.NoError(t, err, "the revoked token was replaced after the 401")
-			calls := vault.values("Authorization")["tools/call"]
-			last := strings.TrimPrefix(calls[len(calls)-1], "Bearer ")
-			require.Equal(t, "alice", check(last))
-
-			revoked.Store(last, true)
-			refuseAlice.Store(true)
-			_, err = call(t, a, "vault_secret")
-			require.Error(t, err)
-			msg := err.Error()
-			assert.Contains(t, msg, `backend "vault"`)
-			assert.Contains(t, msg, "invalid_grant")
-			assert.NotContains(t, msg, last)
-			assert.NotContains(t, msg, tokA)
-			_, err = call(t, a, "open_secret")
-			require.NoError(t, err, "alice's other backends are unaffected")
-			b, _, err := connect(t, v.URL, tokB, version, nil)
-			require.NoError(t, err)
-			_, err = call(t, b, "vault_secret")
-			require.NoError(t, err, "bob is unaffected")
-			for _, page := range []string{"/status", "/metrics"} {
-				body := getBody(t, v.Base+page)
-				for _, secret := range []string{tokA, tokB, last, "vmcp-secret"} {
-					assert.NotContains(t, body, secret, "%s shows no token or secret", page)
-				}
-			}
-		})
-	}
-	st, metrics := getBody(t, v.Base+"/status"), getBody(t, v.Base+"/metrics")
-	assert.Regexp(t, `"type":\s*"token_exchange",\s*"issued":\s*[1-9][0-9]*,\s*"refused":\s*[1-9]`, st)
-	assert.Regexp(t, `"type":\s*"client_credentials",\s*"issued":\s*1,`, st, "one vmcp token for svc")
-	assert.True(t, regexp.MustCompile(`vmcp_outbound_tokens_total\{backend="vault",outcome="refused",type="token_exchange"\} [1-9]`).MatchString(metrics),
-		"refusals counted by backend and outcome")
-}
-
-// getBody GETs url as JSON and returns the body.
-func getBody(t *testing.T, url string) string {
-	t.Helper()
-	req, err := http.NewRequestWithContext(ctx10(t), http.MethodGet, url, nil)
-	require.NoError(t, err)
-	req.Header.Set("Accept", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
-	return string(b)
 }
 
 // A token_exchange backend at the Modern revision (no sessions): alice's
