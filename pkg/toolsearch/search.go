@@ -18,6 +18,7 @@ func (ix *Index) Search(query string, limit int, allow func(doc int) bool) []Hit
 	if limit <= 0 || len(ix.keys) == 0 {
 		return nil
 	}
+	query = literals(query)
 	parts := clauses(query)
 	if len(parts) <= 1 {
 		return ix.rank(queryTerms(query), limit, allow)

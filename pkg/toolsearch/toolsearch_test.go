@@ -146,3 +146,27 @@ func TestSearchPathMeansFile(t *testing.T) {
 		t.Fatalf("without a path: got %v, want notes__save_note first", keys(got))
 	}
 }
+
+// TestSearchLiteralsAreNotIntents: the folders of a path, a URL's path and
+// a blob are the user's names, not words for a tool; what kind of thing
+// each is (a file of some type, a directory, a site's page, a domain) is.
+func TestSearchLiteralsAreNotIntents(t *testing.T) {
+	t.Parallel()
+	ix := toolsearch.Build([]toolsearch.Doc{
+		{Key: "music__analyze_tempo", Name: "analyze_tempo", Description: "Estimate the tempo of a music track.", Backend: "music"},
+		{Key: "fs__list_directory", Name: "list_directory", Description: "List the files of a directory.", Backend: "fs"},
+		{Key: "yt__get_transcript", Name: "get_transcript", Description: "Get the transcript of a YouTube video.", Backend: "youtube"},
+		{Key: "whois__whois_domain", Name: "whois_domain", Description: "Who registered a domain name.", Backend: "whois"},
+		{Key: "watch__watch_stream", Name: "watch_stream", Description: "Watch a stream for new events.", Backend: "watch"},
+	})
+	for q, want := range map[string]string{
+		"What files are in my /root/music folder?":                           "fs__list_directory",
+		"Summarize https://www.youtube.com/watch?v=arj7oStGLkU":              "yt__get_transcript",
+		"who registered example.com":                                         "whois__whois_domain",
+		"what is this: iVBORw0KGgoAAAANSUhEUgAAAgAAAAIACAYAAAD0eNT6AA music": "music__analyze_tempo",
+	} {
+		if got := ix.Search(q, 2, nil); len(got) == 0 || got[0].Key != want {
+			t.Errorf("Search(%q) = %v, want %s first", q, keys(got), want)
+		}
+	}
+}
