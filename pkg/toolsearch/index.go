@@ -56,6 +56,7 @@ type builder struct {
 // Build indexes docs (their order is the Doc index of each Hit). Callers
 // rebuild off the request path and swap the pointer.
 func Build(docs []Doc) *Index {
+	expansions() // the query expansions' table, built with the first index, not on a search
 	b := &builder{ix: &Index{keys: make([]string, len(docs)), vocab: map[string]int32{}}, ids: map[string]int32{}}
 	fieldTerms := make([][numFields][]int32, len(docs))
 	var total [numFields]float64

@@ -9,6 +9,14 @@ import (
 // word itself.
 const synonymWeight = 0.5
 
+// The weights of WordNet's synonyms of a query word (its most frequent
+// sense's other words) and hypernyms ("dinner" → "meal"): below the hand
+// table's, since WordNet's senses are general English, not software's.
+const (
+	wordnetSynonymWeight  = 0.2
+	wordnetHypernymWeight = 0.1
+)
+
 // Search returns up to limit hits for query, best first (ties by Doc
 // order), among the documents allow accepts (nil allows all). A request of
 // several parts ("read the sheet, plot a chart and save it") is ranked as a
@@ -90,9 +98,9 @@ func expand(ts []string) map[string]float64 {
 		q[t] = 1
 	}
 	for _, t := range ts {
-		for _, s := range synonyms[t] {
-			if _, ok := q[s]; !ok {
-				q[s] = synonymWeight
+		for _, e := range expansions()[t] {
+			if w, ok := q[e.term]; !ok || w < e.weight {
+				q[e.term] = e.weight
 			}
 		}
 	}

@@ -170,3 +170,16 @@ func TestSearchLiteralsAreNotIntents(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchWordNetExpands: a word only WordNet relates to the tool's
+// ("dinner" is a "meal") finds it.
+func TestSearchWordNetExpands(t *testing.T) {
+	t.Parallel()
+	ix := toolsearch.Build([]toolsearch.Doc{
+		{Key: "geo__suggest_meeting_point", Name: "suggest_meeting_point", Description: "Suggest a place to meet.", Backend: "geo"},
+		{Key: "cook__recommend_meals", Name: "recommend_meals", Description: "Recommend meals for the week.", Backend: "cook"},
+	})
+	if got := ix.Search("what is for dinner tonight", 2, nil); len(got) == 0 || got[0].Key != "cook__recommend_meals" {
+		t.Fatalf("got %v, want cook__recommend_meals first", keys(got))
+	}
+}
