@@ -42,6 +42,9 @@ type Tools struct {
 	vecs  map[string][]float32    // tool vectors by embedText, of the current catalogue
 
 	kick chan struct{} // a catalogue change to index (one pending at most)
+
+	bmu     sync.Mutex          // serialises builds
+	builder *toolsearch.Builder // the tools' analyses from one build to the next
 }
 
 // New returns the tool search over agg's catalogues, filtered by p (nil:
@@ -51,7 +54,8 @@ func New(agg *aggregator.Aggregator, p *policy.Policy, emb *embeddings.Client, l
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	t := &Tools{agg: agg, policy: p, emb: emb, log: log, cache: map[*aggregator.Catalogue]*indexed{}, kick: make(chan struct{}, 1)}
+	t := &Tools{agg: agg, policy: p, emb: emb, log: log, cache: map[*aggregator.Catalogue]*indexed{}, kick: make(chan struct{}, 1),
+		builder: toolsearch.NewBuilder()}
 	agg.OnChange(func(_, _ *aggregator.Catalogue, kinds []aggregator.Kind) {
 		for _, k := range kinds {
 			if k == aggregator.KindTools {
@@ -130,7 +134,9 @@ func (t *Tools) build(cat *aggregator.Catalogue) *indexed {
 			docs[i].Description = tool.Title + ". " + tool.Description
 		}
 	}
-	x.ix = toolsearch.Build(docs)
+	t.bmu.Lock()
+	x.ix = t.builder.Build(docs)
+	t.bmu.Unlock()
 	return x
 }
 

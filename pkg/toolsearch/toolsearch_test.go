@@ -3,6 +3,7 @@ package toolsearch_test
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/vmcp/vmcp/pkg/toolsearch"
@@ -118,6 +119,60 @@ func BenchmarkBuild10k(b *testing.B) {
 	docs := synthetic(b, 10000)
 	for b.Loop() {
 		toolsearch.Build(docs)
+	}
+}
+
+// distinct is synthetic(n) with every description and parameter text made
+// distinct, as in a catalogue that repeats none.
+func distinct(b *testing.B, n int) []toolsearch.Doc {
+	docs := synthetic(b, n)
+	for i := range docs {
+		docs[i].Description += fmt.Sprintf(" v%d", i)
+		docs[i].Params = slices.Clone(docs[i].Params)
+		for j := range docs[i].Params {
+			docs[i].Params[j].Description += fmt.Sprintf(" v%d", i)
+		}
+	}
+	return docs
+}
+
+// BenchmarkBuild10kDistinct: a first build of 10,000 distinct tools.
+func BenchmarkBuild10kDistinct(b *testing.B) {
+	docs := distinct(b, 10000)
+	for b.Loop() {
+		toolsearch.Build(docs)
+	}
+}
+
+// BenchmarkRebuild10k: the rebuild after a catalogue change (one backend
+// of 50 tools replaced by another) at 10,000 distinct tools, which
+// analyses only the new backend's tools (issue 31: ≤ 100 ms).
+func BenchmarkRebuild10k(b *testing.B) {
+	docs := distinct(b, 10050)
+	a, c := docs[:10000], slices.Concat(docs[:9950], docs[10000:])
+	bl := toolsearch.NewBuilder()
+	bl.Build(a)
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 {
+			bl.Build(c)
+		} else {
+			bl.Build(a)
+		}
+	}
+}
+
+// TestBuilderRebuildFindsWhatBuildFinds: a Builder's rebuild after a
+// change ranks exactly as a fresh Build of the new catalogue.
+func TestBuilderRebuildFindsWhatBuildFinds(t *testing.T) {
+	t.Parallel()
+	bl := toolsearch.NewBuilder()
+	bl.Build(smallCatalogue[:4])
+	next := slices.Concat(smallCatalogue[2:], []toolsearch.Doc{{Key: "x__rm", Name: "rm", Description: "Delete files.", Backend: "x"}})
+	got, want := bl.Build(next), toolsearch.Build(next)
+	for _, q := range []string{"delete a directory", "weather forecast", "search repositories", "resize image", "files"} {
+		if g, w := got.Search(q, 5, nil), want.Search(q, 5, nil); !reflect.DeepEqual(g, w) {
+			t.Errorf("Search(%q): rebuild %v, fresh %v", q, g, w)
+		}
 	}
 }
 
