@@ -38,9 +38,10 @@ const searchProfileSecs = 5
 
 // searchFigures are one client's figures in one phase.
 type searchFigures struct {
-	scores   livemcpbench.Scores
-	p50, p99 time.Duration
-	defs     int
+	scores             livemcpbench.Scores
+	p50, p99           time.Duration
+	plainP50, plainP99 time.Duration // a direct call of a found tool, interleaved
+	defs               int
 }
 
 // runSearch runs the search row and prints it.
