@@ -33,8 +33,9 @@ func top3(t *testing.T, ix *toolsearch.Index, qs []userQuery) int {
 }
 
 // TestUserQueriesTop3 scores testdata/user_queries.json (written apart
-// from the benchmark's tasks and before tuning on them) and pins the
-// share with a right tool in the first 3.
+// from the benchmark's tasks, before any tuning, and not tuned on) and pins
+// the count with a right tool in the first 3: 30 of 35 before WordNet and
+// literals, 32 now.
 func TestUserQueriesTop3(t *testing.T) {
 	t.Parallel()
 	docs, _ := benchDocs(t)
@@ -48,7 +49,7 @@ func TestUserQueriesTop3(t *testing.T) {
 	}
 	hits := top3(t, toolsearch.Build(docs), qs)
 	t.Logf("user queries top-3: %d of %d", hits, len(qs))
-	if hits < 0 {
-		t.Errorf("user queries top-3: %d of %d", hits, len(qs))
+	if hits < 32 {
+		t.Errorf("user queries top-3: %d of %d, want ≥ 32", hits, len(qs))
 	}
 }
