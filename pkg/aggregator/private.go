@@ -37,6 +37,8 @@ func (a *Aggregator) UpdateFor(owner string, inv Inventory) {
 			"backend", w.Backend, "tool", w.Name, "reason", w.Reason)
 	}
 	inv.Announced = nil
+	g, _ := a.gateNow()
+	inv = a.admit(g, inv)
 	now := time.Now()
 	a.pmu.Lock()
 	defer a.pmu.Unlock()

@@ -39,6 +39,8 @@ type Config struct {
 	ToolSearch ToolSearch `yaml:"tool_search"`
 	// Audit configures the audit log (audit.go); nil: none.
 	Audit *Audit `yaml:"audit,omitempty"`
+	// Security configures tool-definition pinning (security.go).
+	Security Security `yaml:"security"`
 }
 
 // Auth configures inbound authentication: JWT access tokens issued by one

@@ -203,4 +203,5 @@ func (c *Config) expandEnv() {
 	}
 	c.MRTR.StateKey = expand(c.MRTR.StateKey)
 	c.Cluster.RedisPassword = expand(c.Cluster.RedisPassword)
+	c.Security.AdminToken = expand(c.Security.AdminToken)
 }

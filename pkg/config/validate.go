@@ -82,6 +82,7 @@ func validate(ps *problems, c *Config) {
 	validateTelemetry(ps, c)
 	validateToolSearch(ps, c)
 	validateAudit(ps, c)
+	validateSecurity(ps, c, names)
 	validateAggregation(ps, &c.Aggregation, names)
 	if k := c.MRTR.StateKey; k != "" && len(k) < minStateKeyLen {
 		ps.add("mrtr.state_key", fmt.Sprintf("must be at least %d bytes after ${VAR} expansion, got %d", minStateKeyLen, len(k)))

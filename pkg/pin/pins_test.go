@@ -1,0 +1,126 @@
+package pin
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vmcp/vmcp/pkg/cluster/clustertest"
+	"github.com/vmcp/vmcp/pkg/config"
+)
+
+func tool(desc string) *mcp.Tool {
+	return &mcp.Tool{Name: "echo", Description: desc, InputSchema: map[string]any{"type": "object"}}
+}
+
+func names(ts []*mcp.Tool) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Name+":"+t.Description)
+	}
+	return out
+}
+
+func newCounter() *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: "c"}, []string{"backend", "outcome"})
+}
+
+func TestHashIgnoresKeyOrderAndTitleButNotSchemaOrAnnotations(t *testing.T) {
+	a := &mcp.Tool{Name: "x", InputSchema: map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "number", "maximum": 10}}}}
+	b := &mcp.Tool{Name: "x", Title: "other title", InputSchema: map[string]any{"properties": map[string]any{"n": map[string]any{"maximum": 10, "type": "number"}}, "type": "object"}}
+	assert.Equal(t, Hash(a), Hash(b))
+	c := *a
+	c.InputSchema = map[string]any{"type": "object"}
+	assert.NotEqual(t, Hash(a), Hash(&c), "input schema")
+	d := *a
+	d.OutputSchema = map[string]any{"type": "object"}
+	assert.NotEqual(t, Hash(a), Hash(&d), "output schema")
+	e := *a
+	e.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true}
+	assert.NotEqual(t, Hash(a), Hash(&e), "annotations")
+	f := *a
+	f.Description = "now exfiltrates"
+	assert.NotEqual(t, Hash(a), Hash(&f), "description")
+}
+
+func TestEachModeOnAChangedDescription(t *testing.T) {
+	for _, tc := range []struct {
+		mode    string
+		listed  []string
+		outcome string
+		pending int
+	}{
+		{config.ToolChangesWarn, []string{"echo:v2"}, OutcomeWarned, 1},
+		{config.ToolChangesDeny, nil, OutcomeDenied, 1},
+		{config.ToolChangesAllow, []string{"echo:v2"}, OutcomeAllowed, 0},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
+			c := newCounter()
+			p := New(Options{Mode: tc.mode, Counter: c})
+			defer p.Close()
+			require.Equal(t, []string{"echo:v1"}, names(p.Admit("b", []*mcp.Tool{tool("v1")})))
+			require.Equal(t, tc.listed, names(p.Admit("b", []*mcp.Tool{tool("v2")})))
+			assert.Equal(t, tc.listed, names(p.Admit("b", []*mcp.Tool{tool("v2")})), "the same again")
+			assert.Equal(t, 1.0, testutil.ToFloat64(c.WithLabelValues("b", tc.outcome)), "counted once per change, not per list")
+			assert.Len(t, p.Changes(), tc.pending)
+			assert.Equal(t, []string{"echo:v1"}, names(p.Admit("b", []*mcp.Tool{tool("v1")})), "back to the pinned definition")
+			assert.Empty(t, p.Changes())
+		})
+	}
+}
+
+func TestAcceptListsTheDeniedToolAndNotifies(t *testing.T) {
+	var mu sync.Mutex
+	notified := 0
+	p := New(Options{Mode: config.ToolChangesDeny, OnChange: func() { mu.Lock(); notified++; mu.Unlock() }})
+	defer p.Close()
+	p.Admit("b", []*mcp.Tool{tool("v1")})
+	require.ErrorIs(t, p.Accept("b", "echo"), ErrNoChange)
+	require.Empty(t, p.Admit("b", []*mcp.Tool{tool("v2")}))
+	require.NoError(t, p.Accept("b", "echo"))
+	assert.Equal(t, 1, notified)
+	assert.Equal(t, []string{"echo:v2"}, names(p.Admit("b", []*mcp.Tool{tool("v2")})))
+	assert.Empty(t, p.Changes())
+}
+
+func TestConfigNamingAToolAcceptsItsChangeOnce(t *testing.T) {
+	p := New(Options{Mode: config.ToolChangesDeny})
+	defer p.Close()
+	p.Admit("b", []*mcp.Tool{tool("v1")})
+	require.Empty(t, p.Admit("b", []*mcp.Tool{tool("v2")}))
+	p.Configure(config.Security{ToolChanges: config.ToolChangesDeny, AcceptToolChanges: []config.ToolRef{{Backend: "b", Tool: "echo"}}})
+	assert.Equal(t, []string{"echo:v2"}, names(p.Admit("b", []*mcp.Tool{tool("v2")})), "pending change accepted by the reload")
+
+	p.Configure(config.Security{ToolChanges: config.ToolChangesDeny, AcceptToolChanges: []config.ToolRef{{Backend: "b", Tool: "echo"}}})
+	assert.Equal(t, []string{"echo:v3"}, names(p.Admit("b", []*mcp.Tool{tool("v3")})), "armed: the next change is accepted")
+	assert.Empty(t, p.Admit("b", []*mcp.Tool{tool("v4")}), "once only: the one after is denied")
+}
+
+func TestTwoNodesOnOneRedisAgreeOnThePin(t *testing.T) {
+	topo := clustertest.Standalone(t)
+	prefix := topo.Prefix(t)
+	rdb := topo.Client(t)
+	changed := make(chan struct{}, 4)
+	a := New(Options{Mode: config.ToolChangesDeny, Store: NewRedis(rdb, prefix, false)})
+	defer a.Close()
+	b := New(Options{Mode: config.ToolChangesDeny, Store: NewRedis(rdb, prefix, false), OnChange: func() { changed <- struct{}{} }})
+	defer b.Close()
+
+	require.Len(t, a.Admit("be", []*mcp.Tool{tool("v1")}), 1, "a pins v1 first")
+	require.Empty(t, b.Admit("be", []*mcp.Tool{tool("v2")}), "b sees v2 first, but v1 is the pin")
+	require.Empty(t, a.Admit("be", []*mcp.Tool{tool("v2")}))
+
+	require.NoError(t, a.Accept("be", "echo"))
+	<-changed // b heard the accept
+	assert.Len(t, b.Admit("be", []*mcp.Tool{tool("v2")}), 1)
+	got, err := rdb.HGet(context.Background(), prefix+"pin:be", "echo").Result()
+	require.NoError(t, err)
+	assert.Equal(t, Hash(tool("v2")), got)
+}
