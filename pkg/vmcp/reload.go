@@ -94,7 +94,8 @@ func (s *Server) Reload(cfg *config.Config, source string) status.Reload {
 		rec.Outcome = ReloadPartial
 	}
 	cfg.ToolSearch, cfg.Authorization = s.cfg.ToolSearch, s.cfg.Authorization // fixed keys: the running tool search stays as it is
-	s.applySecurity(cfg.Security)                                             // before the backends: an added backend's tools meet the new mode
+	// security before the backends: an added backend's tools meet the new mode
+	s.applySecurity(cfg.Security)
 	applied := s.mgr.Apply(cfg.Backends, policy(cfg), s.reloadWait)
 	rec.Added, rec.Removed, rec.Changed = applied.Added, applied.Removed, applied.Changed
 	s.log.Info("config reloaded", "source", source, "outcome", rec.Outcome,
