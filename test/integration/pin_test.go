@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
+	"github.com/vmcp/vmcp/pkg/cluster/clustertest"
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/status"
 	"github.com/vmcp/vmcp/pkg/vmcp"
@@ -41,14 +42,25 @@ type pinClient struct {
 // pinClients connects a Legacy and a Modern client to v and waits until
 // the Modern one's listen stream is open (listens more already open).
 func pinClients(t *testing.T, v *harness.VMCP, listens int) []*pinClient {
+	return pinConnect(t, v.URL, func() int { return v.Server.ModernListens() - listens })
+}
+
+// pinConnect connects a Legacy and a Modern client to the MCP endpoint
+// url and waits until listens() counts the Modern one's listen stream.
+func pinConnect(t *testing.T, url string, listens func() int) []*pinClient {
 	var out []*pinClient
 	for _, rev := range []struct{ name, version string }{{"legacy", legacyVersion}, {"modern", ""}} {
 		c := &pinClient{name: rev.name, changed: make(chan struct{}, 16)}
-		c.cs = v.Connect(t, rev.version, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{},
+		client := mcp.NewClient(&mcp.Implementation{Name: "pin-" + rev.name, Version: "test"}, &mcp.ClientOptions{
+			Capabilities:           &mcp.ClientCapabilities{},
 			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { c.changed <- struct{}{} }})
+		cs, err := client.Connect(flowCtx(t), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: rev.version})
+		require.NoError(t, err, rev.name)
+		t.Cleanup(func() { _ = cs.Close() })
+		c.cs = cs
 		out = append(out, c)
 	}
-	require.Eventually(t, func() bool { return v.Server.ModernListens() == listens+1 }, stateWait, 5*time.Millisecond,
+	require.Eventually(t, func() bool { return listens() == 1 }, stateWait, 5*time.Millisecond,
 		"the Modern client's listen is open")
 	return out
 }
@@ -215,5 +227,40 @@ func TestReloadNamingAWithheldToolAcceptsIt(t *testing.T) {
 	for _, c := range clients {
 		c.awaitChanged(t)
 		require.Equal(t, "v2", c.echo(t, "be_echo"), c.name)
+	}
+}
+
+// Two nodes on one Redis agree on the pin: a node that first sees the
+// backend after the change still withholds the tool (the pin is the
+// definition the first node saw), and an accept on one node lists the
+// tool on the other too.
+func TestToolPinnedOnOneNodeIsWithheldOnANodeStartedAfterTheChange(t *testing.T) {
+	t.Parallel()
+	topo := clustertest.Standalone(t)
+	prefix := topo.Prefix(t)
+	be := harness.StartBackend(t, "be", harness.Stateful, func(s *mcp.Server) { setEcho(s, "v1") })
+	deny := func(c *config.Config) { c.Security.ToolChanges = config.ToolChangesDeny }
+	n1 := clStartNodeWith(t, "n1", topo, prefix, false, deny, be.Config())
+	on1 := pinConnect(t, n1.url, n1.srv.ModernListens)
+	require.Equal(t, "v1", on1[0].echo(t, "be_echo"))
+
+	setEcho(be.Server, "v2")
+	for _, c := range on1 {
+		c.awaitChanged(t)
+		require.Empty(t, c.echo(t, "be_echo"), c.name)
+	}
+	n2 := clStartNodeWith(t, "n2", topo, prefix, false, deny, be.Config())
+	on2 := pinConnect(t, n2.url, n2.srv.ModernListens)
+	for _, c := range on2 {
+		require.Empty(t, c.echo(t, "be_echo"), "%s client of n2, which never saw v1", c.name)
+		require.Contains(t, c.call(t, "be_echo"), `unknown tool "be_echo"`, c.name)
+	}
+	require.Equal(t, 1.0, toolChanges(t, n2.srv, "be", "denied"))
+
+	require.NoError(t, n1.srv.AcceptToolChange("be", "echo"))
+	for _, c := range append(on1, on2...) {
+		c.awaitChanged(t)
+		require.Equal(t, "v2", c.echo(t, "be_echo"), c.name)
+		require.Equal(t, "v2", c.call(t, "be_echo"), c.name)
 	}
 }
