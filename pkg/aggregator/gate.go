@@ -41,7 +41,7 @@ func (a *Aggregator) gateNow() (Gate, uint64) {
 // Regate admits every current inventory again (the gate's decisions
 // changed: a tool change accepted) and rebuilds once; clients get
 // list_changed if their lists changed. Principals' own inventories are
-// admitted again when next listed.
+// admitted again too; their catalogues are rebuilt on next use.
 func (a *Aggregator) Regate() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -52,5 +52,13 @@ func (a *Aggregator) Regate() {
 	for _, b := range slices.Sorted(maps.Keys(a.raw)) {
 		a.inv[b] = a.admit(a.gate, a.raw[b])
 	}
+	a.pmu.Lock()
+	for _, p := range a.priv {
+		for b, raw := range p.raw {
+			p.inv[b] = a.admit(a.gate, raw)
+		}
+		p.cat = nil
+	}
+	a.pmu.Unlock()
 	a.rebuild(nil)
 }
