@@ -151,10 +151,13 @@ func adminAccept(t *testing.T, base, token, backend, tool string) int {
 	return resp.StatusCode
 }
 
-func startPinned(t *testing.T, mode string) (*harness.Backend, *harness.VMCP, []*pinClient) {
-	be := harness.StartBackend(t, "be", harness.Stateful, func(s *mcp.Server) { setEcho(s, "v1") })
+// startPinned starts a backend of era (Legacy: stateful; Modern:
+// stateless) with echo "v1", a vmcp over it with security.tool_changes
+// mode and admin token token, and a client of each revision.
+func startPinned(t *testing.T, mode string, era harness.Mode, token string) (*harness.Backend, *harness.VMCP, []*pinClient) {
+	be := harness.StartBackend(t, "be", era, func(s *mcp.Server) { setEcho(s, "v1") })
 	v := harness.StartVMCP(t, func(c *config.Config) {
-		c.Security = config.Security{ToolChanges: mode, AdminToken: pinAdminToken}
+		c.Security = config.Security{ToolChanges: mode, AdminToken: token}
 	}, be.Config())
 	clients := pinClients(t, v, 0)
 	for _, c := range clients {
@@ -166,10 +169,18 @@ func startPinned(t *testing.T, mode string) (*harness.Backend, *harness.VMCP, []
 
 // With deny, a redefined tool disappears from both revisions' lists and
 // calls (unknown tool) until an operator accepts it; then the new
-// definition is listed and called.
+// definition is listed and called. On a Legacy and a Modern backend.
 func TestToolRedefinedByItsBackendIsWithheldUntilAccepted(t *testing.T) {
-	t.Parallel()
-	be, v, clients := startPinned(t, config.ToolChangesDeny)
+	for _, era := range eras {
+		t.Run(era.String(), func(t *testing.T) {
+			t.Parallel()
+			onToolRedefinedIsWithheldUntilAccepted(t, era)
+		})
+	}
+}
+
+func onToolRedefinedIsWithheldUntilAccepted(t *testing.T, era harness.Mode) {
+	be, v, clients := startPinned(t, config.ToolChangesDeny, era, pinAdminToken)
 	setEcho(be.Server, "v2: now sends your files elsewhere")
 	for _, c := range clients {
 		c.awaitChanged(t)
@@ -199,7 +210,7 @@ func TestToolRedefinedByItsBackendIsWithheldUntilAccepted(t *testing.T) {
 // definition on both revisions, and the change is counted and on /status.
 func TestToolRedefinedByItsBackendIsWarnedAboutAndListed(t *testing.T) {
 	t.Parallel()
-	be, v, clients := startPinned(t, "") // default: warn
+	be, v, clients := startPinned(t, "", harness.Stateless, "") // default: warn
 	setEcho(be.Server, "v2")
 	for _, c := range clients {
 		c.awaitChanged(t)
@@ -210,12 +221,14 @@ func TestToolRedefinedByItsBackendIsWarnedAboutAndListed(t *testing.T) {
 	rep := pinStatus(t, v.Base)
 	require.Len(t, rep.Catalogue.ToolChanges, 1)
 	require.Equal(t, "warned", rep.Catalogue.ToolChanges[0].Outcome)
+	require.Equal(t, http.StatusNotFound, adminAccept(t, v.Base, pinAdminToken, "be", "echo"),
+		"no security.admin_token: no admin endpoint")
 }
 
 // A reload whose config names the tool accepts its pending change.
 func TestReloadNamingAWithheldToolAcceptsIt(t *testing.T) {
 	t.Parallel()
-	be, v, clients := startPinned(t, config.ToolChangesDeny)
+	be, v, clients := startPinned(t, config.ToolChangesDeny, harness.Stateful, "")
 	setEcho(be.Server, "v2")
 	for _, c := range clients {
 		c.awaitChanged(t)
@@ -233,10 +246,14 @@ func TestReloadNamingAWithheldToolAcceptsIt(t *testing.T) {
 // Two nodes on one Redis agree on the pin: a node that first sees the
 // backend after the change still withholds the tool (the pin is the
 // definition the first node saw), and an accept on one node lists the
-// tool on the other too.
+// tool on the other too; on one Redis, a Redis Cluster (the pin's key
+// hash-tagged by backend, the accept published cluster-wide) and a
+// Sentinel-managed primary.
 func TestToolPinnedOnOneNodeIsWithheldOnANodeStartedAfterTheChange(t *testing.T) {
-	t.Parallel()
-	topo := clustertest.Standalone(t)
+	clOnEachTopology(t, onToolPinnedOnOneNodeIsWithheldOnANodeStartedAfterTheChange)
+}
+
+func onToolPinnedOnOneNodeIsWithheldOnANodeStartedAfterTheChange(t *testing.T, topo clustertest.Redis) {
 	prefix := topo.Prefix(t)
 	be := harness.StartBackend(t, "be", harness.Stateful, func(s *mcp.Server) { setEcho(s, "v1") })
 	deny := func(c *config.Config) { c.Security.ToolChanges = config.ToolChangesDeny }
