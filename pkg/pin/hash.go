@@ -26,7 +26,7 @@ type definition struct {
 }
 
 // Hash is the SHA-256, in hex, of t's definition in canonical JSON:
-// object keys sorted at every depth, numbers as the backend wrote them.
+// object keys sorted at every depth, numbers in their shortest form.
 // A definition that cannot be encoded hashes its name alone with a marker.
 func Hash(t *mcp.Tool) string {
 	raw, err := json.Marshal(definition{t.Name, t.Description, t.InputSchema, t.OutputSchema, t.Annotations})
@@ -41,7 +41,7 @@ func Hash(t *mcp.Tool) string {
 }
 
 // canonical re-encodes JSON with sorted object keys (encoding/json sorts
-// map keys) and numbers kept as written (json.Number).
+// map keys) and numbers kept as encoded (json.Number).
 func canonical(raw []byte) ([]byte, error) {
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()

@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -123,4 +124,20 @@ func TestTwoNodesOnOneRedisAgreeOnThePin(t *testing.T) {
 	got, err := rdb.HGet(context.Background(), prefix+"pin:be", "echo").Result()
 	require.NoError(t, err)
 	assert.Equal(t, Hash(tool("v2")), got)
+}
+
+// With Redis unreachable, every store failure is counted and this node's
+// own pin decides: deny still withholds a change it saw itself.
+func TestRedisDownFallsBackToThisNodesPin(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1})
+	defer rdb.Close()
+	c := newCounter()
+	p := New(Options{Mode: config.ToolChangesDeny, Store: NewRedis(rdb, "vmcp-test-down:", false), Counter: c})
+	defer p.Close()
+	require.Len(t, p.Admit("b", []*mcp.Tool{tool("v1")}), 1, "first sight: pinned here")
+	require.Empty(t, p.Admit("b", []*mcp.Tool{tool("v2")}), "changed against this node's pin")
+	assert.Equal(t, 2.0, testutil.ToFloat64(c.WithLabelValues("b", OutcomeStoreError)))
+	assert.Equal(t, 1.0, testutil.ToFloat64(c.WithLabelValues("b", OutcomeDenied)))
+	require.NoError(t, p.Accept("b", "echo"), "accepted here even though Redis cannot hear it")
+	assert.Len(t, p.Admit("b", []*mcp.Tool{tool("v2")}), 1)
 }
