@@ -30,14 +30,25 @@ type definition struct {
 // A definition that cannot be encoded hashes its name alone with a marker.
 func Hash(t *mcp.Tool) string {
 	raw, err := json.Marshal(definition{t.Name, t.Description, t.InputSchema, t.OutputSchema, t.Annotations})
+	if err == nil && !(decoded(t.InputSchema) && decoded(t.OutputSchema)) {
+		raw, err = canonical(raw)
+	}
 	if err != nil {
 		return sum([]byte("unencodable\x00" + t.Name))
 	}
-	canon, err := canonical(raw)
-	if err != nil {
-		return sum([]byte("unencodable\x00" + t.Name))
+	return sum(raw)
+}
+
+// decoded reports whether a schema is as a JSON decoder makes it (absent,
+// or a map[string]any of decoded values), which json.Marshal already
+// writes canonically: a backend's listed tools are (the go-sdk client
+// decodes them); other types are re-encoded first.
+func decoded(schema any) bool {
+	switch schema.(type) {
+	case nil, map[string]any:
+		return true
 	}
-	return sum(canon)
+	return false
 }
 
 // canonical re-encodes JSON with sorted object keys (encoding/json sorts
