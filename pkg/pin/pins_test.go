@@ -141,3 +141,14 @@ func TestRedisDownFallsBackToThisNodesPin(t *testing.T) {
 	require.NoError(t, p.Accept("b", "echo"), "accepted here even though Redis cannot hear it")
 	assert.Len(t, p.Admit("b", []*mcp.Tool{tool("v2")}), 1)
 }
+
+// A reload from warn to deny withholds the changes already warned about.
+func TestReloadToDenyWithholdsAWarnedChange(t *testing.T) {
+	p := New(Options{})
+	defer p.Close()
+	p.Admit("b", []*mcp.Tool{tool("v1")})
+	require.Len(t, p.Admit("b", []*mcp.Tool{tool("v2")}), 1, "warn (default) lists it")
+	p.Configure(config.Security{ToolChanges: config.ToolChangesDeny})
+	assert.Empty(t, p.Admit("b", []*mcp.Tool{tool("v2")}))
+	assert.Equal(t, OutcomeDenied, p.Changes()[0].Outcome)
+}
