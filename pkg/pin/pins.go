@@ -57,6 +57,7 @@ type key struct{ backend, tool string }
 type entry struct {
 	pinned, offered string
 	since           time.Time // when offered first differed from pinned
+	unstored        bool      // pinned here while the store failed: asked again next listing
 }
 
 // Pins decides, per backend tool, whether its definition is the pinned
@@ -97,20 +98,22 @@ func (p *Pins) Admit(backend string, tools []*mcp.Tool) []*mcp.Tool {
 	p.obs.Lock()
 	defer p.obs.Unlock()
 	out := make([]*mcp.Tool, 0, len(tools))
+	down := false // the store failed once: this listing's other tools skip it
 	for _, t := range tools {
-		if p.admit(backend, t) {
+		if p.admit(backend, t, &down) {
 			out = append(out, t)
 		}
 	}
 	return out
 }
 
-// admit decides one tool; p.obs is held.
-func (p *Pins) admit(backend string, t *mcp.Tool) bool {
+// admit decides one tool; p.obs is held. *down: the store failed earlier
+// in this listing (set on failure).
+func (p *Pins) admit(backend string, t *mcp.Tool, down *bool) bool {
 	h, k := Hash(t), key{backend, t.Name}
 	p.mu.Lock()
 	e := p.state[k]
-	if e != nil && e.offered == h {
+	if e != nil && e.offered == h && !e.unstored {
 		keep := e.pinned == h || p.mode != config.ToolChangesDeny
 		p.mu.Unlock()
 		return keep
@@ -120,13 +123,13 @@ func (p *Pins) admit(backend string, t *mcp.Tool) bool {
 		local = e.pinned
 	}
 	p.mu.Unlock()
-	pinned := p.pin(k, h, local)
+	pinned, stored := p.pin(k, local, down)
 	p.mu.Lock()
 	if e = p.state[k]; e == nil {
 		e = &entry{}
 		p.state[k] = e
 	}
-	e.pinned, e.offered = pinned, h
+	e.pinned, e.offered, e.unstored = pinned, h, !stored
 	if pinned == h {
 		p.mu.Unlock()
 		return true
@@ -138,18 +141,26 @@ func (p *Pins) admit(backend string, t *mcp.Tool) bool {
 	return p.changed(k, h, pinned, mode, armed)
 }
 
-// pin asks the store for (k, h)'s pin; on a store error it counts, logs
-// and returns local (this node's own pin, or h when it has none).
-func (p *Pins) pin(k key, h, local string) string {
+// pin asks the store for k's pin, writing local (this node's own pin, or
+// the definition offered when it has none) if the store has none, and
+// reports whether the store answered; on a store error, or without asking
+// once *down, it counts and returns local, so a listing waits for at most
+// one failed store operation.
+func (p *Pins) pin(k key, local string, down *bool) (string, bool) {
+	if *down {
+		p.count(k.backend, OutcomeStoreError)
+		return local, false
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	pinned, err := p.opts.Store.Pin(ctx, k.backend, k.tool, h)
+	pinned, err := p.opts.Store.Pin(ctx, k.backend, k.tool, local) // this node's pin, if any, was first here
 	if err != nil {
+		*down = true
 		p.count(k.backend, OutcomeStoreError)
 		p.warn("tool pin store failed; this node's own pin decides", k, "error", err)
-		return local
+		return local, false
 	}
-	return pinned
+	return pinned, true
 }
 
 // changed acts on a definition h that differs from its pin, by mode (or

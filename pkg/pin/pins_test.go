@@ -2,6 +2,7 @@ package pin
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 
@@ -151,4 +152,49 @@ func TestReloadToDenyWithholdsAWarnedChange(t *testing.T) {
 	p.Configure(config.Security{ToolChanges: config.ToolChangesDeny})
 	assert.Empty(t, p.Admit("b", []*mcp.Tool{tool("v2")}))
 	assert.Equal(t, OutcomeDenied, p.Changes()[0].Outcome)
+}
+
+// flakyStore fails while down, else is a Memory.
+type flakyStore struct {
+	*Memory
+	mu    sync.Mutex
+	down  bool
+	calls int
+}
+
+func (f *flakyStore) Pin(ctx context.Context, backend, tool, hash string) (string, error) {
+	f.mu.Lock()
+	down := f.down
+	f.calls++
+	f.mu.Unlock()
+	if down {
+		return "", errors.New("store down")
+	}
+	return f.Memory.Pin(ctx, backend, tool, hash)
+}
+
+func (f *flakyStore) set(down bool) {
+	f.mu.Lock()
+	f.down, f.calls = down, 0
+	f.mu.Unlock()
+}
+
+// While the store is down a listing asks it once, not once per tool; the
+// pins made here meanwhile are written when it is back, as first seen
+// here, so a change seen during the outage stays a change.
+func TestStoreOutageAskedOncePerListingAndPinsWrittenAfter(t *testing.T) {
+	st := &flakyStore{Memory: NewMemory()}
+	p := New(Options{Mode: config.ToolChangesDeny, Store: st})
+	defer p.Close()
+	st.set(true)
+	tools := []*mcp.Tool{tool("v1"), {Name: "b", InputSchema: map[string]any{"type": "object"}}, {Name: "c", InputSchema: map[string]any{"type": "object"}}}
+	require.Len(t, p.Admit("be", tools), 3)
+	assert.Equal(t, 1, st.calls)
+	require.Len(t, p.Admit("be", []*mcp.Tool{tool("v2")}), 0, "this node's pin decides")
+
+	st.set(false)
+	require.Len(t, p.Admit("be", []*mcp.Tool{tool("v2")}), 0)
+	got, err := st.Memory.Pin(context.Background(), "be", "echo", "other")
+	require.NoError(t, err)
+	assert.Equal(t, Hash(tool("v1")), got, "the store holds v1, the definition first seen here")
 }
