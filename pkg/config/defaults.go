@@ -89,6 +89,7 @@ func (c *Config) ApplyDefaults() {
 	c.applyToolSearchDefaults()
 	c.applyAuditDefaults()
 	c.applySecurityDefaults()
+	c.applyRateLimitDefaults()
 }
 
 func setString(p *string, v string) {
