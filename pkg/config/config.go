@@ -39,6 +39,8 @@ type Config struct {
 	ToolSearch ToolSearch `yaml:"tool_search"`
 	// Audit configures the audit log (audit.go); nil: none.
 	Audit *Audit `yaml:"audit,omitempty"`
+	// Security configures tool-definition pinning (security.go).
+	Security Security `yaml:"security"`
 	// RateLimits is the ordered rate limit rule list (ratelimit.go); empty:
 	// no limits.
 	RateLimits []RateLimit `yaml:"rate_limits,omitempty"`

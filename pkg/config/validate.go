@@ -84,6 +84,7 @@ func validate(ps *problems, c *Config) {
 	validateTelemetry(ps, c)
 	validateToolSearch(ps, c)
 	validateAudit(ps, c)
+	validateSecurity(ps, c, names)
 	validateRateLimits(ps, c, names)
 	validateAggregation(ps, &c.Aggregation, names)
 	if k := c.MRTR.StateKey; k != "" && len(k) < minStateKeyLen {
