@@ -146,9 +146,17 @@ func TestTokenIsRenewedBeforeItExpiresAndAfterA401(t *testing.T) {
 	s := f.source(outbound.TokenExchange, func(o *outbound.Options) { o.Now = clock; o.Auth.TokenURL = f.idp.TokenURL() })
 	first, err := s.Token(t.Context(), f.alice)
 	require.NoError(t, err)
-	mu.Lock()
-	now = now.Add(10*time.Minute - 31*time.Second) // within 30 s of exp
-	mu.Unlock()
+	advance := func(d time.Duration) {
+		mu.Lock()
+		now = now.Add(d)
+		mu.Unlock()
+	}
+	advance(10*time.Minute - time.Minute) // a minute before exp: still served from the cache
+	again, err := s.Token(t.Context(), f.alice)
+	require.NoError(t, err)
+	assert.Equal(t, first, again)
+	assert.Equal(t, uint64(1), s.Stats().Issued)
+	advance(time.Minute - 29*time.Second) // within 30 s of exp
 	second, err := s.Token(t.Context(), f.alice)
 	require.NoError(t, err)
 	assert.Equal(t, uint64(2), s.Stats().Issued, "renewed shortly before exp")
@@ -157,11 +165,10 @@ func TestTokenIsRenewedBeforeItExpiresAndAfterA401(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, uint64(3), s.Stats().Issued)
 	assert.Equal(t, uint64(1), s.Stats().Rejected)
-	again, err := s.Renew(t.Context(), f.alice, second) // a concurrent 401 to the same stale token
+	again, err = s.Renew(t.Context(), f.alice, second) // a concurrent 401 to the same stale token
 	require.NoError(t, err)
 	assert.Equal(t, third, again, "the stale token was replaced once")
 	assert.Equal(t, uint64(3), s.Stats().Issued)
-	_ = first
 }
 
 func TestClientCredentialsIsVmcpsOwnTokenForEveryone(t *testing.T) {
