@@ -1,6 +1,10 @@
 package backends
 
-import "time"
+import (
+	"time"
+
+	"github.com/vmcp/vmcp/pkg/outbound"
+)
 
 // History is what an operator asks of a backend after an incident: since
 // when it is in its state, its last error even once it recovered, and how
@@ -38,5 +42,7 @@ type Status struct {
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
 	Error           string `json:"error,omitempty"`
 	Tools           int    `json:"tools"`
+	// Outbound is the backend's own-token counts (nil: no auth).
+	Outbound *outbound.Stats `json:"outbound,omitempty"`
 	History
 }

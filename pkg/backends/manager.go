@@ -58,9 +58,9 @@ type managerOptions struct {
 	timing  Timing
 	onState func(name string, s State)
 
-	perPrincipal bool            // WithPerPrincipal
-	ids          *ids            // the Manager's request numbering, shared by its backends
-	bulk         *bulkgc.Limiter // WithBulkGC
+	issuer string          // WithIssuer
+	ids    *ids            // the Manager's request numbering, shared by its backends
+	bulk   *bulkgc.Limiter // WithBulkGC
 }
 
 // WithMetrics makes the backends count into the server's metrics m (GET

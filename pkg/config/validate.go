@@ -62,6 +62,7 @@ func checkExplicit(ps *problems, c *Config) {
 	atLeast("mrtr.max_parked", int64(c.MRTR.MaxParked), 1)
 	atLeast("mrtr.max_parked_per_principal", int64(c.MRTR.MaxParkedPerPrincipal), 1)
 	atLeast("cluster.max_events_per_session", int64(c.Cluster.MaxEventsPerSession), 1)
+	checkRateLimitsExplicit(ps, c)
 }
 
 // validate checks everything else, on the config with defaults applied.
@@ -78,10 +79,13 @@ func validate(ps *problems, c *Config) {
 		ps.add("sessions.max_per_principal", fmt.Sprintf("must not exceed sessions.max (%d), got %d", c.Sessions.Max, c.Sessions.MaxPerPrincipal))
 	}
 	validateAuth(ps, c)
+	validateOutbound(ps, c)
 	validateAuthorization(ps, c, names)
 	validateTelemetry(ps, c)
 	validateToolSearch(ps, c)
 	validateAudit(ps, c)
+	validateSecurity(ps, c, names)
+	validateRateLimits(ps, c, names)
 	validateAggregation(ps, &c.Aggregation, names)
 	if k := c.MRTR.StateKey; k != "" && len(k) < minStateKeyLen {
 		ps.add("mrtr.state_key", fmt.Sprintf("must be at least %d bytes after ${VAR} expansion, got %d", minStateKeyLen, len(k)))
@@ -268,6 +272,8 @@ func checkForward(ps *problems, path string, names []string) {
 		switch {
 		case !headerNameRE.MatchString(n):
 			ps.add(joinIndex(path, i), fmt.Sprintf("invalid header name %q", n))
+		case slices.Contains(credentialHeaders, l):
+			ps.add(joinIndex(path, i), fmt.Sprintf(passthroughRule, n))
 		case strings.HasPrefix(l, "mcp-") || strings.HasPrefix(l, "vmcp-") || slices.Contains(transportHeaders, l):
 			ps.add(joinIndex(path, i), fmt.Sprintf("%s is set by vmcp's transport to the backend and cannot be forwarded", n))
 		}

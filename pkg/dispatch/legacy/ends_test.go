@@ -42,7 +42,9 @@ func TestCallOnSessionStillClosingGot200WithNoMessage(t *testing.T) {
 	agg := aggregator.New(aggregator.Policy{}, log)
 	mgr := backends.NewManager(nil, agg, log, "test")
 	store := heldStore{mcp.NewMemoryEventStore(nil), make(chan string, 1), make(chan struct{})}
-	d := legacy.New(agg, mgr, legacy.Options{Implementation: &mcp.Implementation{Name: "vmcp"}, MaxSessions: 10, Logger: log, EventStore: store})
+	opts := completeOptions(agg, mgr, log)
+	opts.EventStore = store
+	d := legacy.New(agg, mgr, opts)
 	srv := httptest.NewServer(d)
 	t.Cleanup(srv.Close)
 	release := sync.OnceFunc(func() { close(store.release) })
