@@ -17,7 +17,7 @@ var incr = redis.NewScript(`return redis.call('INCR', KEYS[1])`)
 // has none.
 func TestScriptRunsOnTheClustersRedis(t *testing.T) {
 	t.Parallel()
-	mem, err := New(Options{Timing: fast})
+	mem, err := New(Options{MaxEventsPerSession: testMaxEvents, Timing: fast})
 	require.NoError(t, err)
 	defer mem.Close()
 	assert.False(t, mem.Shared())
