@@ -46,7 +46,7 @@ type Request struct {
 	Header    http.Header        // the client's HTTP headers; only forward_headers reach a backend
 	// Asks reports whether the client declared a capability a backend can
 	// ask it for (elicitation, sampling, roots): a Modern client's call to
-	// a Legacy backend is then parked (ViaParked) so the backend can ask.
+	// a Legacy stdio or SSE backend is then parked (ViaParked).
 	Asks bool
 
 	// What Do sends (the routing fields above say where).

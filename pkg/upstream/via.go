@@ -22,9 +22,13 @@ const (
 	ViaDirect Via = "direct"
 	// ViaShared: the backend's control connection, shared by Modern clients.
 	ViaShared Via = "shared"
-	// ViaParked: a pooled backend session with the Modern client's
-	// capabilities, parked between multi round-trip rounds while a Legacy
-	// backend asks the client.
+	// ViaKeyed: Do on a Legacy HTTP backend session keyed by the Modern
+	// client's principal and capabilities (session.go); the Modern
+	// dispatcher parks the Stream while the backend asks the client.
+	ViaKeyed Via = "keyed"
+	// ViaParked: a pooled go-sdk backend session with the Modern client's
+	// capabilities, parked between rounds while a Legacy stdio or SSE
+	// backend asks the client (until Do sends on those transports).
 	ViaParked Via = "parked"
 )
 
@@ -34,16 +38,14 @@ var relayed = map[string]bool{"tools/call": true, "prompts/get": true, "resource
 // choose is the transport rule. A Legacy client's requests go on its own
 // backend sessions: raw when the backend is streamable HTTP (on a Modern
 // one, unless the tool mirrors arguments in Mcp-Param-* headers), else
-// through the go-sdk client. A Modern client's tools/call
-// to a Modern HTTP backend is one direct POST unless the tool mirrors
-// arguments in Mcp-Param-* headers (the go-sdk client builds those); a
-// call to a Legacy backend is parked when the client can be asked, the
-// backend is per-principal (which has no shared connection: the pooled
-// session is keyed by the principal's forwarded headers) or streamable
-// HTTP (a pooled session per call: a response the go-sdk client cannot
-// decode breaks that session, not the control connection every Modern
-// client's lists depend on); everything else uses the backend's shared
-// control connection.
+// through the go-sdk client. A Modern client's tools/call to a Modern HTTP
+// backend is one direct POST unless the tool mirrors arguments in
+// Mcp-Param-* headers (the go-sdk client builds those). Its call, get or
+// read to a Legacy HTTP backend, and its completion there when it has a
+// principal, go on a keyed session (never one another principal's
+// requests run on); a call to a Legacy stdio or SSE backend is parked
+// when the client can be asked or the backend is per-principal.
+// Everything else uses the backend's shared control connection.
 func choose(req *Request, t Target) Via {
 	modernBackend := t.Backend.Modern()
 	if req.Revision == RevisionLegacy {
@@ -56,7 +58,11 @@ func choose(req *Request, t Target) Via {
 	switch {
 	case modernBackend && req.Method == "tools/call" && t.Tool != nil && t.Backend.HTTP() && !backends.HeaderParams(t.Tool):
 		return ViaDirect
-	case !modernBackend && (req.Asks || t.Backend.PerPrincipal() || t.Backend.HTTP()) && relayed[req.Method]:
+	case modernBackend:
+		return ViaShared
+	case t.Backend.HTTP() && (relayed[req.Method] || req.Method == "completion/complete" && !req.Principal.Anonymous()):
+		return ViaKeyed
+	case (req.Asks || t.Backend.PerPrincipal()) && relayed[req.Method]:
 		return ViaParked
 	}
 	return ViaShared

@@ -94,7 +94,9 @@ type Dispatcher struct {
 	modern   []string        // the Modern subset of versions
 	state    *mrtr.Codec
 	parked   mrtr.Directory
-	pool     *sessionPool   // backend sessions for calls that may park
+	pool     *sessionPool   // backend sessions for calls that may park (stdio, SSE)
+	streams  sync.Map       // parked call ID → its *parkedStream (park_stream.go)
+	ownCore  bool           // core was made by New: Close closes it
 	limits   parkLimits     // parked calls in all and per principal (parklimit.go)
 	mu       sync.Mutex     // orders enter against Close
 	wg       sync.WaitGroup // listen streams and parked calls (see enter)
@@ -124,7 +126,8 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 	if opts.Metrics == nil {
 		opts.Metrics = telemetry.New()
 	}
-	if opts.Core == nil {
+	ownCore := opts.Core == nil
+	if ownCore {
 		opts.Core = upstream.New(agg, mgr, opts.Metrics)
 		opts.Core.SetPolicy(opts.Policy)
 	}
@@ -155,6 +158,7 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 		modern:   slices.DeleteFunc(slices.Clone(versions), func(v string) bool { return !wire.IsModern(v) }),
 		state:    opts.State,
 		parked:   opts.Parked,
+		ownCore:  ownCore,
 	}
 	d.pool = newSessionPool(opts.Logger, d.undeliverable)
 	mgr.OnResourceUpdated(d.subs.ResourceUpdated)
@@ -201,8 +205,8 @@ func (d *Dispatcher) EndStreams() { d.subs.Close() }
 
 // Close ends every open listen stream gracefully (each receives its
 // SubscriptionsListenResult and its HTTP response ends), cancels parked
-// calls upstream and closes idle backend sessions, waiting (bounded) for
-// all of them.
+// calls upstream and closes idle backend sessions (and the keyed ones of
+// a core of its own), waiting (bounded) for all of them.
 func (d *Dispatcher) Close() {
 	d.mu.Lock()
 	d.closing.Store(true)
@@ -222,6 +226,9 @@ func (d *Dispatcher) Close() {
 		d.log.Warn("modern dispatcher: listen streams or parked calls still winding down after close", "wait", closeWait)
 	}
 	d.pool.close()
+	if d.ownCore {
+		d.core.Close() // its keyed backend sessions
+	}
 }
 
 // ServeHTTP answers one Modern POST: 405 for other methods, 415 unless

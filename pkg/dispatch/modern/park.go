@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -176,7 +177,7 @@ func (d *Dispatcher) resume(rq *request, c *mrtrCall, st mrtr.State) ([]byte, er
 		return nil, invalidParams("%s: %v", c.method, mrtr.ErrNotParked)
 	}
 	d.newCallStream(rq, st.Backend, c.meta)
-	ps := d.pool.tracked(call.ID)
+	out := d.outOf(call.ID)
 	req := d.upstreamRequest(rq, c.method, c.name)
 	var t upstream.Target
 	var pinErr error
@@ -184,8 +185,8 @@ func (d *Dispatcher) resume(rq *request, c *mrtrCall, st mrtr.State) ([]byte, er
 		if t, pinErr = d.core.Pin(req, st.Backend, "", nil); pinErr != nil {
 			return pinErr // the backend is gone: it never gets answers it could act on
 		}
-		if ps != nil {
-			ps.out.Store(rq.stream)
+		if out != nil {
+			out.Store(rq.stream)
 		}
 		return nil
 	}
@@ -196,7 +197,11 @@ func (d *Dispatcher) resume(rq *request, c *mrtrCall, st mrtr.State) ([]byte, er
 		return nil, invalidParams("%s: %v", c.method, err)
 	}
 	c.backend = st.Backend
-	return d.drive(rq, req, t, c, call, d.core.Start(req, t))
+	done := counted(st.Backend) // Do counts the Stream's request
+	if _, ok := d.streams.Load(call.ID); !ok {
+		done = d.core.Start(req, t) // each round is one request of a pooled session
+	}
+	return d.drive(rq, req, t, c, call, done)
 }
 
 // drive waits for the call's next outcome on behalf of rq, counted by the
@@ -206,9 +211,9 @@ func (d *Dispatcher) resume(rq *request, c *mrtrCall, st mrtr.State) ([]byte, er
 // (upstream.Core.Start or Begin).
 func (d *Dispatcher) drive(rq *request, req *upstream.Request, t upstream.Target, c *mrtrCall, call *mrtr.Call, done func(error) error) ([]byte, error) {
 	b := t.Backend
-	if ps := d.pool.tracked(call.ID); ps != nil {
-		ps.out.Store(rq.stream)
-		defer ps.out.CompareAndSwap(rq.stream, nil)
+	if out := d.outOf(call.ID); out != nil {
+		out.Store(rq.stream)
+		defer out.CompareAndSwap(rq.stream, nil)
 	}
 	out, err := call.Next(rq.r.Context(), b.Timeout())
 	switch {
@@ -231,4 +236,16 @@ func (d *Dispatcher) drive(rq *request, req *upstream.Request, t upstream.Target
 		RequestState: d.state.Seal(mrtr.State{Method: c.method, Name: c.name, Backend: b.Name(),
 			Parked: true, Node: d.opts.NodeID, Call: call.ID, Round: round}.For(req.Principal)),
 	})
+}
+
+// outOf is where the parked call id's progress and logs go: the client
+// request waiting on it (nil: none is tracked).
+func (d *Dispatcher) outOf(id string) *atomic.Pointer[callStream] {
+	if v, ok := d.streams.Load(id); ok {
+		return &v.(*parkedStream).out
+	}
+	if ps := d.pool.tracked(id); ps != nil {
+		return &ps.out
+	}
+	return nil
 }
