@@ -272,3 +272,40 @@ func TestDoConnAskGoesToTheOldestRequest(t *testing.T) {
 		t.Fatalf("result %s, %v", res, err)
 	}
 }
+
+// TestDoConnSharedProcessRefusesAsks: on a stdio backend with isolation:
+// shared, a Legacy client's request goes on the control connection; its
+// result and progress reach it, but the backend's asks and logs, which
+// cannot be attributed to one client there, do not: the ask is refused.
+func TestDoConnSharedProcessRefusesAsks(t *testing.T) {
+	t.Parallel()
+	cfg := harness.LegacyStdioBackend(t, "b") // a Legacy control connection, where a backend may ask
+	cfg.Isolation = config.IsolationShared
+	c, _, mgr := coreOf(t, cfg, 30*time.Second)
+	cl := newConnClient(t, mgr, upstream.RevisionLegacy)
+	st, err := c.Do(context.Background(), cl.call("report", `{"marker":"m","n":3}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	notes, res, err := drain(t, st)
+	if err != nil || !strings.Contains(string(res), "reported:m") {
+		t.Fatalf("result %s, %v", res, err)
+	}
+	for _, msg := range notes {
+		if msg.Method != "notifications/progress" {
+			t.Fatalf("the shared connection handed the request %s", msg.Raw)
+		}
+	}
+	if len(notes) != 3 {
+		t.Fatalf("%d progress notifications, want 3", len(notes))
+	}
+	st, err = c.Do(context.Background(), cl.call("ask", `{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if notes, _, err := drain(t, st); err == nil || !strings.Contains(err.Error(), "isolation: shared") || len(notes) != 0 {
+		t.Fatalf("ask on the shared process: %d messages, error %v", len(notes), err)
+	}
+}
