@@ -10,12 +10,13 @@ type Via string
 // The transports, one rule for both revisions (choose).
 const (
 	// ViaRelay: raw JSON-RPC on the Legacy client's own backend session
-	// (a streamable HTTP backend; tools/call, prompts/get and
-	// resources/read), or, where that session is Modern, one
-	// self-contained POST per round.
+	// (tools/call, prompts/get and resources/read; on streamable HTTP
+	// posted on the session, where that session is Modern one
+	// self-contained POST per round; on stdio and SSE written on the
+	// go-sdk connection, Core.Do), its asks on the call's own stream.
 	ViaRelay Via = "relay"
-	// ViaSession: the Legacy client's own go-sdk backend session (stdio,
-	// SSE, a Modern tool with Mcp-Param-* headers, or a method the relay
+	// ViaSession: the Legacy client's own go-sdk backend session (a
+	// Modern HTTP tool with Mcp-Param-* headers, or a method the relay
 	// does not take).
 	ViaSession Via = "session"
 	// ViaDirect: one self-contained POST to a Modern streamable HTTP backend.
@@ -32,9 +33,10 @@ const (
 var relayed = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true}
 
 // choose is the transport rule. A Legacy client's requests go on its own
-// backend sessions: raw when the backend is streamable HTTP (on a Modern
-// one, unless the tool mirrors arguments in Mcp-Param-* headers), else
-// through the go-sdk client. A Modern client's tools/call
+// backend sessions: tools/call, prompts/get and resources/read raw
+// (Core.Do), on any transport, unless the tool of a Modern HTTP backend
+// mirrors arguments in Mcp-Param-* headers; the rest through the go-sdk
+// client. A Modern client's tools/call
 // to a Modern HTTP backend is one direct POST unless the tool mirrors
 // arguments in Mcp-Param-* headers (the go-sdk client builds those); a
 // call to a Legacy backend is parked when the client can be asked, the
@@ -47,8 +49,8 @@ var relayed = map[string]bool{"tools/call": true, "prompts/get": true, "resource
 func choose(req *Request, t Target) Via {
 	modernBackend := t.Backend.Modern()
 	if req.Revision == RevisionLegacy {
-		headers := modernBackend && req.Method == "tools/call" && (t.Tool == nil || backends.HeaderParams(t.Tool))
-		if relayed[req.Method] && t.Backend.HTTP() && !headers {
+		headers := t.Backend.HTTP() && modernBackend && req.Method == "tools/call" && (t.Tool == nil || backends.HeaderParams(t.Tool))
+		if relayed[req.Method] && !headers {
 			return ViaRelay
 		}
 		return ViaSession
