@@ -2,7 +2,9 @@ package backends
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 
@@ -29,14 +31,15 @@ type connMux struct {
 	mu     sync.Mutex
 	byID   map[string]*Exchange
 	tokens map[string]*Exchange
-	order  []*Exchange // in flight, oldest first
-	err    error       // the connection's end
+	asks   map[jsonrpc.ID]*Exchange // asks handed to an Exchange and not answered
+	order  []*Exchange              // in flight, oldest first
+	err    error                    // the connection's end
 	closed chan struct{}
 }
 
 func newConnMux(c mcp.Connection, tap Tap, logs bool) *connMux {
 	return &connMux{Connection: c, tap: tap, logs: logs, byID: map[string]*Exchange{},
-		tokens: map[string]*Exchange{}, closed: make(chan struct{})}
+		tokens: map[string]*Exchange{}, asks: map[jsonrpc.ID]*Exchange{}, closed: make(chan struct{})}
 }
 
 // Exchange is one request written raw on a connection: Next yields the
@@ -110,12 +113,37 @@ func (c *connMux) ownerOf(r *jsonrpc.Request) *Exchange {
 		}
 	case MethodLog:
 		return c.oldestOwn()
+	case methodCancelled: // the backend withdrew an ask: to the request it went to
+		return c.asks[cancelledID(r.Params)]
 	case "elicitation/create", "sampling/createMessage", "roots/list":
-		if r.ID.IsValid() {
-			return c.oldestOwn()
+		if e := c.oldestOwn(); e != nil && r.ID.IsValid() {
+			c.asks[r.ID] = e
+			return e
 		}
 	}
 	return nil
+}
+
+const methodCancelled = "notifications/cancelled"
+
+// cancelledID is the requestId of notifications/cancelled params (the
+// zero ID when there is none).
+func cancelledID(params json.RawMessage) jsonrpc.ID {
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return jsonrpc.ID{}
+	}
+	id, _ := jsonrpc.MakeID(p.RequestID)
+	return id
+}
+
+// answered forgets the ask id once answered (an answer is written).
+func (c *connMux) answered(id jsonrpc.ID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.asks, id)
 }
 
 // oldestOwn is the oldest Exchange in flight that may take logs and asks.
@@ -190,6 +218,11 @@ func (c *connMux) remove(e *Exchange) {
 			break
 		}
 	}
+	for id, o := range c.asks {
+		if o == e {
+			delete(c.asks, id)
+		}
+	}
 }
 
 // Next returns the next message of the request (owned by the caller): its
@@ -207,7 +240,7 @@ func (e *Exchange) Next() ([]byte, error) {
 			return data, nil
 		default:
 		}
-		return nil, e.m.err
+		return nil, fmt.Errorf("the connection ended: %w", e.m.err)
 	}
 }
 

@@ -113,6 +113,9 @@ func (r *ConnSession) Notify(ctx context.Context, body []byte) error {
 	if err != nil {
 		return err
 	}
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		r.mux.answered(resp.ID)
+	}
 	if err := r.mux.Connection.Write(ctx, msg); err != nil {
 		return r.failed(err)
 	}
