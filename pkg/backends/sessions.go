@@ -42,6 +42,9 @@ type sessionEntry struct {
 	broken atomic.Bool
 	// listed is set once tools/list was walked on cs (Listed).
 	listed atomic.Bool
+	// mux shares a stdio or SSE session's connection (connmux.go; nil
+	// for streamable HTTP).
+	mux *connMux
 }
 
 // watchCalls is sending middleware on e's session that marks e broken when
@@ -127,6 +130,8 @@ func (s *SessionSet) connect(b *Backend, e *sessionEntry) {
 	opts := s.options(b)
 	opts.Header = s.held
 	opts.Sending = append(opts.Sending, watchCalls(e))
+	var mux *connMux
+	opts.onConn = func(m *connMux) { mux = m }
 	cs, client, err := b.open(context.Background(), opts)
 	if err == nil && opts.Init != nil {
 		ictx, cancel := context.WithTimeout(context.Background(), b.Timeout())
@@ -145,7 +150,7 @@ func (s *SessionSet) connect(b *Backend, e *sessionEntry) {
 	if err != nil {
 		delete(s.open, b.Name())
 	}
-	e.cs, e.client, e.err = cs, client, err
+	e.cs, e.client, e.err, e.mux = cs, client, err, mux
 	s.mu.Unlock()
 	close(e.ready)
 	if cs != nil {

@@ -99,10 +99,10 @@ func (d *Dispatcher) upstreamRequest(rq *request, method, name string) *upstream
 // verified first (-32602 if tampered, foreign or for another request): a
 // parked call's is resumed, a Modern backend's pins the retry to that
 // backend with its own state. The core's transport decides the rest: a
-// direct POST to a Modern HTTP backend; Do on a keyed session for a
-// Legacy HTTP backend, parked while it asks the client (park_stream.go);
-// a pooled session for a Legacy stdio or SSE backend the client can be
-// asked through; else the backend's shared control connection.
+// direct POST to a Modern HTTP backend; Do on a keyed session (any other
+// backend the client can be asked through or has a principal for, and
+// every Legacy HTTP one), parked while it asks the client
+// (park_stream.go); else the backend's shared control connection.
 func (d *Dispatcher) serveMRTR(rq *request, c *mrtrCall) ([]byte, error) {
 	retry := c.state != "" || c.responses != nil
 	req := d.upstreamRequest(rq, c.method, c.name)
@@ -116,12 +116,6 @@ func (d *Dispatcher) serveMRTR(rq *request, c *mrtrCall) ([]byte, error) {
 	switch t.Via {
 	case upstream.ViaKeyed:
 		return d.parkStream(rq, req, t, c)
-	case upstream.ViaParked:
-		caps, key, _ := parkCaps(rq.clientCaps)
-		if caps == nil { // a per-principal backend: no capability to ask with
-			caps = &mcp.ClientCapabilities{}
-		}
-		return d.park(rq, req, t, c, caps, key)
 	case upstream.ViaDirect:
 		if c.direct != nil {
 			out, err := c.direct(rq, req, t, inner)

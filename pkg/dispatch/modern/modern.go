@@ -94,7 +94,6 @@ type Dispatcher struct {
 	modern   []string        // the Modern subset of versions
 	state    *mrtr.Codec
 	parked   mrtr.Directory
-	pool     *sessionPool   // backend sessions for calls that may park (stdio, SSE)
 	streams  sync.Map       // parked call ID → its *parkedStream (park_stream.go)
 	ownCore  bool           // core was made by New: Close closes it
 	limits   parkLimits     // parked calls in all and per principal (parklimit.go)
@@ -160,7 +159,6 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 		parked:   opts.Parked,
 		ownCore:  ownCore,
 	}
-	d.pool = newSessionPool(opts.Logger, d.undeliverable)
 	mgr.OnResourceUpdated(d.subs.ResourceUpdated)
 	mgr.OnUndeliverable(d.undeliverable) // progress and logs that reach no call (stream.go)
 	agg.OnChange(d.catalogueChanged)
@@ -225,7 +223,6 @@ func (d *Dispatcher) Close() {
 	case <-t.C:
 		d.log.Warn("modern dispatcher: listen streams or parked calls still winding down after close", "wait", closeWait)
 	}
-	d.pool.close()
 	if d.ownCore {
 		d.core.Close() // its keyed backend sessions
 	}
