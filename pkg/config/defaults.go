@@ -88,6 +88,8 @@ func (c *Config) ApplyDefaults() {
 	c.applyTracingDefaults(os.Getenv)
 	c.applyToolSearchDefaults()
 	c.applyAuditDefaults()
+	c.applySecurityDefaults()
+	c.applyRateLimitDefaults()
 }
 
 func setString(p *string, v string) {

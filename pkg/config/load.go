@@ -203,4 +203,8 @@ func (c *Config) expandEnv() {
 	}
 	c.MRTR.StateKey = expand(c.MRTR.StateKey)
 	c.Cluster.RedisPassword = expand(c.Cluster.RedisPassword)
+	c.Security.AdminToken = expand(c.Security.AdminToken)
+	if s := c.Cluster.RedisSentinel; s != nil {
+		s.Password = expand(s.Password)
+	}
 }

@@ -116,6 +116,15 @@ Page rendered at <time id="rendered">{{when .Time}}</time>.</p>
 <tbody>{{range .Catalogue.Conflicts}}<tr><td>{{.Kind}}</td><td>{{.Key}}</td><td>{{.Winner}}</td><td>{{.Loser}}</td></tr>{{end}}</tbody>
 </table>
 {{- end}}
+{{- if .Catalogue.ToolChanges}}
+<h3>Changed tool definitions</h3>
+<table id="tool-changes">
+<thead><tr><th>Backend</th><th>Tool</th><th>Outcome</th><th>Since</th><th>Pinned</th><th>Offered</th></tr></thead>
+<tbody>{{range .Catalogue.ToolChanges}}<tr class="tool-change" data-outcome="{{.Outcome}}"><td>{{.Backend}}</td><td>{{.Tool}}</td><td>{{.Outcome}}</td>
+<td>{{.Since.Format "2006-01-02 15:04:05 MST"}}</td><td><code>{{printf "%.12s" .Pinned}}</code></td><td><code>{{printf "%.12s" .Offered}}</code></td></tr>{{end}}</tbody>
+</table>
+<p><small>Accept one: <code>vmcp accept-tool-change BACKEND TOOL</code>, or name it in <code>security.accept_tool_changes</code> and reload.</small></p>
+{{- end}}
 {{- if .Reloads}}
 <h2>Recent reloads</h2>
 <table id="reloads">

@@ -106,6 +106,21 @@ type Catalogue struct {
 	// Conflicts are resource URIs and templates offered twice (resolved
 	// by order), duplicate items within one backend, invalid templates.
 	Conflicts []Conflict `json:"conflicts,omitempty"`
+	// ToolChanges are backend tools whose definition differs from the one
+	// pinned (security.tool_changes), until accepted or reverted.
+	ToolChanges []ToolChange `json:"toolChanges,omitempty"`
+}
+
+// ToolChange is one tool whose offered definition is not its pin: Pinned
+// and Offered are the definitions' SHA-256 hashes (hex); Outcome is
+// "warned" (listed) or "denied" (withheld until accepted).
+type ToolChange struct {
+	Backend string    `json:"backend"`
+	Tool    string    `json:"tool"` // the backend's own name
+	Outcome string    `json:"outcome"`
+	Pinned  string    `json:"pinned"`
+	Offered string    `json:"offered"`
+	Since   time.Time `json:"since"`
 }
 
 // Conflict is one conflict resolved by order: Winner keeps Key; Loser's

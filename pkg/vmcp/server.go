@@ -30,6 +30,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/metatools"
 	"github.com/vmcp/vmcp/pkg/mrtr"
 	"github.com/vmcp/vmcp/pkg/pagination"
+	"github.com/vmcp/vmcp/pkg/pin"
 	authz "github.com/vmcp/vmcp/pkg/policy"
 	"github.com/vmcp/vmcp/pkg/status"
 	"github.com/vmcp/vmcp/pkg/telemetry"
@@ -85,6 +86,9 @@ type Options struct {
 	// inject a writer that blocks or fails.
 	AuditQueue int
 	AuditOpen  func(path string) (io.WriteCloser, error)
+	// RateLimitNow is the clock of in-memory rate limits (nil: time.Now);
+	// tests inject one. Limits kept in Redis use Redis's clock.
+	RateLimitNow func() time.Time
 }
 
 // Server is a running vmcp: its backends are connected and supervised until
@@ -101,6 +105,8 @@ type Server struct {
 	core     *upstream.Core
 	auth     *auth.Authenticator // nil: no inbound authentication
 	audit    *audit.Log          // nil: no audit log (audit.go)
+	pins     *pin.Pins           // tool-definition pinning (pins.go)
+	security atomic.Pointer[config.Security]
 	handler  http.Handler
 	stateKey []byte
 	// metricsLis is Options.MetricsListener.
@@ -152,10 +158,12 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.agg = aggregator.New(policy(cfg), log)
+	s.startPins(cfg)
 	s.mgr = backends.NewManager(cfg.Backends, s.agg, log, Version, s.backendOptions(opts)...)
 	s.mgr.Start(opts.StartWait)
 	s.core = upstream.New(s.agg, s.mgr, s.metrics)
 	s.core.SetLogger(log)
+	s.core.SetLimiter(s.limiter(cfg, opts.RateLimitNow))
 	s.op = newOperator(s.metrics.Requests)
 	access := authz.New(cfg.Authorization) // nil policy: every principal sees and uses everything
 	s.startToolSearch(cfg, access)
@@ -277,6 +285,7 @@ func (s *Server) Close() error {
 	s.modern.Close()
 	s.legacy.Close()
 	s.core.Close()        // the Modern clients' keyed backend sessions
+	s.pins.Close()        // its Redis subscription, before the cluster's client closes
 	_ = s.cluster.Close() // after the sessions ended: leave the cluster
 	s.mgr.Close()
 	s.stopTracing()

@@ -61,6 +61,7 @@ func (s *Server) Status() status.Report {
 	if err := s.agg.LastError(); err != nil {
 		rep.Catalogue.Withheld = strings.Split(err.Error(), "\n")
 	}
+	rep.Catalogue.ToolChanges = s.toolChanges()
 	for _, c := range s.agg.Conflicts() {
 		rep.Catalogue.Conflicts = append(rep.Catalogue.Conflicts,
 			status.Conflict{Kind: string(c.Kind), Key: c.Key, Winner: c.Winner, Loser: c.Loser})
