@@ -30,7 +30,11 @@
 #     -redis-topology redis or cluster runs one) and the forward row (sessions created on node A,
 #     called on A, on node B, which forwards to A, and through the plain
 #     proxy to A, the floor of any extra hop: c=1 p50 and what forwarding
-#     adds, target ≤ 0.3 ms; c=32 throughput); then the search row
+#     adds, target ≤ 0.3 ms; c=32 throughput); then the ratelimit row
+#     (Legacy and Modern calls through vmcp with a rate-limit rule every
+#     call matches, in memory and on a private redis-server, as ratios to
+#     the same vmcp without it: c=32 throughput, vmcp CPU per call, Redis
+#     script runs per check; about 1 min); then the search row
 #     (tool search, issue 31: LiveMCPBench's 70 servers and 527 tools served
 #     by one echoserver -catalogue process behind vmcp with tool_search on;
 #     its 95 questions through search_tools on a Legacy and a Modern client:

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -28,6 +29,9 @@ type Redis struct {
 	// sentinels); set, they replace a URL's user info.
 	Username, Password string
 	TLS                bool // TLS to the Redis servers (a rediss:// URL implies it)
+	// TLSRoots, if set, are the CAs that sign the Redis servers'
+	// certificates (implies TLS); nil: the system's roots.
+	TLSRoots *x509.CertPool
 	// Dialer, if set, opens every connection to Redis (tests cut a node
 	// off Redis with it); nil: a plain TCP dialer.
 	Dialer Dialer
@@ -41,6 +45,8 @@ type Dialer = func(ctx context.Context, network, addr string) (net.Conn, error)
 type Sentinel struct {
 	Master string   // the primary's name in the sentinels' configuration
 	Addrs  []string // host:port of the sentinels
+	// Username and Password authenticate to the sentinels themselves.
+	Username, Password string
 }
 
 // Enabled reports whether r names a Redis (else: memory, one node).
@@ -93,8 +99,8 @@ func newClient(r Redis, timeout time.Duration) (redis.UniversalClient, string, e
 		DialerRetries:         1, // no dial retries inside an operation: the heartbeat probes
 		Username:              r.Username, Password: r.Password, Dialer: r.Dialer,
 	}
-	if r.TLS {
-		u.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12} // server name: the host dialed
+	if r.TLS || r.TLSRoots != nil {
+		u.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: r.TLSRoots} // server name: the host dialed
 	}
 	switch {
 	case r.URL != "":
@@ -106,8 +112,10 @@ func newClient(r Redis, timeout time.Duration) (redis.UniversalClient, string, e
 		if u.Username == "" && u.Password == "" {
 			u.Username, u.Password = o.Username, o.Password
 		}
-		if o.TLSConfig != nil {
+		if o.TLSConfig != nil && u.TLSConfig == nil {
 			u.TLSConfig = o.TLSConfig
+		} else if o.TLSConfig != nil {
+			u.TLSConfig.ServerName = o.TLSConfig.ServerName
 		}
 		return redis.NewClient(u.Simple()), "Redis at " + o.Addr, nil
 	case len(r.Cluster) > 0:
@@ -115,6 +123,7 @@ func newClient(r Redis, timeout time.Duration) (redis.UniversalClient, string, e
 		return redis.NewUniversalClient(u), "Redis Cluster at " + strings.Join(r.Cluster, ","), nil
 	case r.Sentinel != nil:
 		u.Addrs, u.MasterName = r.Sentinel.Addrs, r.Sentinel.Master
+		u.SentinelUsername, u.SentinelPassword = r.Sentinel.Username, r.Sentinel.Password
 		return redis.NewUniversalClient(u), fmt.Sprintf("Redis primary %q of the sentinels at %s", r.Sentinel.Master, strings.Join(r.Sentinel.Addrs, ",")), nil
 	}
 	return nil, "", errors.New("cluster: no Redis named")

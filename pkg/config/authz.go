@@ -59,23 +59,29 @@ func validateAuthorization(ps *problems, c *Config, names map[string]bool) {
 		if r.Allow.empty() && r.Deny.empty() && !nonEmptyMapping(ps.ix, p+".allow") && !nonEmptyMapping(ps.ix, p+".deny") {
 			ps.add(p, "rule needs allow or deny items")
 		}
-		for _, claim := range sortedKeys(r.When.Claims) {
-			cp := joinKey(p+".when.claims", claim)
-			vals := r.When.Claims[claim]
-			if strings.TrimSpace(claim) == "" {
-				ps.add(cp, "claim name must not be empty")
-			}
-			if len(vals) == 0 {
-				ps.add(cp, "list at least one accepted value")
-			}
-			for j, v := range vals {
-				if v == "" {
-					ps.add(joinIndex(cp, j), "value must not be empty")
-				}
-			}
-		}
+		checkClaims(ps, p, r.When.Claims)
 		checkItems(ps, p+".allow", r.Allow, names)
 		checkItems(ps, p+".deny", r.Deny, names)
+	}
+}
+
+// checkClaims checks the when.claims of the rule at p: non-empty claim
+// names, at least one value each, no empty value.
+func checkClaims(ps *problems, p string, claims map[string][]string) {
+	for _, claim := range sortedKeys(claims) {
+		cp := joinKey(p+".when.claims", claim)
+		vals := claims[claim]
+		if strings.TrimSpace(claim) == "" {
+			ps.add(cp, "claim name must not be empty")
+		}
+		if len(vals) == 0 {
+			ps.add(cp, "list at least one accepted value")
+		}
+		for j, v := range vals {
+			if v == "" {
+				ps.add(joinIndex(cp, j), "value must not be empty")
+			}
+		}
 	}
 }
 
@@ -113,19 +119,28 @@ func checkItems(ps *problems, p string, it *AuthzItems, names map[string]bool) {
 	}
 }
 
-// deadClaimRules returns a warning for every rule with when.claims while
-// auth is absent: every client is then anonymous, has no claims, and the
-// rule never applies.
+// deadClaimRules returns a warning for every authorization rule and rate
+// limit with when.claims while auth is absent: every client is then
+// anonymous, has no claims, and the rule never applies.
 func deadClaimRules(ps *problems, c *Config) []Problem {
-	if _, written := ps.ix.entries["auth"]; written || c.Auth != nil || c.Authorization == nil {
+	if _, written := ps.ix.entries["auth"]; written || c.Auth != nil {
 		return nil // an auth key refused as malformed still means auth is meant
 	}
-	var out []Problem
-	for i, r := range c.Authorization.Rules {
-		if len(r.When.Claims) == 0 {
-			continue
+	var keys []string
+	if c.Authorization != nil {
+		for i, r := range c.Authorization.Rules {
+			if len(r.When.Claims) > 0 {
+				keys = append(keys, joinIndex("authorization.rules", i)+".when.claims")
+			}
 		}
-		key := joinIndex("authorization.rules", i) + ".when.claims"
+	}
+	for i, r := range c.RateLimits {
+		if len(r.When.Claims) > 0 {
+			keys = append(keys, joinIndex("rate_limits", i)+".when.claims")
+		}
+	}
+	var out []Problem
+	for _, key := range keys {
 		if w, ok := ps.warn(SeverityWarning, key, "never matches: without auth every client is anonymous and has no claims"); ok {
 			out = append(out, w)
 		}

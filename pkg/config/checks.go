@@ -41,6 +41,9 @@ func unsetVars(ps *problems, c *Config) []Problem {
 	}
 	check("mrtr.state_key", c.MRTR.StateKey)
 	check("cluster.redis_password", c.Cluster.RedisPassword)
+	if s := c.Cluster.RedisSentinel; s != nil {
+		check("cluster.redis_sentinel.password", s.Password)
+	}
 	return out
 }
 

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -24,6 +25,9 @@ func TestClusterRedisFormsRules(t *testing.T) {
 		{"sentinel without addrs", "cluster:\n  redis_sentinel:\n    master: m\n", "cluster.redis_sentinel.addrs", 7, "needs at least one host:port"},
 		{"password without redis", "cluster:\n  redis_password: x\n", "cluster.redis_password", 7, "needs one of cluster.redis_url"},
 		{"tls without redis", "cluster:\n  redis_tls: true\n", "cluster.redis_tls", 7, "needs one of"},
+		{"CA file missing", "cluster:\n  redis_url: redis://r:6379\n  redis_tls_ca_file: /nonexistent/ca.pem\n", "cluster.redis_tls_ca_file", 8, "reading CA file"},
+		{"CA file not PEM", "cluster:\n  redis_cluster: [a:1]\n  redis_tls_ca_file: " + notPEM + "\n", "cluster.redis_tls_ca_file", 8, "holds no PEM certificate"},
+		{"CA file without redis", "cluster:\n  redis_tls_ca_file: " + notPEM + "\n", "cluster.redis_tls_ca_file", 7, "needs one of"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -35,6 +39,9 @@ func TestClusterRedisFormsRules(t *testing.T) {
 		})
 	}
 }
+
+// notPEM is a file that exists and holds no certificate.
+const notPEM = "cluster_test.go"
 
 func TestClusterRedisFormsNeedStateKeyAndAdvertiseURL(t *testing.T) {
 	ps := problemsOf(t, okBackend+"listen: 0.0.0.0:8080\ncluster:\n  redis_sentinel: {master: m, addrs: [\"s:26379\"]}\n")
@@ -67,4 +74,19 @@ func TestClusterRedisPasswordUnsetVarIsAWarning(t *testing.T) {
 	require.Len(t, f.Warnings, 1)
 	assert.Equal(t, "cluster.redis_password", f.Warnings[0].Key)
 	assert.Equal(t, 8, f.Warnings[0].Line)
+}
+
+// The sentinels' own password is ${VAR} expanded and checked like the
+// servers' (an unset variable is a warning at its line).
+func TestClusterSentinelPasswordExpandedAndChecked(t *testing.T) {
+	t.Setenv("SENTINEL_PW", "s3cret")
+	src := "cluster:\n  redis_sentinel:\n    master: m\n    addrs: [s:26379]\n    username: watcher\n    password: ${SENTINEL_PW}\n"
+	f, err := ParseFile([]byte(okBackend+clusterKey+src), "ok.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, "s3cret", f.Config.Cluster.RedisSentinel.Password)
+	assert.Equal(t, "watcher", f.Config.Cluster.RedisSentinel.Username)
+	f, err = ParseFile([]byte(okBackend+clusterKey+strings.Replace(src, "SENTINEL_PW", "VMCP_TEST_UNSET_SENTINEL_PW", 1)), "ok.yaml")
+	require.NoError(t, err)
+	require.Len(t, f.Warnings, 1)
+	assert.Equal(t, "cluster.redis_sentinel.password", f.Warnings[0].Key)
 }

@@ -39,6 +39,9 @@ type Config struct {
 	ToolSearch ToolSearch `yaml:"tool_search"`
 	// Audit configures the audit log (audit.go); nil: none.
 	Audit *Audit `yaml:"audit,omitempty"`
+	// RateLimits is the ordered rate limit rule list (ratelimit.go); empty:
+	// no limits.
+	RateLimits []RateLimit `yaml:"rate_limits,omitempty"`
 }
 
 // Auth configures inbound authentication: JWT access tokens issued by one
@@ -179,6 +182,9 @@ type Cluster struct {
 	RedisUsername string         `yaml:"redis_username"`           // ACL user for the Redis servers (replaces a URL's)
 	RedisPassword string         `yaml:"redis_password"`           // ${VAR} expanded; replaces a URL's
 	RedisTLS      bool           `yaml:"redis_tls"`                // TLS to the Redis servers (rediss:// implies it)
+	// RedisTLSCAFile is a PEM file of the CAs that sign the Redis servers'
+	// certificates (implies redis_tls; default: the system's roots).
+	RedisTLSCAFile string `yaml:"redis_tls_ca_file"`
 
 	NodeID              string `yaml:"node_id"`                // default: generated at start
 	AdvertiseURL        string `yaml:"advertise_url"`          // how other nodes reach this one
@@ -192,6 +198,10 @@ type Cluster struct {
 type RedisSentinel struct {
 	Master string   `yaml:"master"` // the primary's name in the sentinels' configuration
 	Addrs  []string `yaml:"addrs"`  // sentinels, host:port
+	// Username and Password authenticate to the sentinels (their
+	// requirepass / ACL user), not to the Redis servers; ${VAR} expanded.
+	Username string `yaml:"username"`
+	Password string `yaml:"password"`
 }
 
 // UsesRedis reports whether c names a Redis (any of the three forms).

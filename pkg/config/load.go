@@ -203,4 +203,7 @@ func (c *Config) expandEnv() {
 	}
 	c.MRTR.StateKey = expand(c.MRTR.StateKey)
 	c.Cluster.RedisPassword = expand(c.Cluster.RedisPassword)
+	if s := c.Cluster.RedisSentinel; s != nil {
+		s.Password = expand(s.Password)
+	}
 }

@@ -62,6 +62,7 @@ func checkExplicit(ps *problems, c *Config) {
 	atLeast("mrtr.max_parked", int64(c.MRTR.MaxParked), 1)
 	atLeast("mrtr.max_parked_per_principal", int64(c.MRTR.MaxParkedPerPrincipal), 1)
 	atLeast("cluster.max_events_per_session", int64(c.Cluster.MaxEventsPerSession), 1)
+	checkRateLimitsExplicit(ps, c)
 }
 
 // validate checks everything else, on the config with defaults applied.
@@ -82,6 +83,7 @@ func validate(ps *problems, c *Config) {
 	validateTelemetry(ps, c)
 	validateToolSearch(ps, c)
 	validateAudit(ps, c)
+	validateRateLimits(ps, c, names)
 	validateAggregation(ps, &c.Aggregation, names)
 	if k := c.MRTR.StateKey; k != "" && len(k) < minStateKeyLen {
 		ps.add("mrtr.state_key", fmt.Sprintf("must be at least %d bytes after ${VAR} expansion, got %d", minStateKeyLen, len(k)))

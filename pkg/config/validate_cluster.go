@@ -1,8 +1,10 @@
 package config
 
 import (
+	"crypto/x509"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -18,14 +20,13 @@ func validateCluster(ps *problems, c *Config) {
 	form := redisForm(ps, cl)
 	urlOK := validateRedisURL(ps, cl.RedisURL)
 	validateHostPorts(ps, "cluster.redis_cluster", cl.RedisCluster, ps.ix.set("cluster.redis_cluster"))
-	if s := cl.RedisSentinel; s != nil {
-		if s.Master == "" {
-			ps.add("cluster.redis_sentinel.master", "required: the primary's name in the sentinels' configuration (sentinel monitor NAME ...)")
-		}
-		validateHostPorts(ps, "cluster.redis_sentinel.addrs", s.Addrs, true)
+	validateSentinel(ps, cl.RedisSentinel)
+	if form != "" {
+		validateCAFile(ps, cl.RedisTLSCAFile)
 	}
 	for k, set := range map[string]bool{"cluster.redis_username": cl.RedisUsername != "",
-		"cluster.redis_password": raw(ps, "cluster.redis_password", cl.RedisPassword) != "", "cluster.redis_tls": cl.RedisTLS} {
+		"cluster.redis_password": raw(ps, "cluster.redis_password", cl.RedisPassword) != "", "cluster.redis_tls": cl.RedisTLS,
+		"cluster.redis_tls_ca_file": cl.RedisTLSCAFile != ""} {
 		if form == "" && set {
 			ps.add(k, "needs one of cluster.redis_url, cluster.redis_cluster, cluster.redis_sentinel")
 		}
@@ -81,4 +82,40 @@ func validateHostPorts(ps *problems, key string, addrs []string, set bool) {
 			ps.add(joinIndex(key, i), fmt.Sprintf("want HOST:PORT, got %q", a))
 		}
 	}
+}
+
+// validateCAFile checks that a named CA file holds at least one PEM
+// certificate (the file is read at start, so a mistake fails validate).
+func validateCAFile(ps *problems, path string) {
+	if path == "" {
+		return
+	}
+	if _, err := LoadCAPool(path); err != nil {
+		ps.add("cluster.redis_tls_ca_file", err.Error())
+	}
+}
+
+// LoadCAPool reads a PEM file of CA certificates into a pool; an error
+// names the file and what is wrong with it.
+func LoadCAPool(path string) (*x509.CertPool, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading CA file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, fmt.Errorf("%s holds no PEM certificate", path)
+	}
+	return pool, nil
+}
+
+// validateSentinel checks a Sentinel form: its primary's name and sentinels.
+func validateSentinel(ps *problems, s *RedisSentinel) {
+	if s == nil {
+		return
+	}
+	if s.Master == "" {
+		ps.add("cluster.redis_sentinel.master", "required: the primary's name in the sentinels' configuration (sentinel monitor NAME ...)")
+	}
+	validateHostPorts(ps, "cluster.redis_sentinel.addrs", s.Addrs, true)
 }

@@ -119,3 +119,19 @@ func TestViewCacheKeepsTwoCatalogues(t *testing.T) {
 	assert.Equal(t, []*aggregator.Catalogue{cats[0], cats[2]}, kept)
 	assert.Equal(t, 2, n)
 }
+
+func TestMatcherUsesTheAuthorizationRulesSemantics(t *testing.T) {
+	m := NewMatcher(map[string][]string{"groups": {"free"}}, &config.AuthzItems{Tools: []string{"search_*"}, Backends: []string{"b"}})
+	free := identity.Principal{Subject: "u", Issuer: "i", Claims: map[string]any{"groups": []any{"free", "x"}}}
+	paid := identity.Principal{Subject: "v", Issuer: "i", Claims: map[string]any{"groups": []any{"paid"}}}
+	assert.True(t, m.Principal(free))
+	assert.False(t, m.Principal(paid))
+	assert.False(t, m.Principal(identity.Principal{}), "anonymous holds no claim")
+	assert.True(t, m.Item(aggregator.KindTools, "a", "search_web"))
+	assert.False(t, m.Item(aggregator.KindTools, "a", "fetch"))
+	assert.False(t, m.Item(aggregator.KindPrompts, "a", "search_web"), "a tool pattern names no prompt")
+	assert.True(t, m.Item(aggregator.KindPrompts, "b", "p"), "a backend pattern names all of its items")
+	assert.True(t, m.Item("completion", "b", ""), "a completion matches by its backend")
+	assert.False(t, m.Item("completion", "a", ""))
+	assert.True(t, NewMatcher(nil, &config.AuthzItems{Tools: []string{"*"}}).Principal(identity.Principal{}), "no claims: every principal")
+}

@@ -2,7 +2,8 @@
 // a backend a request on a client's behalf, for both revisions. Both
 // dispatchers translate their wire format into a Request; the core routes
 // it on one catalogue snapshot (Route; a name the access policy hides from
-// the principal is refused like an unknown one), chooses its transport
+// the principal is refused like an unknown one, one over a rate limit with
+// the limit's error: Admit), chooses its transport
 // (Via), and runs it (Call) with the backend's timeout, the client's
 // cancellation, the forwarded headers, metrics, and the spec's JSON-RPC
 // error naming the backend. Identity (the Request's Principal) is passed explicitly.
@@ -74,6 +75,7 @@ type Core struct {
 	metrics *telemetry.Metrics
 	policy  *policy.Policy // nil: every principal may use everything
 	own     OwnTool        // vmcp's own tools (own.go; nil: none)
+	limiter Limiter        // rate limits (limit.go; nil: none)
 	log     *slog.Logger
 
 	sessions  *sessions    // Modern clients' keyed backend sessions (session.go)
@@ -125,7 +127,19 @@ func (c *Core) undeliverable(method, backend string, err error) {
 // (and the backends that are down); an unknown URI is the SDK's
 // resource-not-found error (-32602). A name the policy does not allow the
 // principal gets exactly the error of an unknown one (no existence oracle).
+// A request over a rate limit is then refused (Limiter).
 func (c *Core) Route(req *Request) (Target, error) {
+	t, err := c.Resolve(req)
+	if err != nil {
+		return Target{}, err
+	}
+	return t, c.Admit(req, t)
+}
+
+// Resolve is Route without the rate limits, for a caller that learns from
+// the Target whether it sends the request itself (the Legacy relay, else
+// the go-sdk path Routes it): it calls Admit before sending.
+func (c *Core) Resolve(req *Request) (Target, error) {
 	rt, tool, found, err := c.lookup(req)
 	switch {
 	case err != nil:
@@ -133,7 +147,7 @@ func (c *Core) Route(req *Request) (Target, error) {
 	case !found || rt.Own() || !c.allowed(req, rt.Backend): // own tools: CallOwn
 		return Target{}, c.unknown(req)
 	}
-	return c.Pin(req, rt.Backend, rt.Name, tool)
+	return c.pin(req, rt.Backend, rt.Name, tool)
 }
 
 // Hidden is the error of an unknown name when req names an item of the
@@ -221,8 +235,18 @@ func (c *Core) unknown(req *Request) error {
 }
 
 // Pin targets backend directly (a retry pinned by its requestState, or a
-// completion routed by its reference) and chooses the transport.
+// completion routed by its reference) and chooses the transport. A
+// request over a rate limit is refused here, before any backend sees it.
 func (c *Core) Pin(req *Request, backend, name string, tool *mcp.Tool) (Target, error) {
+	t, err := c.pin(req, backend, name, tool)
+	if err != nil {
+		return Target{}, err
+	}
+	return t, c.Admit(req, t)
+}
+
+// pin is Pin without the rate limits.
+func (c *Core) pin(req *Request, backend, name string, tool *mcp.Tool) (Target, error) {
 	b, err := c.mgr.Backend(backend)
 	if err != nil {
 		return Target{}, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}

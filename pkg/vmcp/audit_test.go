@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vmcp/vmcp/pkg/auth/authtest"
 	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/ratelimit"
 	"github.com/vmcp/vmcp/pkg/vmcp"
 	"github.com/vmcp/vmcp/test/integration/harness"
 )
@@ -48,7 +49,8 @@ func addAsk(s *mcp.Server) {
 
 // auditedVMCP starts alpha (echo, count) and mb (ask) behind a vmcp
 // requiring alice's tokens, whose rule 0 allows every backend and rule 1
-// denies alpha_count, with the audit log (arguments on) seen by sink.
+// denies alpha_count, with the audit log (arguments on) seen by sink and
+// a rate limit of 2 alpha_echo calls per hour.
 func auditedVMCP(t *testing.T, idp *authtest.IdP, sink *auditSink, path string) *harness.VMCP {
 	alpha := harness.StartBackend(t, "alpha", harness.Stateful, func(s *mcp.Server) {
 		harness.AddEcho(s, "echo")
@@ -64,6 +66,8 @@ func auditedVMCP(t *testing.T, idp *authtest.IdP, sink *auditSink, path string) 
 		}}
 		c.Cluster.NodeID = auditNode
 		c.Audit = &config.Audit{Path: path, Arguments: true, Redact: config.DefaultRedact}
+		c.RateLimits = []config.RateLimit{{Tools: []string{"alpha_echo"}, Per: config.PerPrincipal, Requests: 2,
+			Period: config.Duration(time.Hour), Burst: 2, OnStoreError: config.StoreDeny}}
 	}, alpha.Config(), mb.Config())
 }
 
@@ -100,8 +104,7 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) (*mcp.
 // authorization rule denied (by that rule), a listen stream and a refusal
 // before authentication; arguments are redacted at any depth, and neither
 // the bearer token nor the cookie nor a redacted value is anywhere in the
-// file. (A rate-limited call is pending: rate limits are not built yet;
-// its decision would be {"allowed":false,"by":"rate_limit","rule":N}.)
+// file. A third alpha_echo call (Legacy, then Modern) is rate-limited.
 func TestAuditLogRecordsEveryFieldOfEveryRequestWithoutSecrets(t *testing.T) {
 	start := time.Now()
 	idp := authtest.Start(t, audience)
@@ -125,6 +128,7 @@ func TestAuditLogRecordsEveryFieldOfEveryRequestWithoutSecrets(t *testing.T) {
 	require.Error(t, err, "denied on Modern too")
 
 	checkCallRecords(t, sink, start, lc.ID(), alice)
+	checkRateLimited(t, sink, start, lc, mc, alice)
 	modernDenied := sink.await(t, "of the Modern denied call", 1, auditOf("tools/call", "tool", "alpha_count", "modern"))[0]
 	assert.Equal(t, map[string]any{"allowed": false, "by": "authorization", "rule": 1.0}, modernDenied["decision"])
 	assert.Equal(t, -32602.0, modernDenied["outcome"])
@@ -206,4 +210,23 @@ func checkStreamAndRefusal(t *testing.T, sink *auditSink, v *harness.VMCP, token
 	assert.Equal(t, "anonymous", refused["principal"])
 	assert.Equal(t, map[string]any{"allowed": false, "by": "authentication"}, refused["decision"])
 	assert.Equal(t, 401.0, refused["outcome"], "refused before JSON-RPC: the HTTP status")
+}
+
+// checkRateLimited makes a third and fourth alpha_echo call (Legacy,
+// Modern) over the limit of two and checks their records: denied by
+// rate_limits[0], the rate limit's error code, no backend asked.
+func checkRateLimited(t *testing.T, sink *auditSink, start time.Time, lc, mc *mcp.ClientSession, alice map[string]any) {
+	t.Helper()
+	for _, cs := range []*mcp.ClientSession{lc, mc} {
+		_, err := callTool(t, cs, "alpha_echo", map[string]any{"text": "again"})
+		require.Error(t, err, "over the rate limit")
+	}
+	for _, rev := range []string{"legacy", "modern"} {
+		rec := sink.await(t, "of the rate-limited "+rev+" call", 2, auditOf("tools/call", "tool", "alpha_echo", rev))[1]
+		checkCommon(t, rec, start, auditNode, auditTraceparent)
+		assert.Equal(t, alice, rec["principal"])
+		assert.Equal(t, map[string]any{"allowed": false, "by": "rate_limit", "rule": 0.0}, rec["decision"])
+		assert.Equal(t, float64(ratelimit.CodeRateLimited), rec["outcome"])
+		assert.Nil(t, rec["backend"], "no backend was asked")
+	}
 }

@@ -3,6 +3,7 @@ package vmcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/vmcp/vmcp/pkg/cluster"
@@ -24,8 +25,12 @@ func (s *Server) startCluster(timing cluster.Timing, dial cluster.Dialer) error 
 			return err
 		}
 	}
+	r, err := redisOf(c, dial)
+	if err != nil {
+		return err
+	}
 	cl, err := cluster.New(cluster.Options{
-		Redis:               redisOf(c, dial),
+		Redis:               r,
 		KeyPrefix:           c.KeyPrefix,
 		NodeID:              c.NodeID,
 		AdvertiseURL:        adv,
@@ -41,14 +46,22 @@ func (s *Server) startCluster(timing cluster.Timing, dial cluster.Dialer) error 
 	return nil
 }
 
-// redisOf is the cluster's Redis as configured.
-func redisOf(c config.Cluster, dial cluster.Dialer) cluster.Redis {
+// redisOf is the cluster's Redis as configured (the CA file is read here,
+// once, at start).
+func redisOf(c config.Cluster, dial cluster.Dialer) (cluster.Redis, error) {
 	r := cluster.Redis{URL: c.RedisURL, Cluster: c.RedisCluster, Username: c.RedisUsername,
 		Password: c.RedisPassword, TLS: c.RedisTLS, Dialer: dial}
 	if s := c.RedisSentinel; s != nil {
-		r.Sentinel = &cluster.Sentinel{Master: s.Master, Addrs: s.Addrs}
+		r.Sentinel = &cluster.Sentinel{Master: s.Master, Addrs: s.Addrs, Username: s.Username, Password: s.Password}
 	}
-	return r
+	if f := c.RedisTLSCAFile; f != "" {
+		pool, err := config.LoadCAPool(f)
+		if err != nil {
+			return r, fmt.Errorf("cluster.redis_tls_ca_file: %w", err)
+		}
+		r.TLSRoots = pool
+	}
+	return r, nil
 }
 
 // onSession is the Legacy dispatcher's session hook: a new session is

@@ -85,6 +85,9 @@ type Options struct {
 	// inject a writer that blocks or fails.
 	AuditQueue int
 	AuditOpen  func(path string) (io.WriteCloser, error)
+	// RateLimitNow is the clock of in-memory rate limits (nil: time.Now);
+	// tests inject one. Limits kept in Redis use Redis's clock.
+	RateLimitNow func() time.Time
 }
 
 // Server is a running vmcp: its backends are connected and supervised until
@@ -156,6 +159,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.mgr.Start(opts.StartWait)
 	s.core = upstream.New(s.agg, s.mgr, s.metrics)
 	s.core.SetLogger(log)
+	s.core.SetLimiter(s.limiter(cfg, opts.RateLimitNow))
 	s.op = newOperator(s.metrics.Requests)
 	access := authz.New(cfg.Authorization) // nil policy: every principal sees and uses everything
 	s.startToolSearch(cfg, access)

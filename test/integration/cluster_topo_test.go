@@ -36,7 +36,7 @@ func clNewEnvTopo(t testing.TB, topo clustertest.Redis, n int, killable bool) *c
 
 // clClusterConfig is the cluster section naming topo.
 func clClusterConfig(topo clustertest.Redis) config.Cluster {
-	c := config.Cluster{RedisURL: topo.URL, RedisCluster: topo.Cluster}
+	c := config.Cluster{RedisURL: topo.URL, RedisCluster: topo.Cluster, RedisTLSCAFile: topo.CAFile}
 	if topo.SentinelMaster != "" {
 		c.RedisSentinel = &config.RedisSentinel{Master: topo.SentinelMaster, Addrs: topo.SentinelAddrs}
 	}
@@ -46,4 +46,12 @@ func clClusterConfig(topo clustertest.Redis) config.Cluster {
 // clRedisOf is topo as cluster.Redis (for the key names).
 func clRedisOf(topo clustertest.Redis) cluster.Redis {
 	return cluster.Redis{URL: topo.URL, Cluster: topo.Cluster}
+}
+
+// redis_tls was never tried against a TLS Redis: the Legacy full flow
+// through a balancer runs on a TLS-only Redis whose certificate the
+// operator's own CA signed (cluster.redis_tls_ca_file).
+func TestClusterLegacyFullFlowOnATLSOnlyRedis(t *testing.T) {
+	t.Parallel()
+	onLegacyFullFlowThroughBalancer(t, clustertest.StartTLS(t).Redis())
 }

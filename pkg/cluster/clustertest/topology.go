@@ -2,6 +2,8 @@ package clustertest
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"net"
 	"strings"
@@ -21,6 +23,10 @@ type Redis struct {
 	Cluster        []string // seed nodes of a Redis Cluster
 	SentinelMaster string   // a Sentinel-managed primary's name
 	SentinelAddrs  []string // and its sentinels
+	// CAFile and Pool: the Redis accepts only TLS, with a certificate
+	// that CA signed (StartTLS); "" and nil: plain TCP.
+	CAFile string
+	Pool   *x509.CertPool
 }
 
 // Standalone is the test Redis of URL (shared or private) as a topology.
@@ -46,6 +52,9 @@ func (r Redis) client() (redis.UniversalClient, error) {
 		o, err := redis.ParseURL(r.URL)
 		if err != nil {
 			return nil, err
+		}
+		if r.Pool != nil {
+			o.TLSConfig = &tls.Config{RootCAs: r.Pool, MinVersion: tls.VersionTLS12}
 		}
 		return redis.NewClient(o), nil
 	}

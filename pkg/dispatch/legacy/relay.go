@@ -110,13 +110,17 @@ func (d *Dispatcher) relayCall(w http.ResponseWriter, r *http.Request, s *client
 	dropRoundState(params)
 	req := &upstream.Request{Method: m.Method, Name: name, Revision: upstream.RevisionLegacy, Principal: identity.From(r.Context()), Header: r.Header}
 	tracing.Lookup(r.Header).ObserveRawMeta(m.Method, name, params["_meta"]) // a _meta.traceparent parents the request's span
-	t, err := d.core.Route(req)
+	t, err := d.core.Resolve(req)
 	if err != nil || t.Via != upstream.ViaRelay {
 		return false // the go-sdk path answers (unknown names too)
 	}
 	raw, ok, err := s.backends.Raw(r.Context(), t.Backend.Name())
 	if err == nil && !ok {
 		return false // the backend session negotiated a Modern revision
+	}
+	if lerr := d.core.Admit(req, t); lerr != nil { // rate limits: once the relay sends it
+		_ = newEventWriter(w).respond(m.ID, nil, lerr)
+		return true
 	}
 	ctx, done := d.core.Begin(r.Context(), req, t) // ctx: the backend span, for the backend's traceparent
 	r = r.WithContext(ctx)
