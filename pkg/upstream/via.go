@@ -9,9 +9,9 @@ type Via string
 
 // The transports, one rule for both revisions (choose).
 const (
-	// ViaRelay: raw JSON-RPC on the Legacy client's own backend session
-	// (a streamable HTTP backend; tools/call, prompts/get and
-	// resources/read), or, where that session is Modern, one
+	// ViaRelay: Core.Do on the Legacy client's own backend session (a
+	// streamable HTTP backend; tools/call, prompts/get, resources/read and
+	// completion/complete), or, where that session is Modern, one
 	// self-contained POST per round.
 	ViaRelay Via = "relay"
 	// ViaSession: the Legacy client's own go-sdk backend session (stdio,
@@ -32,7 +32,7 @@ const (
 var relayed = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true}
 
 // choose is the transport rule. A Legacy client's requests go on its own
-// backend sessions: raw when the backend is streamable HTTP (on a Modern
+// backend sessions: through Do when the backend is streamable HTTP (on a Modern
 // one, unless the tool mirrors arguments in Mcp-Param-* headers), else
 // through the go-sdk client. A Modern client's tools/call
 // to a Modern HTTP backend is one direct POST unless the tool mirrors
@@ -48,7 +48,7 @@ func choose(req *Request, t Target) Via {
 	modernBackend := t.Backend.Modern()
 	if req.Revision == RevisionLegacy {
 		headers := modernBackend && req.Method == "tools/call" && (t.Tool == nil || backends.HeaderParams(t.Tool))
-		if relayed[req.Method] && t.Backend.HTTP() && !headers {
+		if (relayed[req.Method] || req.Method == "completion/complete") && t.Backend.HTTP() && !headers {
 			return ViaRelay
 		}
 		return ViaSession
