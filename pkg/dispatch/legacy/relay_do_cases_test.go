@@ -157,3 +157,21 @@ func mustNext(t *testing.T, cs *clientStream) *wire.Message {
 	require.NoError(t, err)
 	return m
 }
+
+// TestLegacyCompletionOnDo: a Legacy client's completion/complete to a
+// streamable HTTP backend is sent by upstream.Core.Do (its id is Do's
+// "vmcp-u" string, never the go-sdk client's integer) on the client's own
+// backend session, and the backend's completion reaches the client.
+func TestLegacyCompletionOnDo(t *testing.T) {
+	t.Parallel()
+	rb, url := startRelayBackend(t, jsonResult)
+	vurl, sid := relayVMCP(t, url, 30*time.Second, "{}")
+	cs := startRequest(t, vurl, sid, `{"jsonrpc":"2.0","id":5,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"b_p"},"argument":{"name":"x","value":"a"}}}`)
+	m := mustNext(t, cs)
+	require.JSONEq(t, `5`, string(m.ID))
+	require.Contains(t, string(m.Result), `"alpha"`, "error: %s", m.Error)
+	rb.mu.Lock()
+	defer rb.mu.Unlock()
+	require.Len(t, rb.completions, 1)
+	assert.True(t, strings.HasPrefix(rb.completions[0], `"vmcp-u`), "sent with id %s, not by Do", rb.completions[0])
+}

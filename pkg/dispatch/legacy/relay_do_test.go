@@ -37,11 +37,20 @@ type relayBackend struct {
 	started chan struct{} // one per tools/call, after the script is chosen
 	mu      sync.Mutex
 	calls   []string // the Mcp-Session-Id of each tools/call
+	// completions are the ids of the completion/complete requests.
+	completions []string
 }
 
 func startRelayBackend(t *testing.T, s rbScript) (*relayBackend, string) {
 	t.Helper()
-	srv := mcp.NewServer(&mcp.Implementation{Name: "b", Version: "test"}, nil)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "b", Version: "test"}, &mcp.ServerOptions{
+		CompletionHandler: func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{"alpha"}}}, nil
+		}})
+	srv.AddPrompt(&mcp.Prompt{Name: "p", Arguments: []*mcp.PromptArgument{{Name: "x"}}},
+		func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{}, nil
+		})
 	srv.AddTool(&mcp.Tool{Name: "t", InputSchema: map[string]any{"type": "object"}},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{}, nil
@@ -65,6 +74,10 @@ func startRelayBackend(t *testing.T, s rbScript) (*relayBackend, string) {
 			rb.started <- struct{}{}
 			rb.script(rb, w, r, &m, n)
 			return
+		case m.Method == "completion/complete":
+			rb.mu.Lock()
+			rb.completions = append(rb.completions, string(m.ID))
+			rb.mu.Unlock()
 		case m.Method == "" || m.Method == "notifications/cancelled":
 			rb.posted <- &m
 			w.WriteHeader(http.StatusAccepted)
@@ -115,7 +128,14 @@ type clientStream struct {
 // returns its response stream once its headers arrived.
 func startCall(t *testing.T, url, sid string) *clientStream {
 	t.Helper()
-	resp := postNoTimeout(t, url, sid, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"b_t","arguments":{},"_meta":{"progressToken":"tok"}}}`)
+	return startRequest(t, url, sid, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"b_t","arguments":{},"_meta":{"progressToken":"tok"}}}`)
+}
+
+// startRequest posts the request body and returns its response stream
+// once its headers arrived.
+func startRequest(t *testing.T, url, sid, body string) *clientStream {
+	t.Helper()
+	resp := postNoTimeout(t, url, sid, body)
 	cs := &clientStream{resp: resp, json: wire.MediaType(resp.Header.Get("Content-Type")) == wire.MediaJSON}
 	if !cs.json {
 		cs.er = wire.NewEventReader(resp.Body)
