@@ -309,3 +309,30 @@ func TestDoConnSharedProcessRefusesAsks(t *testing.T) {
 		t.Fatalf("ask on the shared process: %d messages, error %v", len(notes), err)
 	}
 }
+
+// TestDoConnStalledRequestHoldsTheSessionOnlyWhileItLives: a request
+// whose consumer reads nothing stops its connection's reader once its
+// queue is full (backpressure, never memory), so a second request on the
+// same stdio session waits; once the first ends (here Close; its timeout
+// does the same) the second gets its result, not a deadlock.
+func TestDoConnStalledRequestHoldsTheSessionOnlyWhileItLives(t *testing.T) {
+	t.Parallel()
+	c, _, mgr := coreOf(t, connBackend(t, config.TransportStdio), 30*time.Second)
+	cl := newConnClient(t, mgr, upstream.RevisionLegacy)
+	stalled, err := c.Do(context.Background(), cl.call("report", `{"marker":"a","n":2000}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := cl.call("report", `{"marker":"b","n":0}`)
+	req.Meta = nil
+	second, err := c.Do(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	stalled.Close()
+	stalled.Wait()
+	if _, res, err := drain(t, second); err != nil || !strings.Contains(string(res), "reported:b") {
+		t.Fatalf("second request: %s, %v", res, err)
+	}
+}

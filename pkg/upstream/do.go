@@ -44,6 +44,9 @@ func (c *Core) Do(ctx context.Context, req *Request) (*Stream, error) {
 	}
 	ex, err := s.post(req, body)
 	if err != nil {
+		if s.httpCtx.Err() != nil { // cancelled before the backend's answer began: it may run the request
+			err = s.cancelled(err)
+		}
 		s.stop(nil)
 		return nil, done(err)
 	}

@@ -136,6 +136,11 @@ func (s *Stream) Answer(ctx context.Context, id, result json.RawMessage, err err
 	return s.sess.Notify(ctx, body)
 }
 
+// Withdrawn tells the Stream that the backend withdrew one of its asks
+// (notifications/cancelled): it gets no answer, and the backend's timeout
+// runs again once no ask waits, as after Answer.
+func (s *Stream) Withdrawn() { s.answered() }
+
 // asked pauses the backend's timeout while an ask waits on the client.
 func (s *Stream) asked() {
 	s.mu.Lock()

@@ -9,11 +9,12 @@ type Via string
 
 // The transports, one rule for both revisions (choose).
 const (
-	// ViaRelay: raw JSON-RPC on the Legacy client's own backend session
-	// (tools/call, prompts/get and resources/read; on streamable HTTP
-	// posted on the session, where that session is Modern one
-	// self-contained POST per round; on stdio and SSE written on the
-	// go-sdk connection, Core.Do), its asks on the call's own stream.
+	// ViaRelay: Core.Do on the Legacy client's own backend session
+	// (tools/call, prompts/get and resources/read on any transport,
+	// completion/complete on streamable HTTP; posted on an HTTP session,
+	// where that session is Modern one self-contained POST per round;
+	// written on a stdio or SSE session's go-sdk connection), its asks on
+	// the call's own stream.
 	ViaRelay Via = "relay"
 	// ViaSession: the Legacy client's own go-sdk backend session (a
 	// Modern HTTP tool with Mcp-Param-* headers, or a method the relay
@@ -36,21 +37,22 @@ var relayed = map[string]bool{"tools/call": true, "prompts/get": true, "resource
 // choose is the transport rule. A Legacy client's requests go on its own
 // backend sessions: tools/call, prompts/get and resources/read raw
 // (Core.Do), on any transport, unless the tool of a Modern HTTP backend
-// mirrors arguments in Mcp-Param-* headers; the rest through the go-sdk
-// client. A Modern client's request to a Modern HTTP backend needs no
-// session: a tools/call is one direct POST unless the tool mirrors
-// arguments in Mcp-Param-* headers (the go-sdk client builds those), the
-// rest uses the shared control connection. To any other backend, a call,
-// get or read goes on a keyed session (never one another principal's
-// requests run on, opened at a Legacy revision so the backend can ask)
-// when the backend is Legacy HTTP, the client can be asked, it has a
-// principal, or the backend is per-principal; so does a principal's
-// completion. Everything else uses the shared control connection.
+// mirrors arguments in Mcp-Param-* headers, and completion/complete on a
+// streamable HTTP backend; the rest through the go-sdk client. A Modern
+// client's request to a Modern HTTP backend needs no session: a tools/call
+// is one direct POST unless the tool mirrors arguments in Mcp-Param-*
+// headers (the go-sdk client builds those), the rest uses the shared
+// control connection. To any other backend, a call, get or read goes on a
+// keyed session (never one another principal's requests run on, opened at
+// a Legacy revision so the backend can ask) when the backend is Legacy
+// HTTP, the client can be asked, it has a principal, or the backend is
+// per-principal; so does a principal's completion. Everything else uses
+// the shared control connection.
 func choose(req *Request, t Target) Via {
 	modernBackend := t.Backend.Modern()
 	if req.Revision == RevisionLegacy {
 		headers := t.Backend.HTTP() && modernBackend && req.Method == "tools/call" && (t.Tool == nil || backends.HeaderParams(t.Tool))
-		if relayed[req.Method] && !headers {
+		if (relayed[req.Method] && !headers) || (req.Method == "completion/complete" && t.Backend.HTTP()) {
 			return ViaRelay
 		}
 		return ViaSession
