@@ -83,16 +83,17 @@ type Backend struct {
 	flight   flight             // requests in flight (Enter)
 	sessions sessions           // backend sessions opened by open, closed when retired
 
-	mu      sync.Mutex
-	state   State
-	lastErr error
-	hist    History // state changes and failures, for /status
-	control *mcp.ClientSession
-	renew   renewal // forgotten control connections (renew.go)
-	init    *mcp.InitializeResult
-	tools   int
-	hints   map[string]CacheHint // list method -> cache hint of the last walk (cacheguard.go)
-	info    *mcp.Implementation  // vmcp's clientInfo, as sent to this backend
+	mu         sync.Mutex
+	state      State
+	lastErr    error
+	hist       History // state changes and failures, for /status
+	control    *mcp.ClientSession
+	controlMux *connMux // shares a stdio or SSE control connection (connmux.go)
+	renew      renewal  // forgotten control connections (renew.go)
+	init       *mcp.InitializeResult
+	tools      int
+	hints      map[string]CacheHint // list method -> cache hint of the last walk (cacheguard.go)
+	info       *mcp.Implementation  // vmcp's clientInfo, as sent to this backend
 }
 
 func newBackend(cfg config.Backend, log *slog.Logger, version string, sink func(aggregator.Inventory, bool), o managerOptions) *Backend {
@@ -257,13 +258,11 @@ func (b *Backend) connectWith(ctx context.Context, opts SessionOptions, version 
 	if st, ok := t.(*stdioTransport); ok {
 		st.exited = exited
 	}
-	if _, isHTTP := t.(*mcp.StreamableClientTransport); opts.Tap != nil && !isHTTP {
-		t = &tapTransportConn{Transport: t, tap: opts.Tap, logs: opts.TapLogs}
-	}
-	if _, isHTTP := t.(*mcp.StreamableClientTransport); opts.CacheGuard && !isHTTP {
-		t = &guardTransportConn{Transport: t}
-	}
-	if _, isHTTP := t.(*mcp.StreamableClientTransport); !isHTTP {
+	if _, isHTTP := t.(*mcp.StreamableClientTransport); !isHTTP { // a stdio or SSE connection
+		t = &tapTransportConn{Transport: t, tap: opts.Tap, logs: opts.TapLogs, onConn: opts.onConn}
+		if opts.CacheGuard {
+			t = &guardTransportConn{Transport: t}
+		}
 		t = &checkTransportConn{Transport: t, backend: b.cfg.Name} // null results (result.go)
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.Timeout())

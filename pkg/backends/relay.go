@@ -21,7 +21,7 @@ import (
 // then re-encodes). The session is still opened, initialized and closed by
 // the go-sdk client; RawSession only posts on it.
 
-// ErrSessionExpired is returned by RawSession.Post when the backend answers
+// ErrSessionExpired is returned by RawSession.Call when the backend answers
 // 404: it no longer knows the backend session (streamable HTTP, session
 // management). The session is marked broken; the next Get opens a new one.
 var ErrSessionExpired = errors.New("backend session expired (HTTP 404)")
@@ -93,19 +93,14 @@ func (b *Backend) Stateless() (r *RawSession, ok bool) {
 // cancelled by closing its stream (there is no session to notify).
 func (r *RawSession) Modern() bool { return r.modern }
 
-// Post sends one JSON-RPC message on the session and returns the backend's
+// Call sends one JSON-RPC request on the session and returns the backend's
 // HTTP response (2xx; the caller closes its body). client is the client
 // request's header, for the backend's forward_headers (nil: the client
-// session's latest, SessionSet.Forward). A 404 fails
-// with ErrSessionExpired; another non-2xx status fails naming it, with the
-// body's JSON-RPC error if it has one.
-func (r *RawSession) Post(ctx context.Context, client http.Header, body []byte) (*http.Response, error) {
-	return r.post(ctx, client, body, "", "")
-}
-
-// Call is Post for a request whose method and routed name (tool or prompt
-// name, resource URI; "" for none) a Modern backend wants as the
-// Mcp-Method and Mcp-Name headers (2026-07-28 Streamable HTTP).
+// session's latest, SessionSet.Forward). method and the routed name (tool
+// or prompt name, resource URI; "" for none) are the Mcp-Method and
+// Mcp-Name headers a Modern backend wants (2026-07-28 Streamable HTTP). A
+// 404 fails with ErrSessionExpired; another non-2xx status fails naming
+// it, with the body's JSON-RPC error if it has one.
 func (r *RawSession) Call(ctx context.Context, client http.Header, method, name string, body []byte) (*http.Response, error) {
 	if !r.modern {
 		method, name = "", ""
@@ -182,7 +177,7 @@ func nameHeaderValue(s string) string {
 // Notify posts a notification or a response on the session and discards
 // the backend's (202) answer.
 func (r *RawSession) Notify(ctx context.Context, body []byte) error {
-	resp, err := r.Post(ctx, nil, body)
+	resp, err := r.post(ctx, nil, body, "", "")
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,11 @@ func (r *RawSession) RequestMeta(meta, caps json.RawMessage, logLevel string) (j
 	if !r.modern {
 		return meta, nil
 	}
+	return modernMeta(r.b, r.version, meta, caps, logLevel)
+}
+
+// modernMeta is a request's _meta for b at the Modern revision version.
+func modernMeta(b *Backend, version string, meta, caps json.RawMessage, logLevel string) (json.RawMessage, error) {
 	out := make([]byte, 0, len(meta)+len(caps)+192)
 	out = append(out, '{')
 	if t := bytes.TrimSpace(meta); len(t) > 0 && string(t) != "null" {
@@ -40,9 +45,9 @@ func (r *RawSession) RequestMeta(meta, caps json.RawMessage, logLevel string) (j
 			out = append(append(out, inner...), ',')
 		}
 	}
-	out = appendMember(out, mcp.MetaKeyProtocolVersion, wire.AppendString(nil, r.version))
+	out = appendMember(out, mcp.MetaKeyProtocolVersion, wire.AppendString(nil, version))
 	out = appendMember(append(out, ','), mcp.MetaKeyClientCapabilities, caps)
-	info := wire.AppendString(append(wire.AppendString([]byte(`{"name":`), r.b.info.Name), `,"version":`...), r.b.info.Version)
+	info := wire.AppendString(append(wire.AppendString([]byte(`{"name":`), b.info.Name), `,"version":`...), b.info.Version)
 	out = appendMember(append(out, ','), mcp.MetaKeyClientInfo, append(info, '}'))
 	if logLevel != "" {
 		out = appendMember(append(out, ','), mcp.MetaKeyLogLevel, wire.AppendString(nil, logLevel))

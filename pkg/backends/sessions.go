@@ -44,6 +44,9 @@ type sessionEntry struct {
 	broken atomic.Bool
 	// listed is set once tools/list was walked on cs (Listed).
 	listed atomic.Bool
+	// mux shares a stdio or SSE session's connection (connmux.go; nil
+	// for streamable HTTP).
+	mux *connMux
 }
 
 // watchCalls is sending middleware on e's session that marks e broken when
@@ -129,6 +132,8 @@ func (s *SessionSet) connect(b *Backend, e *sessionEntry) {
 	opts := s.options(b)
 	opts.Header = s.held
 	opts.Sending = append(opts.Sending, watchCalls(e))
+	var mux *connMux
+	opts.onConn = func(m *connMux) { mux = m }
 	cs, client, err := b.open(withBinding(context.Background(), s.principal), opts)
 	if err == nil && opts.Init != nil {
 		ictx, cancel := context.WithTimeout(context.Background(), b.Timeout())
@@ -147,7 +152,7 @@ func (s *SessionSet) connect(b *Backend, e *sessionEntry) {
 	if err != nil {
 		delete(s.open, b.Name())
 	}
-	e.cs, e.client, e.err = cs, client, err
+	e.cs, e.client, e.err, e.mux = cs, client, err, mux
 	s.mu.Unlock()
 	close(e.ready)
 	if cs != nil {

@@ -107,7 +107,7 @@ func (b *Backend) supervise(ctx context.Context, firstDone func()) {
 			forgotten := b.watch(ctx, cs)
 			b.stopEpoch()
 			b.mu.Lock()
-			b.control = nil
+			b.control, b.controlMux = nil, nil
 			b.mu.Unlock()
 			_ = cs.Close()
 			if ctx.Err() != nil {
@@ -141,8 +141,9 @@ func (b *Backend) supervise(ctx context.Context, firstDone func()) {
 func (b *Backend) connectControl(ctx context.Context) (*mcp.ClientSession, error) {
 	cctx := context.WithValue(ctx, controlKey{}, true) // its GET stream refreshes after a gap
 	receiving := []mcp.Middleware{b.controlNotifications, b.refuseUnattributable}
+	var mux *connMux
 	cs, _, err := b.connect(cctx, SessionOptions{Client: b.controlOptions(), CacheGuard: true,
-		Receiving: receiving, Tap: b.controlTap, TapLogs: true}, b.protocolVersion(), -1)
+		Receiving: receiving, Tap: b.controlTap, TapLogs: true, onConn: func(m *connMux) { mux = m }}, b.protocolVersion(), -1)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +158,7 @@ func (b *Backend) connectControl(ctx context.Context) (*mcp.ClientSession, error
 		return nil, err
 	}
 	b.mu.Lock()
-	b.control, b.init, b.tools = cs, cs.InitializeResult(), len(inv.Tools)
+	b.control, b.controlMux, b.init, b.tools = cs, mux, cs.InitializeResult(), len(inv.Tools)
 	b.controlSet()
 	b.mu.Unlock()
 	b.noLegacy.Store(false) // perhaps another server now (revision.go)

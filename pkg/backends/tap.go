@@ -43,6 +43,8 @@ type SessionOptions struct {
 	// Legacy opens the session for a Legacy client: at a Legacy revision
 	// where the backend keeps Legacy sessions (revision.go).
 	Legacy bool
+	// onConn is told a stdio or SSE session's connection (connmux.go).
+	onConn func(*connMux)
 }
 
 // tapped reports whether a message with this method goes to the Tap
@@ -170,11 +172,13 @@ func hasMarker(data []byte, logs bool) bool {
 func (b *tapBody) Close() error { return b.body.Close() }
 
 // tapTransportConn wraps a non-HTTP transport (stdio, SSE) so its
-// connection's Read taps messages before the SDK sees them.
+// connection is a connMux: the requests the call core writes raw get
+// their messages (connmux.go), and the Tap sees the rest before the SDK.
 type tapTransportConn struct {
 	mcp.Transport
-	tap  Tap
-	logs bool
+	tap    Tap // may be nil
+	logs   bool
+	onConn func(*connMux) // may be nil: told the connection once made
 }
 
 func (t *tapTransportConn) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -182,19 +186,9 @@ func (t *tapTransportConn) Connect(ctx context.Context) (mcp.Connection, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &tapConn{Connection: c, tap: t.tap, logs: t.logs}, nil
-}
-
-type tapConn struct {
-	mcp.Connection
-	tap  Tap
-	logs bool
-}
-
-func (c *tapConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	if r, ok := msg.(*jsonrpc.Request); ok && err == nil && tapped(r.Method, c.logs) {
-		c.tap(context.Background(), r)
+	m := newConnMux(c, t.tap, t.logs)
+	if t.onConn != nil {
+		t.onConn(m)
 	}
-	return msg, err
+	return m, nil
 }

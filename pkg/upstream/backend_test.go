@@ -88,8 +88,14 @@ func (sb *scripted) sessions() []string {
 // core is a call core over the one backend "b" at url.
 func core(t *testing.T, url string, timeout time.Duration) (*upstream.Core, *telemetry.Metrics, *backends.Manager) {
 	t.Helper()
+	return coreOf(t, config.Backend{Name: "b", URL: url, Transport: config.TransportStreamableHTTP}, timeout)
+}
+
+// coreOf is a call core over the one backend cfg (named "b").
+func coreOf(t *testing.T, cfg config.Backend, timeout time.Duration) (*upstream.Core, *telemetry.Metrics, *backends.Manager) {
+	t.Helper()
 	agg := aggregator.New(aggregator.Policy{}, slog.New(slog.DiscardHandler))
-	cfg := config.Backend{Name: "b", URL: url, Transport: config.TransportStreamableHTTP, Timeout: config.Duration(timeout)}
+	cfg.Timeout = config.Duration(timeout)
 	m := telemetry.New()
 	mgr := backends.NewManager([]config.Backend{cfg}, agg, slog.New(slog.DiscardHandler), "test", backends.WithMetrics(m))
 	mgr.Start(30 * time.Second)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -32,23 +31,26 @@ func (c *Core) Do(ctx context.Context, req *Request) (*Stream, error) {
 		return nil, err
 	}
 	sctx, done := c.Begin(ctx, req, t)
-	raw, release, err := c.rawSession(sctx, req, t)
+	sess, release, err := c.session(sctx, req, t)
 	if err != nil {
 		return nil, done(err)
 	}
-	s := c.newStream(ctx, sctx, req, t, raw, done)
+	s := c.newStream(ctx, sctx, req, t, sess, done)
 	s.release = release
 	body, err := s.body(sctx, req)
 	if err != nil {
 		s.stop(nil)
 		return nil, done(invalidParams(err))
 	}
-	resp, err := s.post(req, body)
+	ex, err := s.post(req, body)
 	if err != nil {
+		if s.httpCtx.Err() != nil { // cancelled before the backend's answer began: it may run the request
+			err = s.cancelled(err)
+		}
 		s.stop(nil)
 		return nil, done(err)
 	}
-	go s.read(resp)
+	go s.read(ex)
 	return s, nil
 }
 
@@ -60,41 +62,52 @@ func (c *Core) target(req *Request) (Target, error) {
 	return c.Route(req)
 }
 
-// rawSession is the backend session req goes on (session.go's rule): the
+// session is the backend session req goes on (session.go's rule): the
 // Legacy client's own for Legacy clients, a stateless one on a Modern
-// backend, else one keyed by principal and declared capabilities.
-func (c *Core) rawSession(ctx context.Context, req *Request, t Target) (*backends.RawSession, func(), error) {
+// HTTP backend, else one keyed by principal and declared capabilities.
+// Streamable HTTP sessions are posted on raw; stdio and SSE ones are
+// written on through the go-sdk connection (transport.go).
+func (c *Core) session(ctx context.Context, req *Request, t Target) (session, func(), error) {
 	b := t.Backend
-	if !b.HTTP() {
-		return nil, nil, fmt.Errorf("%w: backend %q is not streamable HTTP", errNoTransport, b.Name())
-	}
 	if req.Sessions != nil {
-		raw, err := rawOf(req.Sessions.Raw(ctx, b.Name()))
-		return raw, noRelease, err
+		sess, err := sessionOf(ctx, req.Sessions, b)
+		return sess, noRelease, err
 	}
 	if raw, ok := b.Stateless(); ok {
-		return raw, noRelease, nil
+		return httpSession{raw}, noRelease, nil
 	}
 	set, release, err := c.sessions.set(req, b)
 	if err != nil {
 		return nil, nil, err
 	}
-	raw, err := rawOf(set.Raw(ctx, b.Name()))
+	sess, err := sessionOf(ctx, set, b)
 	if err != nil {
 		release()
 		return nil, nil, err
 	}
-	return raw, release, nil
+	return sess, release, nil
+}
+
+// sessionOf is set's backend session on b, opened on first use.
+func sessionOf(ctx context.Context, set *backends.SessionSet, b *backends.Backend) (session, error) {
+	if b.HTTP() {
+		raw, err := rawOf(set.Raw(ctx, b.Name()))
+		if err != nil {
+			return nil, err
+		}
+		return httpSession{raw}, nil
+	}
+	conn, err := rawOf(set.Conn(ctx, b.Name()))
+	if err != nil {
+		return nil, err
+	}
+	return connSession{conn}, nil
 }
 
 func noRelease() {}
 
-// errNoTransport fails a request Do cannot send (milestone: stdio and SSE
-// backends still take the go-sdk client).
-var errNoTransport = errors.New("no raw transport")
-
-// rawOf is SessionSet.Raw's answer as a session or an error.
-func rawOf(raw *backends.RawSession, ok bool, err error) (*backends.RawSession, error) {
+// rawOf is SessionSet.Raw's or Conn's answer as a session or an error.
+func rawOf[S any](raw *S, ok bool, err error) (*S, error) {
 	switch {
 	case err != nil:
 		return nil, err
@@ -109,7 +122,7 @@ func rawOf(raw *backends.RawSession, ok bool, err error) (*backends.RawSession, 
 // client's capabilities, clientInfo and logLevel added) and the client's
 // traceparent replaced by the backend span's.
 func (s *Stream) body(ctx context.Context, req *Request) ([]byte, error) {
-	meta, err := s.raw.RequestMeta(req.Meta, orEmpty(req.Caps), req.LogLevel)
+	meta, err := s.sess.RequestMeta(req.Meta, orEmpty(req.Caps), req.LogLevel)
 	if err != nil {
 		return nil, err
 	}
@@ -151,21 +164,21 @@ func trimObject(p json.RawMessage) []byte {
 }
 
 // post sends body on the stream's session; a backend that forgot the
-// session (404: the request was not processed) gets it once more on a
-// new one.
-func (s *Stream) post(req *Request, body []byte) (*http.Response, error) {
+// session (HTTP 404: the request was not processed) gets it once more on
+// a new one.
+func (s *Stream) post(req *Request, body []byte) (exchange, error) {
 	ctx := s.httpCtx
-	resp, err := s.raw.Call(ctx, req.Header, req.Method, s.target, body)
+	ex, err := s.sess.send(ctx, req, s.target, body)
 	if !errors.Is(err, backends.ErrSessionExpired) {
-		return resp, err
+		return ex, err
 	}
-	raw, release, rerr := s.core.rawSession(ctx, req, s.t)
+	sess, release, rerr := s.core.session(ctx, req, s.t)
 	if rerr != nil {
 		return nil, rerr
 	}
 	s.release()
-	s.raw, s.release = raw, release
-	return s.raw.Call(ctx, req.Header, req.Method, s.target, body)
+	s.sess, s.release = sess, release
+	return s.sess.send(ctx, req, s.target, body)
 }
 
 // invalidParams is a request Do could not build (a _meta that is not an

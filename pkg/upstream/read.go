@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -18,14 +16,15 @@ import (
 // cancelFlush bounds posting notifications/cancelled to a Legacy session.
 const cancelFlush = 2 * time.Second
 
-// read is the Stream's reader goroutine: it reads the backend's response
-// (a JSON body or an SSE stream) message by message into the queue, then
-// counts the outcome, queues the result or error last, and drains what
-// follows the response so its connection is reused. It ends with the
-// response, or when the request is cancelled.
-func (s *Stream) read(resp *http.Response) {
+// read is the Stream's reader goroutine: it reads the backend's messages
+// for the request (ex: an HTTP response's JSON body or SSE stream, or
+// what a stdio or SSE connection's mux hands it) into the queue, then
+// counts the outcome, queues the result or error last, and ends the
+// exchange (an HTTP stream drained so its connection is reused). It ends
+// with the response, or when the request is cancelled.
+func (s *Stream) read(ex exchange) {
 	defer close(s.ended)
-	res, rest, err := s.readResponse(resp)
+	res, final, err := s.readExchange(ex)
 	if err != nil && s.httpCtx.Err() != nil {
 		err = s.cancelled(err)
 	}
@@ -39,24 +38,22 @@ func (s *Stream) read(resp *http.Response) {
 		}
 	}
 	close(s.q)
-	if rest != nil {
-		backends.DrainNow(rest)
-	}
+	ex.Close(final)
 	s.stop(nil)
 }
 
 // cancelled is the error of a request cancelled before its end (the
-// client left, the timeout, Close), after telling a Legacy session's
-// backend (notifications/cancelled; a Modern one saw its stream close).
+// client left, the timeout, Close), after telling the backend
+// (notifications/cancelled; a Modern HTTP one saw its stream close).
 func (s *Stream) cancelled(err error) error {
 	cause := context.Cause(s.httpCtx)
-	if !s.raw.Modern() {
+	if s.sess.notifies() {
 		reason := "cancelled"
 		if cause != nil {
 			reason = cause.Error()
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), cancelFlush)
-		if nerr := s.raw.Notify(ctx, wire.Cancelled(s.id, reason)); nerr != nil {
+		if nerr := s.sess.Notify(ctx, wire.Cancelled(s.id, reason)); nerr != nil {
 			s.core.undeliverable("notifications/cancelled", s.backend, nerr)
 		}
 		cancel()
@@ -72,55 +69,17 @@ func (s *Stream) cancelled(err error) error {
 	return err
 }
 
-// readResponse reads resp to the response to s.id; rest is the body still
-// to drain (nil: closed). Notifications and asks before it are queued.
-func (s *Stream) readResponse(resp *http.Response) (res json.RawMessage, rest io.ReadCloser, err error) {
-	ct := wire.MediaType(resp.Header.Get("Content-Type"))
-	switch ct {
-	case wire.MediaJSON:
-		defer resp.Body.Close()
-		data, err := io.ReadAll(io.LimitReader(resp.Body, wire.MaxEvent+1))
+// readExchange reads ex to the response to s.id (final); notifications
+// and asks before it are queued.
+func (s *Stream) readExchange(ex exchange) (res json.RawMessage, final bool, err error) {
+	for {
+		data, err := ex.Next()
 		if err != nil {
-			return nil, nil, err
-		}
-		if len(data) > wire.MaxEvent {
-			return nil, nil, fmt.Errorf("response exceeds %d bytes", wire.MaxEvent)
+			return nil, false, err
 		}
 		res, final, err := s.onMessage(data)
-		if !final && err == nil {
-			err = errors.New("JSON response is not a response")
-		}
-		return res, nil, err
-	case wire.MediaSSE:
-		return s.readSSE(resp.Body)
-	}
-	resp.Body.Close()
-	return nil, nil, fmt.Errorf("unsupported content type %q (HTTP %d)", ct, resp.StatusCode)
-}
-
-// readSSE reads an SSE response stream to the response.
-func (s *Stream) readSSE(body io.ReadCloser) (json.RawMessage, io.ReadCloser, error) {
-	er := wire.NewEventReader(body)
-	defer er.Release() // each event is copied: its message outlives the read
-	for {
-		data, err := er.Next()
-		if err != nil {
-			body.Close()
-			if errors.Is(err, io.EOF) {
-				err = errors.New("SSE stream ended without a response")
-			}
-			return nil, nil, err
-		}
-		res, final, err := s.onMessage(bytes.Clone(data))
-		switch {
-		case final && er.Ended():
-			body.Close()
-			return res, nil, err
-		case final:
-			return res, body, err
-		case err != nil:
-			body.Close()
-			return nil, nil, err
+		if final || err != nil {
+			return res, final, err
 		}
 	}
 }

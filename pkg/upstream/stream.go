@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
 
@@ -59,7 +58,7 @@ type Stream struct {
 	backend string
 	method  string
 	target  string // the backend's own name or URI (Mcp-Name)
-	raw     *backends.RawSession
+	sess    session
 	id      json.RawMessage // vmcp's id of the request on the backend
 	done    func(error) error
 	release func() // the backend session's use ends
@@ -83,10 +82,10 @@ type item struct {
 	err error
 }
 
-// newStream is the Stream of req on raw; client is the caller's context
+// newStream is the Stream of req on sess; client is the caller's context
 // (its end cancels the request), sctx the backend span's.
-func (c *Core) newStream(client, sctx context.Context, req *Request, t Target, raw *backends.RawSession, done func(error) error) *Stream {
-	s := &Stream{core: c, t: t, backend: t.Backend.Name(), method: req.Method, target: t.Name, raw: raw,
+func (c *Core) newStream(client, sctx context.Context, req *Request, t Target, sess session, done func(error) error) *Stream {
+	s := &Stream{core: c, t: t, backend: t.Backend.Name(), method: req.Method, target: t.Name, sess: sess,
 		id: c.nextID(), done: done, q: make(chan item, QueueCapacity), ended: make(chan struct{}),
 		timeout: t.Backend.Timeout()}
 	s.httpCtx, s.cancelHTTP = context.WithCancelCause(context.WithoutCancel(sctx))
@@ -100,12 +99,12 @@ func (s *Stream) Backend() string { return s.backend }
 
 // SessionID is the backend's Mcp-Session-Id the request went on ("" for
 // a Modern backend, which has none).
-func (s *Stream) SessionID() string { return s.raw.ID() }
+func (s *Stream) SessionID() string { return s.sess.ID() }
 
 // Modern reports whether the request went to the backend at a Modern
 // revision (its result may be input_required; it asks nothing on the
 // stream).
-func (s *Stream) Modern() bool { return s.raw.Modern() }
+func (s *Stream) Modern() bool { return s.sess.Modern() }
 
 // Next returns the backend's next message; the last is KindResult or an
 // error (the client's JSON-RPC error naming the backend, already counted).
@@ -127,15 +126,20 @@ func (s *Stream) Next(ctx context.Context) (Message, error) {
 // timeout, paused while asks wait, runs again once none does.
 func (s *Stream) Answer(ctx context.Context, id, result json.RawMessage, err error) error {
 	defer s.answered()
-	if s.raw.Modern() {
+	if s.sess.Modern() {
 		return errors.New("upstream: a Modern backend session takes no answers on a stream")
 	}
 	body := wire.Response(id, result)
 	if err != nil {
 		body = wire.ErrorResponse(id, err)
 	}
-	return s.raw.Notify(ctx, body)
+	return s.sess.Notify(ctx, body)
 }
+
+// Withdrawn tells the Stream that the backend withdrew one of its asks
+// (notifications/cancelled): it gets no answer, and the backend's timeout
+// runs again once no ask waits, as after Answer.
+func (s *Stream) Withdrawn() { s.answered() }
 
 // asked pauses the backend's timeout while an ask waits on the client.
 func (s *Stream) asked() {
@@ -158,8 +162,8 @@ func (s *Stream) answered() {
 }
 
 // Close gives the request up if it has not ended: the backend is told
-// (notifications/cancelled on a Legacy session; the stream closed on a
-// Modern one) and the outcome is counted as cancelled. Close does not wait.
+// (notifications/cancelled on a Legacy or a stdio or SSE session; the
+// stream closed on a Modern HTTP one) and the outcome is counted as cancelled. Close does not wait.
 func (s *Stream) Close() {
 	if !s.over.Load() {
 		s.cancelHTTP(errAbandoned)

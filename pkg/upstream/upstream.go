@@ -47,7 +47,8 @@ type Request struct {
 	Header    http.Header        // the client's HTTP headers; only forward_headers reach a backend
 	// Asks reports whether the client declared a capability a backend can
 	// ask it for (elicitation, sampling, roots): a Modern client's call to
-	// a Legacy backend is then parked (ViaParked) so the backend can ask.
+	// a backend that is not Modern HTTP then goes on a keyed session
+	// (ViaKeyed), where the backend can ask.
 	Asks bool
 
 	// What Do sends (the routing fields above say where).

@@ -9,55 +9,64 @@ type Via string
 
 // The transports, one rule for both revisions (choose).
 const (
-	// ViaRelay: raw JSON-RPC on the Legacy client's own backend session
-	// (a streamable HTTP backend; tools/call, prompts/get and
-	// resources/read), or, where that session is Modern, one
-	// self-contained POST per round.
+	// ViaRelay: Core.Do on the Legacy client's own backend session
+	// (tools/call, prompts/get and resources/read on any transport,
+	// completion/complete on streamable HTTP; posted on an HTTP session,
+	// where that session is Modern one self-contained POST per round;
+	// written on a stdio or SSE session's go-sdk connection), its asks on
+	// the call's own stream.
 	ViaRelay Via = "relay"
-	// ViaSession: the Legacy client's own go-sdk backend session (stdio,
-	// SSE, a Modern tool with Mcp-Param-* headers, or a method the relay
+	// ViaSession: the Legacy client's own go-sdk backend session (a
+	// Modern HTTP tool with Mcp-Param-* headers, or a method the relay
 	// does not take).
 	ViaSession Via = "session"
 	// ViaDirect: one self-contained POST to a Modern streamable HTTP backend.
 	ViaDirect Via = "direct"
-	// ViaShared: the backend's control connection, shared by Modern clients.
+	// ViaShared: the backend's control connection, shared by Modern
+	// clients (lists; requests of no principal that need no session).
 	ViaShared Via = "shared"
-	// ViaParked: a pooled backend session with the Modern client's
-	// capabilities, parked between multi round-trip rounds while a Legacy
-	// backend asks the client.
-	ViaParked Via = "parked"
+	// ViaKeyed: Do on a Legacy backend session keyed by the Modern
+	// client's principal and capabilities (session.go), on any transport;
+	// the Modern dispatcher parks the Stream while the backend asks.
+	ViaKeyed Via = "keyed"
 )
 
 // relayed are the methods the relay serves for Legacy clients.
 var relayed = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true}
 
 // choose is the transport rule. A Legacy client's requests go on its own
-// backend sessions: raw when the backend is streamable HTTP (on a Modern
-// one, unless the tool mirrors arguments in Mcp-Param-* headers), else
-// through the go-sdk client. A Modern client's tools/call
-// to a Modern HTTP backend is one direct POST unless the tool mirrors
-// arguments in Mcp-Param-* headers (the go-sdk client builds those); a
-// call to a Legacy backend is parked when the client can be asked, the
-// backend is per-principal (which has no shared connection: the pooled
-// session is keyed by the principal's forwarded headers) or streamable
-// HTTP (a pooled session per call: a response the go-sdk client cannot
-// decode breaks that session, not the control connection every Modern
-// client's lists depend on); everything else uses the backend's shared
-// control connection.
+// backend sessions: tools/call, prompts/get and resources/read raw
+// (Core.Do), on any transport, unless the tool of a Modern HTTP backend
+// mirrors arguments in Mcp-Param-* headers, and completion/complete on a
+// streamable HTTP backend; the rest through the go-sdk client. A Modern
+// client's request to a Modern HTTP backend needs no session: a tools/call
+// is one direct POST unless the tool mirrors arguments in Mcp-Param-*
+// headers (the go-sdk client builds those), the rest uses the shared
+// control connection. To any other backend, a call, get or read goes on a
+// keyed session (never one another principal's requests run on, opened at
+// a Legacy revision so the backend can ask) when the backend is Legacy
+// HTTP, the client can be asked, it has a principal, or the backend is
+// per-principal; so does a principal's completion. Everything else uses
+// the shared control connection.
 func choose(req *Request, t Target) Via {
 	modernBackend := t.Backend.Modern()
 	if req.Revision == RevisionLegacy {
-		headers := modernBackend && req.Method == "tools/call" && (t.Tool == nil || backends.HeaderParams(t.Tool))
-		if relayed[req.Method] && t.Backend.HTTP() && !headers {
+		headers := t.Backend.HTTP() && modernBackend && req.Method == "tools/call" && (t.Tool == nil || backends.HeaderParams(t.Tool))
+		if (relayed[req.Method] && !headers) || (req.Method == "completion/complete" && t.Backend.HTTP()) {
 			return ViaRelay
 		}
 		return ViaSession
 	}
+	http, anonymous := t.Backend.HTTP(), req.Principal.Anonymous()
 	switch {
-	case modernBackend && req.Method == "tools/call" && t.Tool != nil && t.Backend.HTTP() && !backends.HeaderParams(t.Tool):
+	case modernBackend && http && req.Method == "tools/call" && t.Tool != nil && !backends.HeaderParams(t.Tool):
 		return ViaDirect
-	case !modernBackend && (req.Asks || t.Backend.PerPrincipal() || t.Backend.HTTP()) && relayed[req.Method]:
-		return ViaParked
+	case modernBackend && http:
+		return ViaShared
+	case relayed[req.Method] && (!modernBackend && http || req.Asks || !anonymous || t.Backend.PerPrincipal()):
+		return ViaKeyed
+	case req.Method == "completion/complete" && !anonymous:
+		return ViaKeyed
 	}
 	return ViaShared
 }

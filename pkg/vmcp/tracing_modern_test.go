@@ -84,7 +84,7 @@ func TestTracingParkedCallCarriesTheBackendSpan(t *testing.T) {
 	require.NoError(t, err)
 
 	first := log.await(t, trace.SpanKindClient, "tools/call ask") // the first round (the retry's names no tool)
-	require.Equal(t, "parked", attrs(first)["vmcp.via"])
+	require.Equal(t, "keyed", attrs(first)["vmcp.via"])           // Do on a keyed session, parked while it asks
 	require.Equal(t, traceID, first.SpanContext().TraceID().String())
 	want := "00-" + traceID + "-" + first.SpanContext().SpanID().String() + "-01"
 	require.Equal(t, want, harness.Text(t, res), "the backend's _meta.traceparent is the first round's backend span")

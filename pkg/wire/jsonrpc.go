@@ -24,21 +24,26 @@ func Request(id json.RawMessage, method string, params json.RawMessage) []byte {
 
 // RequestFields is a request whose params object has the given raw members.
 func RequestFields(id json.RawMessage, method string, params map[string]json.RawMessage) []byte {
+	return Request(id, method, Object(params))
+}
+
+// Object is the JSON object of the given raw members (in map order).
+func Object(members map[string]json.RawMessage) json.RawMessage {
 	n := 2
-	for k, v := range params {
+	for k, v := range members {
 		n += len(k) + len(v) + 4
 	}
 	p := make([]byte, 0, n)
 	p = append(p, '{')
 	first := true
-	for k, v := range params {
+	for k, v := range members {
 		if !first {
 			p = append(p, ',')
 		}
 		first = false
 		p = append(append(AppendString(p, k), ':'), v...)
 	}
-	return Request(id, method, append(p, '}'))
+	return append(p, '}')
 }
 
 // Notification is a notification with raw params (nil: none).

@@ -15,8 +15,9 @@ import (
 
 // The age row: does a long-lived Legacy session's memory grow with its
 // number of requests? Four Legacy sessions call a stdio backend's echo
-// tool (the path the go-sdk handler serves end to end, whose event store
-// once kept a record per POST stream), and vmcp's heap after a forced GC
+// tool (relayed through upstream.Core.Do on the session's connection; the
+// go-sdk handler that served it before kept a record per POST stream in
+// its event store), and vmcp's heap after a forced GC
 // is read at each checkpoint of calls made; the ratio to the first
 // checkpoint should stay near 1.
 

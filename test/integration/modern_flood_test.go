@@ -15,13 +15,30 @@ import (
 
 // TestModernProgressFloodBufferedUnbounded pins issue 28's unbounded
 // buffering: a backend sending 100,000 notifications/progress for a Modern
-// call with a progressToken. They reach the client in order, and at no
-// point do more than upstream.QueueCapacity of them wait inside vmcp
-// between the backend's stream and the client's (the call core's queue
-// high water; a full queue stalls the backend's stream instead).
+// call with a progressToken (a Modern backend's direct POST; a Legacy
+// backend's call on its keyed session, also one whose client can be asked,
+// whose Stream the dispatcher would park). They reach the client in order,
+// and at no point do more than upstream.QueueCapacity of them wait inside
+// vmcp between the backend's stream and the client's (the call core's
+// queue high water; a full queue stalls the backend's stream instead).
 func TestModernProgressFloodBufferedUnbounded(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mode harness.Mode
+		caps *mcp.ClientCapabilities
+	}{
+		{"Modern backend", harness.Stateless, &mcp.ClientCapabilities{}},
+		{"Legacy backend", harness.Stateful, &mcp.ClientCapabilities{}},
+		{"Legacy backend, client can be asked", harness.Stateful, &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { progressFlood(t, tc.mode, tc.caps) })
+	}
+}
+
+// progressFlood is one case of TestModernProgressFloodBufferedUnbounded.
+func progressFlood(t *testing.T, mode harness.Mode, caps *mcp.ClientCapabilities) {
 	const n = 100_000
-	be := harness.StartBackend(t, "flood", harness.Stateless, func(s *mcp.Server) {
+	be := harness.StartBackend(t, "flood", mode, func(s *mcp.Server) {
 		s.AddTool(&mcp.Tool{Name: "flood", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			tok := req.Params.GetProgressToken()
 			for i := 1; i <= n; i++ {
@@ -38,7 +55,7 @@ func TestModernProgressFloodBufferedUnbounded(t *testing.T) {
 	var got, inOrder atomic.Int64
 	all := make(chan struct{})
 	client := mcp.NewClient(&mcp.Implementation{Name: "flood-client", Version: "test"}, &mcp.ClientOptions{
-		Capabilities: &mcp.ClientCapabilities{},
+		Capabilities: caps,
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 			k := got.Add(1)
 			if int64(r.Params.Progress) == k {

@@ -43,8 +43,9 @@ func addRelayedMethods(s *mcp.Server, backend string) {
 }
 
 // Without the relay every Legacy call would go through the go-sdk server
-// and client (~9 decodes, ~340 KB per call); stdio backends still do.
-func TestLegacyCallsToHTTPBackendsAreRelayedAndStdioCallsAreNot(t *testing.T) {
+// and client (~9 decodes, ~340 KB per call); stdio backends are relayed
+// too, Core.Do writing on their go-sdk connection.
+func TestLegacyCallsAreRelayedOnEveryTransport(t *testing.T) {
 	b := harness.StartBackend(t, "web", harness.Stateful, func(s *mcp.Server) { addRelayedMethods(s, "web") })
 	v := harness.StartVMCP(t, nil, b.Config(), harness.StdioBackend(t, "local"))
 	awaitTools(t, v, "web_echo", "local_echo")
@@ -63,7 +64,7 @@ func TestLegacyCallsToHTTPBackendsAreRelayedAndStdioCallsAreNot(t *testing.T) {
 	require.Equal(t, gets+1, relayed(v, "prompts/get"), "prompts/get is relayed")
 
 	require.Equal(t, "hi", callText(t, cs, "local_echo", "hi"))
-	require.Equal(t, calls+1, relayed(v, "tools/call"), "a stdio backend's call goes through the go-sdk client")
+	require.Equal(t, calls+2, relayed(v, "tools/call"), "a stdio backend's call is relayed too (Core.Do on its connection)")
 }
 
 // forgetful wraps a backend handler: once armed, the next tools/call POST

@@ -126,6 +126,9 @@ func (d *Dispatcher) complete(ctx context.Context, req *mcp.CompleteRequest) (*m
 	if err != nil {
 		return nil, err
 	}
+	if t.Via == upstream.ViaRelay {
+		return d.completeDo(ctx, s, ureq, t, params)
+	}
 	return upstream.Call(d.core, ctx, ureq, t, func(cctx context.Context) (*mcp.CompleteResult, error) {
 		cs, err := s.backends.Get(cctx, backend)
 		if err != nil {

@@ -2,7 +2,6 @@ package legacy
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -98,8 +97,11 @@ func (d *Dispatcher) readBody(r *http.Request) ([]byte, bool) {
 	return body, err == nil
 }
 
-// relayCall relays one request the call core routes ViaRelay; false hands
-// it to the go-sdk handler (unknown name, stdio/SSE or Modern backend).
+// relayCall relays one request the call core routes ViaRelay through its
+// one sender (upstream.Core.Do) on the client's own backend sessions; false
+// hands it to the go-sdk handler (unknown name, a Modern HTTP tool with
+// Mcp-Param-* headers). Stdio and SSE backends are relayed too (Do writes
+// on the session's go-sdk connection).
 func (d *Dispatcher) relayCall(w http.ResponseWriter, r *http.Request, s *clientSession, key string, m *message) bool {
 	params, err := wire.DecodeObject(m.Params)
 	var name string
@@ -114,72 +116,36 @@ func (d *Dispatcher) relayCall(w http.ResponseWriter, r *http.Request, s *client
 	if err != nil || t.Via != upstream.ViaRelay {
 		return false // the go-sdk path answers (unknown names too)
 	}
-	raw, ok, err := s.backends.Raw(r.Context(), t.Backend.Name())
-	if err == nil && !ok {
-		return false // the backend session negotiated a Modern revision
-	}
 	if lerr := d.core.Admit(req, t); lerr != nil { // rate limits: once the relay sends it
 		_ = newEventWriter(w).respond(m.ID, nil, lerr)
-		return true
-	}
-	ctx, done := d.core.Begin(r.Context(), req, t) // ctx: the backend span, for the backend's traceparent
-	r = r.WithContext(ctx)
-	if err != nil {
-		newEventWriter(w).respond(m.ID, nil, done(err))
 		return true
 	}
 	d.metrics.Relayed.WithLabelValues(m.Method).Inc()
 	if t.Name != name {
 		params[relayMethods[m.Method]] = wire.AppendString(nil, t.Name)
 	}
-	if err := s.backendMeta(ctx, raw, params); err != nil {
-		newEventWriter(w).respond(m.ID, nil, done(err))
-		return true
-	}
-	out := newEventWriter(w)
-	defer out.close()
-	s.relayCall(r, raw, key, m, t.Name, params, out, func(res json.RawMessage, err error) {
-		var werr error
-		switch err {
-		case errClientCancelled:
-			done(upstream.ErrNoResponse)
-			return
-		case errDuplicateID:
-			werr = out.fail(http.StatusBadRequest, m.ID, err)
-		case ErrSessionEnded, errClientGone:
-			werr = out.respond(m.ID, res, done(upstream.ClientEnded(err))) // counted as cancelled
-		default:
-			werr = out.respond(m.ID, res, done(err))
-		}
-		if werr != nil {
-			d.undeliverable(m.Method+" response", s.id, t.Backend.Name(), werr)
-		}
-	})
-	return true
-}
-
-// backendMeta rewrites params' _meta for the backend: the client's
-// traceparent names vmcp's backend span, reserved keys are dropped, and on
-// a Modern session what a Legacy session would hold is added
-// (RawSession.RequestMeta; a _meta that is not an object is -32602).
-func (s *clientSession) backendMeta(ctx context.Context, raw *backends.RawSession, params map[string]json.RawMessage) error {
-	if meta, ok := params["_meta"]; ok {
-		if params["_meta"] = backends.ForwardMetaRaw(tracing.RewriteMetaRaw(ctx, meta)); params["_meta"] == nil {
-			delete(params, "_meta")
-		}
-	}
-	if !raw.Modern() {
-		return nil
-	}
 	s.mu.Lock()
 	level := s.logLevel
 	s.mu.Unlock()
-	meta, err := raw.RequestMeta(params["_meta"], s.capabilitiesRaw(), string(level))
-	if err != nil {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	req.Target, req.Sessions = &t, s.backends
+	req.Meta, req.Caps, req.LogLevel = backends.ForwardMetaRaw(params["_meta"]), s.capabilitiesRaw(), string(level)
+	delete(params, "_meta")
+	out := newEventWriter(w)
+	defer out.close()
+	res, err := s.relayCall(r, req, key, params, out)
+	var werr error
+	switch err {
+	case errClientCancelled:
+		return true // no response is due
+	case errDuplicateID:
+		werr = out.fail(http.StatusBadRequest, m.ID, err)
+	default:
+		werr = out.respond(m.ID, res, err)
 	}
-	params["_meta"] = meta
-	return nil
+	if werr != nil {
+		d.undeliverable(m.Method+" response", s.id, t.Backend.Name(), werr)
+	}
+	return true
 }
 
 // capabilitiesRaw is the client's declared capabilities as JSON, encoded

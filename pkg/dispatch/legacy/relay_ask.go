@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/vmcp/vmcp/pkg/upstream"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
 
@@ -27,16 +28,17 @@ func (rs *relayStream) endAsks() {
 	}
 }
 
-// ask relays a backend's server-to-client request (elicitation, sampling,
-// roots) to the client on the call's stream, under a vmcp id, and posts the
-// client's answer back under the backend's id. It runs until answered, or
-// until the call ends (the backend then gets an error, as from the go-sdk
-// client, so a handler waiting on it returns) or the backend cancels it.
-func (rs *relayStream) ask(m *message) {
+// ask relays a backend's server-to-client request m (on st's stream:
+// elicitation, sampling, roots) to the client on the call's stream, under a
+// vmcp id, and sends the client's answer back under the backend's id
+// (Stream.Answer). It runs until answered, or until the call ends (the
+// backend then gets an error, as from the go-sdk client, so a handler
+// waiting on it returns) or the backend withdraws it.
+func (rs *relayStream) ask(st *upstream.Stream, m *upstream.Message) {
 	rs.mu.Lock()
 	if rs.count >= maxRelayAsks {
 		rs.mu.Unlock()
-		rs.reply(rs.ctx, m, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "too many server-to-client requests in flight for one call"})
+		rs.reply(rs.ctx, st, m, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "too many server-to-client requests in flight for one call"})
 		return
 	}
 	rs.count++
@@ -54,41 +56,44 @@ func (rs *relayStream) ask(m *message) {
 			rs.mu.Unlock()
 		}()
 		if err := rs.s.undeclaredMethod(m.Method); err != nil {
-			rs.reply(ctx, m, nil, err)
+			rs.reply(ctx, st, m, nil, err)
 			return
 		}
-		res, err := rs.relayToClient(ctx, m)
+		res, err := rs.relayToClient(ctx, m.Method, m.Params)
 		if ctx.Err() == nil {
-			rs.reply(ctx, m, res, err)
+			rs.reply(ctx, st, m, res, err)
 			return
 		}
-		if cause := context.Cause(ctx); cause != errWithdrawn {
-			<-rs.settled // the backend hears of a cancelled call before this error
-			fctx, stop := context.WithTimeout(context.Background(), cancelFlush)
-			defer stop()
-			rs.reply(fctx, m, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "request abandoned: " + cause.Error()})
+		cause := context.Cause(ctx)
+		if cause == errWithdrawn {
+			st.Withdrawn()
+			return
 		}
+		<-rs.settled // the backend hears of a cancelled call before this error
+		fctx, stop := context.WithTimeout(context.Background(), cancelFlush)
+		defer stop()
+		rs.reply(fctx, st, m, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "request abandoned: " + cause.Error()})
 	}()
 }
 
-// relayToClient sends m to the client under a new id and waits for the
-// answer: its raw result, or its error as a *jsonrpc.Error.
-func (rs *relayStream) relayToClient(ctx context.Context, m *message) (json.RawMessage, error) {
+// relayToClient sends the request method (params) to the client under a
+// new id and waits for the answer: its raw result, or its error as a
+// *jsonrpc.Error.
+func (rs *relayStream) relayToClient(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	id := newRelayID()
 	ch := rs.s.relayState.await(id)
 	defer rs.s.relayState.forget(id)
-	var params json.RawMessage
-	if len(m.Params) > 0 {
-		params = m.Params
+	if len(params) == 0 {
+		params = nil
 	}
-	if err := rs.out.send(wire.Request(id, m.Method, params)); err != nil {
-		rs.s.d.undeliverable(m.Method, rs.s.id, rs.backend, err)
+	if err := rs.out.send(wire.Request(id, method, params)); err != nil {
+		rs.s.d.undeliverable(method, rs.s.id, rs.backend, err)
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "client unreachable: " + err.Error()}
 	}
 	select {
 	case a := <-ch:
 		if len(a.Error) == 0 && len(a.Result) == 0 {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "the client answered " + m.Method + " with neither result nor error"}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "the client answered " + method + " with neither result nor error"}
 		}
 		if len(a.Error) > 0 {
 			var we jsonrpc.Error
@@ -104,11 +109,11 @@ func (rs *relayStream) relayToClient(ctx context.Context, m *message) (json.RawM
 	}
 }
 
-// reply posts the answer to the backend's request m on the backend session.
-// The post outlives ctx (bounded by cancelFlush once ctx ends): the backend
-// may finish the call, which ends ctx, before it acknowledges the answer
-// that let it finish.
-func (rs *relayStream) reply(ctx context.Context, m *message, res json.RawMessage, err error) {
+// reply sends the answer to the backend's request m on st's backend
+// session. The post outlives ctx (bounded by cancelFlush once ctx ends):
+// the backend may finish the call, which ends ctx, before it acknowledges
+// the answer that let it finish.
+func (rs *relayStream) reply(ctx context.Context, st *upstream.Stream, m *upstream.Message, res json.RawMessage, err error) {
 	if err == nil && len(res) == 0 {
 		err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no answer to " + m.Method}
 	}
@@ -116,15 +121,7 @@ func (rs *relayStream) reply(ctx context.Context, m *message, res json.RawMessag
 	defer cancel()
 	stop := context.AfterFunc(ctx, func() { time.AfterFunc(cancelFlush, cancel) })
 	defer stop()
-	if perr := rs.raw.Notify(pctx, answerBody(m.ID, res, err)); perr != nil {
+	if perr := st.Answer(pctx, m.ID, res, err); perr != nil {
 		rs.s.d.undeliverable(m.Method+" response", rs.s.id, rs.backend, perr)
 	}
-}
-
-// answerBody is the JSON-RPC response to a backend's request id.
-func answerBody(id, res json.RawMessage, err error) []byte {
-	if err != nil {
-		return wire.ErrorResponse(id, err)
-	}
-	return wire.Response(id, res)
 }

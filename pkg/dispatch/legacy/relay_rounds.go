@@ -5,11 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/upstream"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -47,19 +47,21 @@ type rawInputRequest struct {
 	Params json.RawMessage `json:"params"`
 }
 
-// rounds posts the request and, while the backend's result still carries
-// inputRequests, asks the client for them on the call's stream (as
-// server-to-client requests under vmcp ids) and posts the request again,
-// under a new id, with inputResponses and the backend's requestState.
-func (rs *relayStream) rounds(ctx context.Context, h http.Header, method string, params map[string]json.RawMessage) (json.RawMessage, error) {
-	res, err := rs.exchange(ctx, h, method, params)
+// rounds sends the request (upstream.Core.Do) and, while the backend's
+// result still carries inputRequests, asks the client for them on the
+// call's stream (as server-to-client requests under vmcp ids) and sends
+// the request again, as a new request, with inputResponses and the
+// backend's requestState. A Modern session's final result loses its
+// 2026-07-28-only members (backends.LegacyResult).
+func (rs *relayStream) rounds(req *upstream.Request, params map[string]json.RawMessage) (json.RawMessage, error) {
+	res, modern, err := rs.exchange(req, params)
 	for n := 0; err == nil; n++ {
 		in, more, merr := rawMoreInput(res)
 		if merr != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("backend %q: %v", rs.backend, merr)}
 		}
 		if !more {
-			if rs.raw.Modern() {
+			if modern {
 				return backends.LegacyResult(res), nil
 			}
 			return res, nil
@@ -67,7 +69,7 @@ func (rs *relayStream) rounds(ctx context.Context, h http.Header, method string,
 		if n >= maxInputRounds {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("backend %q: more than %d input rounds", rs.backend, maxInputRounds)}
 		}
-		answers, ferr := rs.fulfil(ctx, in.InputRequests)
+		answers, ferr := rs.fulfil(rs.ctx, in.InputRequests)
 		if ferr != nil {
 			return nil, ferr
 		}
@@ -79,12 +81,7 @@ func (rs *relayStream) rounds(ctx context.Context, h http.Header, method string,
 		if in.RequestState != "" {
 			params["requestState"], _ = json.Marshal(in.RequestState)
 		}
-		if rs.rest != nil { // the previous round's stream: drained before the next round
-			backends.DrainNow(rs.rest)
-			rs.rest = nil
-		}
-		rs.id = newRelayID()
-		res, err = rs.exchange(ctx, h, method, params)
+		res, modern, err = rs.exchange(req, params)
 	}
 	return res, err
 }
@@ -101,7 +98,7 @@ func (rs *relayStream) fulfil(ctx context.Context, reqs map[string]rawInputReque
 			if err := rs.s.undeclaredMethod(r.Method); err != nil {
 				return fmt.Errorf("input request %q: %w", id, err)
 			}
-			res, err := rs.relayToClient(gctx, &message{Method: r.Method, Params: r.Params})
+			res, err := rs.relayToClient(gctx, r.Method, r.Params)
 			if err != nil {
 				return fmt.Errorf("input request %q: %w", id, err)
 			}

@@ -6,14 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
-	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/upstream"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
 
@@ -21,21 +19,16 @@ import (
 // have waiting on the client at once; more are refused to the backend.
 const maxRelayAsks = 16
 
-// relayStream is one relayed call's backend response stream: it forwards
-// what the backend sends on it to the client's stream until the response.
+// relayStream is one relayed call: it writes what the backend sends during
+// each round (upstream.Stream) to the client's POST stream as it is read.
 type relayStream struct {
 	s       *clientSession
-	raw     *backends.RawSession
 	out     *eventWriter
-	id      []byte // vmcp's id of the request on the backend session
 	backend string
-	method  string // the relayed request's
-	name    string // its routed name or URI, as the backend knows it (Mcp-Name)
 	token   string // tokenKey of the client's progressToken ("" for none)
 
-	ctx     context.Context // the call's; each relayed ask has a child
+	ctx     context.Context // the call's: its end cancels the request (Do's ctx)
 	settled chan struct{}   // closed once the call's outcome is known (and any cancellation sent)
-	rest    io.ReadCloser   // the stream after the response, drained by relayCall
 
 	wg    sync.WaitGroup
 	mu    sync.Mutex
@@ -43,62 +36,45 @@ type relayStream struct {
 	count int
 }
 
-// relayCall posts one request (params already routed) on raw, relays its
-// stream to out and calls respond with the backend's raw result or the
-// error for the client (errClientCancelled: no response is due). The rest
-// of the backend's stream is drained after respond, so its connection is
-// reused.
-func (s *clientSession) relayCall(r *http.Request, raw *backends.RawSession, key string, m *message, name string, params map[string]json.RawMessage, out *eventWriter, respond func(json.RawMessage, error)) {
-	backend := raw.Backend().Name()
-	// One context, cancelled by the client (notifications/cancelled, or
-	// its connection closing while the call is in flight), the session's
-	// end, or the backend's timeout; not by the handler's return, so the
-	// backend's stream can be drained after the response for reuse.
+// relayCall sends req (routed; params without _meta) through the call
+// core's one sender, round after round, writing the backend's messages to
+// out, and returns the backend's raw result or the error for the client
+// (errClientCancelled: no response is due). The call is cancelled by the
+// client (notifications/cancelled, or its connection closing) and by the
+// session's end; Do owns the backend's timeout, the cancellation it sends
+// the backend and the 404 resend.
+func (s *clientSession) relayCall(r *http.Request, req *upstream.Request, key string, params map[string]json.RawMessage, out *eventWriter) (json.RawMessage, error) {
+	// Not ended by the handler's return, so Do drains the backend's stream
+	// after the response for reuse.
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
 	stopClient := context.AfterFunc(r.Context(), func() { cancel(errClientGone) })
 	stopEnded := context.AfterFunc(s.ended, func() { cancel(ErrSessionEnded) })
-	timer := time.AfterFunc(raw.Backend().Timeout(), func() { cancel(context.DeadlineExceeded) })
-	release := func() { stopEnded(); timer.Stop(); cancel(nil) }
+	defer stopEnded()
+	defer stopClient()
 	untrack, ok := s.relayState.track(key, tracked{cancel: cancel})
 	if !ok {
-		stopClient()
-		release()
-		respond(nil, errDuplicateID)
-		return
+		return nil, errDuplicateID
 	}
+	defer untrack()
+	backend := req.Target.Backend.Name()
 	// Progress the backend sends elsewhere than on this stream (its GET
 	// stream, when it answers POSTs with JSON) reaches the tap by token.
-	token := progressToken(params["_meta"])
+	token := progressToken(req.Meta)
 	defer s.calls.startRelayed(ctx, backend, token, out)()
 
-	rs := &relayStream{s: s, raw: raw, out: out, id: newRelayID(), backend: backend, method: m.Method, name: name, token: tokenKey(token), ctx: ctx,
+	rs := &relayStream{s: s, out: out, backend: backend, token: tokenKey(token), ctx: ctx,
 		asks: map[string]context.CancelCauseFunc{}, settled: make(chan struct{})}
-	res, err := rs.rounds(ctx, r.Header, m.Method, params)
-	if err != nil && ctx.Err() != nil && rs.raw != nil {
+	res, err := rs.rounds(req, params)
+	if err != nil && ctx.Err() != nil {
 		s.noteCancelled()
-		rs.cancelBackend(context.Cause(ctx))
+		if cause := context.Cause(ctx); cause == errClientCancelled {
+			err = cause
+		}
 	}
 	close(rs.settled)
 	rs.endAsks() // the asks still waiting on the client are failed to the backend
 	rs.wg.Wait()
-	stopClient()
-	untrack()
-	switch cause := context.Cause(ctx); {
-	case err == nil:
-	case cause == errClientCancelled:
-		err = errClientCancelled
-	case cause == context.DeadlineExceeded || cause == ErrSessionEnded || cause == errClientGone:
-		err = cause
-	}
-	respond(res, err)
-	if rs.rest == nil {
-		release()
-		return
-	}
-	go func() { // ends with the stream, within drainGrace at most
-		backends.DrainNow(rs.rest)
-		release()
-	}()
+	return res, err
 }
 
 // progressToken is the progressToken of a request's raw _meta, decoded as
@@ -114,103 +90,47 @@ func progressToken(meta json.RawMessage) any {
 	return m.Token
 }
 
-// exchange posts the request and reads the backend's answer; a backend
-// that forgot the session (404: the request was not processed) gets it
-// once more on a new session.
-func (rs *relayStream) exchange(ctx context.Context, h http.Header, method string, params map[string]json.RawMessage) (json.RawMessage, error) {
-	body := wire.RequestFields(rs.id, method, params)
-	resp, err := rs.raw.Call(ctx, h, method, rs.name, body)
-	if errors.Is(err, backends.ErrSessionExpired) {
-		var ok bool
-		if rs.raw, ok, err = rs.s.backends.Raw(ctx, rs.backend); err == nil && !ok {
-			rs.raw, err = nil, backends.ErrSessionExpired
-		}
-		if err == nil {
-			resp, err = rs.raw.Call(ctx, h, method, rs.name, body)
-		}
-	}
+// exchange is one round: req with params sent by upstream.Core.Do, its
+// notifications and asks handled as they come, then its raw result and
+// whether the backend session was Modern.
+func (rs *relayStream) exchange(req *upstream.Request, params map[string]json.RawMessage) (json.RawMessage, bool, error) {
+	r := *req
+	r.Params = wire.Object(params)
+	st, err := rs.s.d.core.Do(rs.ctx, &r)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return rs.read(ctx, resp)
+	defer st.Close()
+	for {
+		m, err := st.Next(context.Background()) // the reader always ends the stream
+		switch {
+		case errors.Is(err, upstream.ErrStreamEnded): // cancelled with the queue full: the outcome was counted
+			return nil, st.Modern(), backends.WireError(rs.backend, ended(rs.ctx))
+		case err != nil:
+			return nil, st.Modern(), err
+		case m.Kind == upstream.KindResult:
+			return m.Result, st.Modern(), nil
+		case m.Kind == upstream.KindAsk:
+			rs.ask(st, &m)
+		default:
+			rs.notification(&m)
+		}
+	}
 }
 
-// read relays the backend's response (a JSON body or an SSE stream) and
-// returns the result of rs.id.
-func (rs *relayStream) read(ctx context.Context, resp *http.Response) (json.RawMessage, error) {
-	ct := resp.Header.Get("Content-Type")
-	switch {
-	case wire.IsMediaType(ct, "application/json"):
-		defer resp.Body.Close()
-		data, err := io.ReadAll(io.LimitReader(resp.Body, mcp.DefaultMaxEventSize+1))
-		if err != nil {
-			return nil, err
-		}
-		if res, err, done := rs.onMessage(ctx, data); done {
-			return res, err
-		}
-		return nil, errors.New("JSON response is not the response to the request")
-	case wire.IsMediaType(ct, "text/event-stream"):
-		er := wire.NewEventReader(resp.Body)
-		defer er.Release() // onMessage gets a copy of each event: its message outlives the read
-		for {
-			data, err := er.Next()
-			if err != nil {
-				resp.Body.Close()
-				if errors.Is(err, io.EOF) {
-					return nil, errors.New("response stream ended without a response")
-				}
-				return nil, err
-			}
-			if res, err, done := rs.onMessage(ctx, bytes.Clone(data)); done {
-				rs.rest = resp.Body
-				return res, err
-			}
-		}
+// ended is why a request ended without its error reaching the relay.
+func ended(ctx context.Context) error {
+	if cause := context.Cause(ctx); cause != nil {
+		return cause
 	}
-	resp.Body.Close()
-	return nil, fmt.Errorf("unsupported content type %q", ct)
-}
-
-// onMessage handles one message of the backend's stream (data is its own:
-// the message and its result alias it); done is true for the response to
-// rs.id, with its result or JSON-RPC error, and for a response to any
-// other id, with backends.IDError.
-func (rs *relayStream) onMessage(ctx context.Context, data []byte) (res json.RawMessage, err error, done bool) {
-	var m message
-	if err := wire.Decode(data, &m); err != nil {
-		rs.s.d.undeliverable("(malformed)", rs.s.id, rs.backend, err)
-		return nil, nil, false
-	}
-	switch {
-	case m.Method == "":
-		if !bytes.Equal(m.ID, rs.id) { // no other request's response is due on this one's POST
-			return nil, backends.IDError(rs.backend, rs.method, rs.id, m.ID), true
-		}
-		if len(m.Error) > 0 && string(m.Error) != "null" { // "error": null is none, as on the other paths
-			var we jsonrpc.Error
-			if err := json.Unmarshal(m.Error, &we); err != nil {
-				return nil, fmt.Errorf("malformed JSON-RPC error: %w", err), true
-			}
-			return nil, &we, true
-		}
-		if err := backends.ResultError(rs.backend, rs.method, m.Result); err != nil {
-			return nil, err, true // absent, null or not an object: never an empty success
-		}
-		return m.Result, nil, true
-	case len(m.ID) > 0 && string(m.ID) != "null":
-		rs.ask(&m)
-	default:
-		rs.notification(data, &m)
-	}
-	return nil, nil, false
+	return errors.New("the request ended without a response")
 }
 
 // notification forwards a backend notification on the call's stream as
 // the go-sdk path would deliver it: progress (the client's own token, as
 // it was sent on) in order before the response, log messages by the
 // session's level, resource updates to this session if subscribed.
-func (rs *relayStream) notification(data []byte, m *message) {
+func (rs *relayStream) notification(m *upstream.Message) {
 	var err error
 	switch m.Method {
 	case "notifications/progress":
@@ -223,9 +143,9 @@ func (rs *relayStream) notification(data []byte, m *message) {
 			err = fmt.Errorf("%w: token %v on the stream of a call that sent %s", backends.ErrProgressUnknownToken, tok, orNone(rs.token))
 			break
 		}
-		err = rs.out.send(data)
+		err = rs.out.send(m.Raw)
 	case "notifications/elicitation/complete":
-		err = rs.out.send(data)
+		err = rs.out.send(m.Raw)
 	case "notifications/message":
 		var p mcp.LoggingMessageParams
 		if err = json.Unmarshal(m.Params, &p); err == nil {
@@ -237,19 +157,26 @@ func (rs *relayStream) notification(data []byte, m *message) {
 			rs.s.d.resourceUpdated(rs.s, &p)
 		}
 	case "notifications/cancelled": // the backend withdraws a server-to-client request
-		var p struct {
-			RequestID json.RawMessage `json:"requestId"`
-		}
-		if json.Unmarshal(m.Params, &p) == nil {
-			rs.mu.Lock()
-			if cancel := rs.asks[backendKey(p.RequestID)]; cancel != nil {
-				cancel(errWithdrawn)
-			}
-			rs.mu.Unlock()
-		}
+		rs.withdraw(m.Params)
 	}
 	if err != nil {
 		rs.s.d.undeliverable(m.Method, rs.s.id, rs.backend, err)
+	}
+}
+
+// withdraw ends the relayed ask the backend's notifications/cancelled
+// (params p) names, if it still waits on the client.
+func (rs *relayStream) withdraw(p json.RawMessage) {
+	var c struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if json.Unmarshal(p, &c) != nil {
+		return
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if cancel := rs.asks[backendKey(c.RequestID)]; cancel != nil {
+		cancel(errWithdrawn)
 	}
 }
 
@@ -258,24 +185,4 @@ func orNone(tokenKey string) string {
 		return "none"
 	}
 	return "another"
-}
-
-// cancelBackend tells the backend the call was cancelled (the client
-// cancelled or left, the call timed out or the session ended). A Modern
-// backend was told already: the call's stream closed with its context
-// (2026-07-28: closing the stream MUST be treated as cancellation).
-func (rs *relayStream) cancelBackend(cause error) {
-	if rs.raw.Modern() {
-		return
-	}
-	reason := "cancelled"
-	if cause != nil {
-		reason = cause.Error()
-	}
-	b := wire.Cancelled(rs.id, reason)
-	ctx, cancel := context.WithTimeout(context.Background(), cancelFlush)
-	defer cancel()
-	if err := rs.raw.Notify(ctx, b); err != nil {
-		rs.s.d.undeliverable("notifications/cancelled", rs.s.id, rs.backend, err)
-	}
 }

@@ -27,6 +27,7 @@ type mrtrCall struct {
 	responses mcp.InputResponseMap // the client's inputResponses
 	state     string               // the client's requestState
 	principal identity.Principal   // who asked: the requestState vmcp mints is bound to it
+	args      any                  // the arguments a Legacy backend gets (nil: none; park_stream.go)
 	// send performs the call on cs with the given _meta, inputResponses and
 	// backend requestState and returns the SDK result.
 	send func(ctx context.Context, cs *mcp.ClientSession, meta mcp.Meta, in mcp.InputResponseMap, state string) (any, error)
@@ -46,7 +47,10 @@ func (d *Dispatcher) callTool(rq *request, p *callParams) ([]byte, error) {
 		out.Meta = d.resultMeta(res.Meta)
 		return marshalMRTR(&out, false) // vmcp's own tool (tool search)
 	}
-	c := &mrtrCall{method: "tools/call", name: p.Name, meta: p.Meta, responses: p.InputResponses, state: p.RequestState}
+	c := &mrtrCall{method: "tools/call", name: p.Name, meta: p.Meta, responses: p.InputResponses, state: p.RequestState, args: p.Arguments}
+	if len(p.Arguments) == 0 {
+		c.args = emptyObject
+	}
 	c.send = func(ctx context.Context, cs *mcp.ClientSession, meta mcp.Meta, in mcp.InputResponseMap, state string) (any, error) {
 		params := &mcp.CallToolParams{Meta: meta, Name: c.target, InputResponses: in, RequestState: state}
 		if len(p.Arguments) > 0 {
@@ -65,6 +69,9 @@ func (d *Dispatcher) callTool(rq *request, p *callParams) ([]byte, error) {
 // getPrompt routes prompts/get by advertised prompt name.
 func (d *Dispatcher) getPrompt(rq *request, p *mcp.GetPromptParams) ([]byte, error) {
 	c := &mrtrCall{method: "prompts/get", name: p.Name, meta: p.Meta, responses: p.InputResponses, state: p.RequestState}
+	if p.Arguments != nil {
+		c.args = p.Arguments
+	}
 	c.send = func(ctx context.Context, cs *mcp.ClientSession, meta mcp.Meta, in mcp.InputResponseMap, state string) (any, error) {
 		return cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: meta, Name: c.target, Arguments: p.Arguments, InputResponses: in, RequestState: state})
 	}
@@ -92,9 +99,10 @@ func (d *Dispatcher) upstreamRequest(rq *request, method, name string) *upstream
 // verified first (-32602 if tampered, foreign or for another request): a
 // parked call's is resumed, a Modern backend's pins the retry to that
 // backend with its own state. The core's transport decides the rest: a
-// direct POST to a Modern HTTP backend, a parked call on a session with the
-// client's capabilities for a Legacy backend the client can be asked
-// through, else the backend's shared control connection.
+// direct POST to a Modern HTTP backend; Do on a keyed session (any other
+// backend the client can be asked through or has a principal for, and
+// every Legacy HTTP one), parked while it asks the client
+// (park_stream.go); else the backend's shared control connection.
 func (d *Dispatcher) serveMRTR(rq *request, c *mrtrCall) ([]byte, error) {
 	retry := c.state != "" || c.responses != nil
 	req := d.upstreamRequest(rq, c.method, c.name)
@@ -106,15 +114,8 @@ func (d *Dispatcher) serveMRTR(rq *request, c *mrtrCall) ([]byte, error) {
 	c.backend, c.target = t.Backend.Name(), t.Name
 	st := d.newCallStream(rq, c.backend, c.meta)
 	switch t.Via {
-	case upstream.ViaParked:
-		if !req.Asks && c.direct != nil && t.Backend.HTTP() && c.state == "" {
-			return d.callLegacyHTTP(rq, req, t, c)
-		}
-		caps, key, _ := parkCaps(rq.clientCaps)
-		if caps == nil { // a per-principal backend: no capability to ask with
-			caps = &mcp.ClientCapabilities{}
-		}
-		return d.park(rq, req, t, c, caps, key)
+	case upstream.ViaKeyed:
+		return d.parkStream(rq, req, t, c)
 	case upstream.ViaDirect:
 		if c.direct != nil {
 			out, err := c.direct(rq, req, t, inner)
@@ -149,23 +150,6 @@ func (d *Dispatcher) resolve(rq *request, c *mrtrCall, req *upstream.Request) (t
 	}
 	t, err = d.core.Pin(req, st.Backend, st.Target, d.pinnedTool(c, st))
 	return t, st.Inner, false, nil, err
-}
-
-// callLegacyHTTP serves a tools/call of a client that cannot be asked on
-// a Legacy HTTP backend through the call core's sender, on a backend
-// session keyed by the principal (upstream's isolation rule: never one
-// another principal's calls run on). A result still carrying
-// inputRequests (a go-sdk Legacy server's leftover round) is an error:
-// this call cannot ask its client.
-func (d *Dispatcher) callLegacyHTTP(rq *request, req *upstream.Request, t upstream.Target, c *mrtrCall) ([]byte, error) {
-	out, err := c.direct(rq, req, t, "")
-	if err != nil {
-		return nil, err
-	}
-	if bytes.Contains(out, []byte(`"inputRequests"`)) {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: backend %q asks for input this call cannot ask the client for (declare elicitation, sampling or roots)", c.method, c.backend)}
-	}
-	return out, nil
 }
 
 // serveShared serves c on t's backend's control connection. A request the
@@ -310,6 +294,9 @@ func (d *Dispatcher) complete(rq *request, p *mcp.CompleteParams) ([]byte, error
 	if err != nil {
 		return nil, err
 	}
+	if t.Via == upstream.ViaKeyed {
+		return d.completeKeyed(rq, req, t, params, p.Meta)
+	}
 	res, err := upstream.Call(d.core, rq.r.Context(), req, t, func(ctx context.Context) (*mcp.CompleteResult, error) {
 		cs, err := t.Backend.Shared()
 		if err != nil {
@@ -321,6 +308,11 @@ func (d *Dispatcher) complete(rq *request, p *mcp.CompleteParams) ([]byte, error
 	if err != nil {
 		return nil, err
 	}
+	return d.completed(res)
+}
+
+// completed is a backend's completion result as vmcp answers it.
+func (d *Dispatcher) completed(res *mcp.CompleteResult) ([]byte, error) {
 	out := *res
 	out.ResultType = "complete"
 	out.Meta = d.resultMeta(res.Meta)

@@ -94,7 +94,7 @@ type Dispatcher struct {
 	modern   []string        // the Modern subset of versions
 	state    *mrtr.Codec
 	parked   mrtr.Directory
-	pool     *sessionPool   // backend sessions for calls that may park
+	streams  sync.Map       // parked call ID → its *parkedStream (park_stream.go)
 	limits   parkLimits     // parked calls in all and per principal (parklimit.go)
 	mu       sync.Mutex     // orders enter against Close
 	wg       sync.WaitGroup // listen streams and parked calls (see enter)
@@ -141,7 +141,6 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 		state:    opts.State,
 		parked:   opts.Parked,
 	}
-	d.pool = newSessionPool(opts.Logger, d.undeliverable)
 	mgr.OnResourceUpdated(d.subs.ResourceUpdated)
 	mgr.OnUndeliverable(d.undeliverable) // progress and logs that reach no call (stream.go)
 	agg.OnChange(d.catalogueChanged)
@@ -181,8 +180,8 @@ func (d *Dispatcher) EndStreams() { d.subs.Close() }
 
 // Close ends every open listen stream gracefully (each receives its
 // SubscriptionsListenResult and its HTTP response ends), cancels parked
-// calls upstream and closes idle backend sessions, waiting (bounded) for
-// all of them.
+// calls upstream and closes idle backend sessions (and the keyed ones of
+// a core of its own), waiting (bounded) for all of them.
 func (d *Dispatcher) Close() {
 	d.mu.Lock()
 	d.closing.Store(true)
@@ -201,7 +200,6 @@ func (d *Dispatcher) Close() {
 	case <-t.C:
 		d.log.Warn("modern dispatcher: listen streams or parked calls still winding down after close", "wait", closeWait)
 	}
-	d.pool.close()
 }
 
 // ServeHTTP answers one Modern POST: 405 for other methods, 415 unless

@@ -1,20 +1,19 @@
 package modern
 
 import (
-	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/telemetry"
+	"github.com/vmcp/vmcp/pkg/upstream"
 )
 
 // newTestStream is a callStream for a request whose params are params.
@@ -86,21 +85,21 @@ func TestCallStreamLateNotificationWritten(t *testing.T) {
 
 // TestParkedProgressWithNobodyWaitingWritten pins a parked call's progress
 // while no client request waits on it (between rounds): counted, not
-// written; with a request waiting, written under that request's token.
+// written; with a request waiting, written under that request's token; a
+// token the call did not send the backend is counted, not written.
 func TestParkedProgressWithNobodyWaitingWritten(t *testing.T) {
-	var missed []string
-	ps := &parkSession{backend: "b", miss: func(method, _ string, _ error) { missed = append(missed, method) }}
-	ps.bind(nil, "vmcp-progress-x")
-	msg := &jsonrpc.Request{Method: backends.MethodProgress, Params: json.RawMessage(`{"progressToken":"vmcp-progress-x","progress":1}`)}
-	ps.notify(context.Background(), msg)
-	assert.Equal(t, []string{backends.MethodProgress}, missed)
-
 	s, w := newTestStream(t, `{"_meta":{"progressToken":"retry-token"}}`)
+	ps := &parkedStream{d: s.d, c: &mrtrCall{backend: "b"}, token: "vmcp-progress-x"}
+	msg := upstream.Message{Kind: upstream.KindNotification, Method: backends.MethodProgress, Params: json.RawMessage(`{"progressToken":"vmcp-progress-x","progress":1}`)}
+	ps.notify(msg)
+	assert.Equal(t, 1.0, undeliverable(s, backends.MethodProgress))
+	assert.Empty(t, w.Body.String())
+
 	ps.out.Store(s)
-	ps.notify(context.Background(), msg)
+	ps.notify(msg)
 	assert.Contains(t, w.Body.String(), `"progressToken":"retry-token"`)
-	ps.notify(context.Background(), &jsonrpc.Request{Method: backends.MethodProgress, Params: json.RawMessage(`{"progressToken":"foreign","progress":1}`)})
-	assert.Len(t, missed, 2, "a token the parked call did not send")
+	ps.notify(upstream.Message{Kind: upstream.KindNotification, Method: backends.MethodProgress, Params: json.RawMessage(`{"progressToken":"foreign","progress":1}`)})
+	assert.Equal(t, 2.0, undeliverable(s, backends.MethodProgress), "a token the parked call did not send")
 }
 
 // TestCallStreamProgressAfterResponseUnlabelled pins progress that reached

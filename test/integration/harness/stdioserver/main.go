@@ -7,7 +7,9 @@
 // and "report" sends one log message per level (debug, info, warning,
 // error; data {marker, level}), then n progress notifications 1..n (with
 // the request's token, the marker as message), and returns
-// "reported:<marker>".
+// "reported:<marker>"; "ask" elicits a name ("asked:<action>:<name>"),
+// "wait" returns only when cancelled, "cancelled" counts those
+// (servertools).
 // With STDIOSERVER_LEGACY set it negotiates only Legacy revisions. With
 // STDIOSERVER_JUNK set it prints a banner and a junk line on stdout before
 // serving, a junk line before each "echo" result, and a line on stderr, as
@@ -28,6 +30,7 @@ import (
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/test/integration/harness/servertools"
 )
 
 func main() {
@@ -104,32 +107,8 @@ func main() {
 			}
 			return text(strings.Join(uris, ",")), nil
 		})
-	s.AddTool(&mcp.Tool{Name: "report", InputSchema: map[string]any{"type": "object"}}, report)
+	servertools.Add(s) // report, ask, wait, cancelled
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Printf("stdioserver: %v", err)
 	}
-}
-
-// report is the "report" tool: logs at four levels, then progress 1..n.
-func report(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var args struct {
-		Marker string `json:"marker"`
-		N      int    `json:"n"`
-	}
-	_ = json.Unmarshal(req.Params.Arguments, &args)
-	for _, lv := range []mcp.LoggingLevel{"debug", "info", "warning", "error"} {
-		data := map[string]any{"marker": args.Marker, "level": string(lv)}
-		if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: lv, Logger: "report", Data: data}); err != nil {
-			return nil, err
-		}
-	}
-	if tok := req.Params.GetProgressToken(); tok != nil {
-		for i := 1; i <= args.N; i++ {
-			p := &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: float64(args.N), Message: args.Marker}
-			if err := req.Session.NotifyProgress(ctx, p); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "reported:" + args.Marker}}}, nil
 }

@@ -1,0 +1,132 @@
+package backends
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/vmcp/vmcp/pkg/wire"
+)
+
+// ConnSession is a stdio or SSE backend session as the call core writes
+// requests on it raw: the go-sdk client opened and initialized it and
+// still serves its own requests on it; a connMux shares the connection.
+type ConnSession struct {
+	b       *Backend
+	e       *sessionEntry // nil: the control connection
+	mux     *connMux
+	version string
+	modern  bool
+}
+
+// Conn returns the client's backend session for backend name (opened on
+// first use, like Get) when it is a stdio or SSE backend; ok is false for
+// streamable HTTP (Raw). A stdio backend with isolation: shared gives its
+// control connection, on which the backend's logs and asks reach no
+// request (isolation.go).
+func (s *SessionSet) Conn(ctx context.Context, name string) (r *ConnSession, ok bool, err error) {
+	b, err := s.m.Backend(name)
+	if err != nil || b.isHTTP() {
+		return nil, false, err
+	}
+	if b.sharedProcess() {
+		r, err := b.controlConn()
+		return r, err == nil, err
+	}
+	e, err := s.get(ctx, b)
+	if err != nil {
+		return nil, false, err
+	}
+	ir := e.cs.InitializeResult()
+	if e.mux == nil || ir == nil {
+		return nil, false, nil
+	}
+	v := ir.ProtocolVersion
+	return &ConnSession{b: b, e: e, mux: e.mux, version: v, modern: wire.IsModern(v)}, true, nil
+}
+
+// controlConn is b's control connection as a ConnSession.
+func (b *Backend) controlConn() (*ConnSession, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state != StateReady || b.control == nil || b.controlMux == nil || b.init == nil {
+		return nil, fmt.Errorf("backend %q: %w", b.cfg.Name, ErrBackendDown)
+	}
+	v := b.init.ProtocolVersion
+	return &ConnSession{b: b, mux: b.controlMux, version: v, modern: wire.IsModern(v)}, nil
+}
+
+// Backend is the backend this session belongs to.
+func (r *ConnSession) Backend() *Backend { return r.b }
+
+// Modern reports whether the session speaks a Modern revision (requests
+// need RequestMeta; results may be input_required; no asks).
+func (r *ConnSession) Modern() bool { return r.modern }
+
+// Own reports whether the session belongs to one client (its logs and
+// asks during a request go to that request); false for the control
+// connection of a stdio backend with isolation: shared.
+func (r *ConnSession) Own() bool { return r.e != nil }
+
+// RequestMeta is RawSession.RequestMeta for this session's revision.
+func (r *ConnSession) RequestMeta(meta, caps json.RawMessage, logLevel string) (json.RawMessage, error) {
+	if !r.modern {
+		return meta, nil
+	}
+	return modernMeta(r.b, r.version, meta, caps, logLevel)
+}
+
+// Start writes body, a request whose id is a string beginning "vmcp-u",
+// on the connection, and returns the Exchange that yields what the
+// backend sends for it; tok is the request's progressToken as TokenOf
+// gives it ("" none). ctx ends the Exchange (not the request: the caller
+// tells the backend with notifications/cancelled).
+func (r *ConnSession) Start(ctx context.Context, tok string, body []byte) (*Exchange, error) {
+	msg, err := jsonrpc.DecodeMessage(body)
+	if err != nil {
+		return nil, err
+	}
+	var id string
+	if req, ok := msg.(*jsonrpc.Request); ok {
+		id, _ = req.ID.Raw().(string)
+	}
+	if !strings.HasPrefix(id, ownedPrefix) {
+		return nil, fmt.Errorf("not a request with an id %s<n>", ownedPrefix)
+	}
+	e, err := r.mux.start(ctx, id, tok, r.Own())
+	if err != nil {
+		return nil, r.failed(err)
+	}
+	if err := r.mux.Connection.Write(ctx, msg); err != nil {
+		e.Close()
+		return nil, r.failed(err)
+	}
+	return e, nil
+}
+
+// Notify writes a notification or a response (an answer) on the
+// connection.
+func (r *ConnSession) Notify(ctx context.Context, body []byte) error {
+	msg, err := jsonrpc.DecodeMessage(body)
+	if err != nil {
+		return err
+	}
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		r.mux.answered(resp.ID)
+	}
+	if err := r.mux.Connection.Write(ctx, msg); err != nil {
+		return r.failed(err)
+	}
+	return nil
+}
+
+// failed marks the session broken after a transport failure (the next Get
+// opens a new one) and names the backend.
+func (r *ConnSession) failed(err error) error {
+	if r.e != nil {
+		r.e.broken.Store(true)
+	}
+	return fmt.Errorf("%w: %w", ErrBackendDown, err)
+}
