@@ -71,4 +71,6 @@ if [ "${BENCH_GO:-1}" != "0" ]; then
   $GO test -run '^$' -bench 'Benchmark(Legacy|Modern)Call(Direct|ViaVMCP)$' -benchtime "$benchtime" ./test/integration/
   $GO test -run '^$' -bench 'BenchmarkToolsListWalk' -benchtime 100x ./test/integration/
   $GO test -run '^$' -bench 'BenchmarkModernCall$' -benchtime "$benchtime" ./pkg/dispatch/modern/
+  $GO test -run '^$' -bench 'Benchmark(Build10kDistinct|Rebuild10k|Search10k)$' -benchtime 20x ./pkg/toolsearch/
+  $GO test -run '^$' -bench 'Benchmark(SearchToolsCall10k|Rebuild10k)$' -benchtime 20x ./pkg/metatools/
 fi

@@ -29,7 +29,7 @@ type command struct {
 var commands []*command
 
 func init() {
-	commands = []*command{serveCommand(), validateCommand(), importCommand(), statusCommand(), versionCommand(), helpCommand()}
+	commands = []*command{serveCommand(), validateCommand(), importCommand(), statusCommand(), acceptCommand(), versionCommand(), helpCommand()}
 }
 
 func lookup(name string) *command {
@@ -49,7 +49,7 @@ func writeUsage(w io.Writer) {
 	}
 	fmt.Fprint(w, "\ncommands:\n")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-18s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(w, "\nRun 'vmcp help COMMAND' or 'vmcp COMMAND --help' for a command's flags.\n\n"+configReference+"\n")
 }

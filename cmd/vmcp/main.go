@@ -5,6 +5,7 @@
 //	vmcp validate --config FILE
 //	vmcp import FILE
 //	vmcp status [--url URL]
+//	vmcp accept-tool-change [--url URL] BACKEND TOOL
 //	vmcp version
 //	vmcp help [COMMAND]
 //

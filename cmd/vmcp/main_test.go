@@ -39,12 +39,13 @@ func TestHelpForVMCP(t *testing.T) {
 
 func TestHelpForEachCommand(t *testing.T) {
 	flags := map[string][]string{
-		"serve":    {"--config FILE", "--listen HOST:PORT", "--pprof HOST:PORT", "--help"},
-		"validate": {"--config FILE", "--help"},
-		"import":   {"--help"},
-		"status":   {"--url URL", "--timeout DURATION", "--help"},
-		"version":  {"--help"},
-		"help":     {"--help"},
+		"serve":              {"--config FILE", "--listen HOST:PORT", "--pprof HOST:PORT", "--help"},
+		"validate":           {"--config FILE", "--help"},
+		"import":             {"--help"},
+		"status":             {"--url URL", "--timeout DURATION", "--help"},
+		"accept-tool-change": {"--url URL", "--token-env", "--timeout DURATION", "--help"},
+		"version":            {"--help"},
+		"help":               {"--help"},
 	}
 	for name, want := range flags {
 		for _, args := range [][]string{{"help", name}, {name, "--help"}, {name, "-h"}} {

@@ -27,6 +27,9 @@ type Aggregator struct {
 	lastErr   error
 	conflicts map[Conflict]bool // reported by the last successful build
 	withheld  map[string][]Withheld
+	gate      Gate                 // nil: every tool enters (gate.go)
+	raw       map[string]Inventory // inventories as offered, before the gate
+	gateGen   uint64               // Regate calls so far
 
 	pmu  sync.Mutex          // guards priv; taken after mu when both are held
 	priv map[string]*private // per-principal inventories by owner (private.go)
@@ -38,7 +41,7 @@ func New(p Policy, log *slog.Logger) *Aggregator {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	a := &Aggregator{policy: p, log: log, inv: map[string]Inventory{}, withheld: map[string][]Withheld{}, priv: map[string]*private{}}
+	a := &Aggregator{policy: p, log: log, inv: map[string]Inventory{}, raw: map[string]Inventory{}, withheld: map[string][]Withheld{}, priv: map[string]*private{}}
 	a.cur.Store(Empty())
 	return a
 }
@@ -94,11 +97,16 @@ func (a *Aggregator) Update(inv Inventory) {
 		a.log.Warn("aggregator: tool withheld; the MCP server registry refuses it",
 			"backend", w.Backend, "tool", w.Name, "reason", w.Reason)
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	announced := inv.Announced
 	inv.Announced = nil
-	a.inv[inv.Backend] = inv
+	g, gen := a.gateNow()
+	gated := a.admit(g, inv)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if gen != a.gateGen { // Regate ran meanwhile: decide again
+		gated = a.admit(a.gate, inv)
+	}
+	a.raw[inv.Backend], a.inv[inv.Backend] = inv, gated
 	a.withheld[inv.Backend] = refused
 	a.rebuild(announced)
 }
@@ -117,11 +125,22 @@ func (a *Aggregator) Replace(p Policy, updates []Inventory, removes []string) {
 		}
 		checked, refused = append(checked, inv), append(refused, r)
 	}
+	g, gen := a.gateNow()
+	gated := make([]Inventory, len(checked))
+	for i, inv := range checked {
+		gated[i] = a.admit(g, inv)
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	for i, inv := range checked {
+		if gen != a.gateGen { // Regate ran meanwhile: decide again
+			gated[i] = a.admit(a.gate, inv)
+		}
+	}
 	a.policy = p
 	for _, name := range removes {
 		delete(a.inv, name)
+		delete(a.raw, name)
 		delete(a.withheld, name)
 	}
 	a.forgetPrivate(removes)
@@ -129,7 +148,8 @@ func (a *Aggregator) Replace(p Policy, updates []Inventory, removes []string) {
 	for i, inv := range checked {
 		announced = append(announced, inv.Announced...)
 		inv.Announced = nil
-		a.inv[inv.Backend] = inv
+		gated[i].Announced = nil
+		a.raw[inv.Backend], a.inv[inv.Backend] = inv, gated[i]
 		a.withheld[inv.Backend] = refused[i]
 	}
 	a.rebuild(announced)
@@ -155,6 +175,7 @@ func (a *Aggregator) Remove(backend string) {
 		return
 	}
 	delete(a.inv, backend)
+	delete(a.raw, backend)
 	delete(a.withheld, backend)
 	a.rebuild(nil)
 }

@@ -18,7 +18,8 @@ const privateTTL = time.Hour
 
 // private is one owner's own inventories and the catalogue built with them.
 type private struct {
-	inv  map[string]Inventory // by backend
+	inv  map[string]Inventory // by backend, admitted by the gate
+	raw  map[string]Inventory // by backend, as offered (gate.go)
 	base *Catalogue           // the shared catalogue cat was built over
 	cat  *Catalogue           // nil: to be built
 	used time.Time
@@ -37,6 +38,8 @@ func (a *Aggregator) UpdateFor(owner string, inv Inventory) {
 			"backend", w.Backend, "tool", w.Name, "reason", w.Reason)
 	}
 	inv.Announced = nil
+	g, _ := a.gateNow()
+	gated := a.admit(g, inv)
 	now := time.Now()
 	a.pmu.Lock()
 	defer a.pmu.Unlock()
@@ -47,10 +50,10 @@ func (a *Aggregator) UpdateFor(owner string, inv Inventory) {
 	}
 	p := a.priv[owner]
 	if p == nil {
-		p = &private{inv: map[string]Inventory{}}
+		p = &private{inv: map[string]Inventory{}, raw: map[string]Inventory{}}
 		a.priv[owner] = p
 	}
-	p.inv[inv.Backend] = inv
+	p.inv[inv.Backend], p.raw[inv.Backend] = gated, inv
 	p.cat, p.used = nil, now
 }
 
@@ -61,6 +64,7 @@ func (a *Aggregator) RemoveFor(owner, backend string) {
 	if p := a.priv[owner]; p != nil {
 		if _, ok := p.inv[backend]; ok {
 			delete(p.inv, backend)
+			delete(p.raw, backend)
 			p.cat = nil
 		}
 	}
@@ -75,6 +79,7 @@ func (a *Aggregator) forgetPrivate(backends []string) {
 		for _, b := range backends {
 			if _, ok := p.inv[b]; ok {
 				delete(p.inv, b)
+				delete(p.raw, b)
 				p.cat = nil
 			}
 		}

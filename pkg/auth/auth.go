@@ -190,7 +190,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (identity.Principal, *Fail
 		return identity.Principal{}, &Failure{Status: http.StatusForbidden, Code: "insufficient_scope",
 			Description: "token lacks scope " + strings.Join(missing, " ")}
 	}
-	return p, nil
+	return p.WithToken(raw), nil // the subject token of outbound exchanges (pkg/outbound)
 }
 
 // principal checks what go-oidc leaves to the caller (nbf with our small

@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -61,9 +62,11 @@ func TestScopesFromScopeOrScpAndChallengeNamesThem(t *testing.T) {
 	rejected := telemetry.NewAuthRejected()
 	a := newAuth(t, idp, func(o *auth.Options) { o.RequiredScopes = []string{"mcp:tools", "mcp:read"}; o.Rejected = rejected })
 
-	w, p := serve(a, idp.Token(t, "alice", "mcp:read", "mcp:tools", "other"), "")
+	tok := idp.Token(t, "alice", "mcp:read", "mcp:tools", "other")
+	w, p := serve(a, tok, "")
 	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
-	assert.Equal(t, identity.Principal{Issuer: idp.Issuer(), Subject: "alice", Claims: p.Claims}, p)
+	assert.Equal(t, identity.Principal{Issuer: idp.Issuer(), Subject: "alice", Claims: p.Claims}.WithToken(tok), p)
+	assert.NotContains(t, fmt.Sprintf("%v %+v %#v %s", p, p, p, p), tok, "the principal prints without its token")
 	assert.Equal(t, "alice", p.Claims["sub"])
 
 	c := idp.Claims("bob")

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/outbound"
 	"github.com/vmcp/vmcp/pkg/telemetry"
 )
 
@@ -52,6 +53,8 @@ type Status struct {
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
 	Error           string `json:"error,omitempty"`
 	Tools           int    `json:"tools"`
+	// Outbound is the backend's own-token counts (nil: no auth).
+	Outbound *outbound.Stats `json:"outbound,omitempty"`
 	History
 }
 
@@ -83,7 +86,8 @@ type Backend struct {
 	// connection (revision.go).
 	noLegacy atomic.Bool
 
-	perPrincipal bool // discovered and used per principal only (perprincipal.go)
+	perPrincipal bool             // discovered and used per principal only (perprincipal.go)
+	out          *outbound.Source // its own tokens (outbound.go; nil: none)
 
 	stop     context.CancelFunc // stops the supervisor (Manager.startBackend)
 	gate     gate               // publishing during a reload (reload.go; Manager.pubMu)
@@ -115,8 +119,9 @@ func newBackend(cfg config.Backend, log *slog.Logger, version string, sink func(
 		refresh: make(chan struct{}, 1),
 		state:   StateConnecting,
 	}
-	b.perPrincipal = o.perPrincipal && forwardsAuthorization(cfg)
-	b.http = newHTTPClient(cfg, b.steadyGET)
+	b.out = newOutbound(cfg, o)
+	b.perPrincipal = b.out != nil && b.out.PerPrincipal()
+	b.http = newHTTPClient(cfg, b.out, b.steadyGET)
 	return b
 }
 
@@ -141,7 +146,7 @@ func (b *Backend) Timeout() time.Duration {
 func (b *Backend) Status() Status {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := Status{Name: b.cfg.Name, State: b.state, History: b.hist}
+	s := Status{Name: b.cfg.Name, State: b.state, History: b.hist, Outbound: b.OutboundStats()}
 	if b.lastErr != nil {
 		s.Error = b.lastErr.Error()
 	}
@@ -170,7 +175,7 @@ func (b *Backend) Capabilities() *mcp.ServerCapabilities {
 // client requests. It fails with ErrBackendDown while the backend is down.
 func (b *Backend) Shared() (*mcp.ClientSession, error) {
 	if b.perPrincipal {
-		return nil, fmt.Errorf("backend %q: %w: it takes each user's credential (forward_headers: Authorization), so vmcp has no connection of its own to it", b.cfg.Name, ErrBackendDown)
+		return nil, fmt.Errorf("backend %q: %w: it takes each user's own token (auth.type: token_exchange), so vmcp has no connection of its own to it", b.cfg.Name, ErrBackendDown)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -255,19 +260,7 @@ func (b *Backend) connect(ctx context.Context, opts SessionOptions, version stri
 // connectWith is connect; on stdio, exited (if set) runs once the process
 // has been ended (stdio.go).
 func (b *Backend) connectWith(ctx context.Context, opts SessionOptions, version string, retries int, exited func()) (*mcp.ClientSession, *mcp.Client, error) {
-	hc := b.http
-	if opts.Header != nil && len(b.cfg.ForwardHeaders) > 0 {
-		hc = heldHTTP(hc, opts.Header)
-	}
-	if opts.Tap != nil && b.isHTTP() { // other transports are tapped at the connection (below)
-		hc = tapHTTP(hc, opts.Tap, opts.TapLogs)
-	}
-	if opts.CacheGuard {
-		hc = guardHTTP(hc)
-	}
-	if b.isHTTP() { // other transports are checked at the connection (below)
-		hc = checkHTTP(hc, b.cfg.Name)
-	}
+	hc := b.sessionHTTP(ctx, opts)
 	t, err := newTransport(b.cfg, hc, retries, b.log, b.metrics.StdioSkippedLines.WithLabelValues(b.cfg.Name))
 	if err != nil {
 		return nil, nil, err

@@ -57,7 +57,7 @@ type managerOptions struct {
 	timing  Timing
 	onState func(name string, s State)
 
-	perPrincipal bool // WithPerPrincipal
+	issuer string // WithIssuer
 }
 
 // WithMetrics makes the backends count into the server's metrics m (GET

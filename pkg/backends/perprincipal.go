@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -14,9 +13,8 @@ import (
 	"github.com/vmcp/vmcp/pkg/identity"
 )
 
-// A backend that takes each user's credential (with inbound
-// authentication, an HTTP backend whose forward_headers include
-// Authorization) would answer vmcp's own control connection 401: vmcp has
+// A backend that takes each user's own token (auth.type: token_exchange,
+// outbound.go) would answer vmcp's own control connection 401: vmcp has
 // no token of its own for it. So it has no control connection (state
 // per-principal, which counts as available) and is discovered per
 // principal: the principal's first use of vmcp (Legacy initialize, its
@@ -27,19 +25,6 @@ import (
 // rediscoverAfter is how long a Modern principal's discovery stands before
 // its next request lists the per-principal backends again.
 const rediscoverAfter = 5 * time.Minute
-
-// WithPerPrincipal makes backends that forward Authorization per-principal
-// (vmcp authenticates its clients, so each has a credential of its own).
-func WithPerPrincipal() Option { return func(o *managerOptions) { o.perPrincipal = true } }
-
-// forwardsAuthorization reports whether cfg, reached over HTTP, forwards
-// the client's Authorization header.
-func forwardsAuthorization(cfg config.Backend) bool {
-	if cfg.Transport == config.TransportStdio || cfg.URL == "" {
-		return false
-	}
-	return slices.ContainsFunc(cfg.ForwardHeaders, func(h string) bool { return strings.EqualFold(h, "Authorization") })
-}
 
 // PerPrincipal reports whether b is discovered and used per principal only.
 func (b *Backend) PerPrincipal() bool { return b.perPrincipal }
@@ -69,9 +54,8 @@ func (b *Backend) ListSession(ctx context.Context, cs *mcp.ClientSession) (aggre
 }
 
 // DiscoverFor lists every per-principal backend with pr's credential and
-// publishes each inventory's tools as pr's own (a failed one is
-// withdrawn); its prompts and resources are not published, since only
-// tools/call reaches such a backend on every path. set is
+// publishes each whole inventory (tools, prompts, resources, templates)
+// as pr's own (a failed one is withdrawn). set is
 // pr's Legacy client session's SessionSet, whose backend sessions are used
 // (and stay open); with set nil (Modern) each backend is listed on a
 // session of its own carrying header, closed after. Anonymous principals
@@ -94,7 +78,6 @@ func (m *Manager) DiscoverFor(ctx context.Context, pr identity.Principal, header
 				m.agg.RemoveFor(pr.Key(), b.Name())
 				return
 			}
-			inv.Resources, inv.Templates, inv.Prompts = nil, nil, nil
 			m.agg.UpdateFor(pr.Key(), inv)
 		}()
 	}

@@ -4,18 +4,25 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
+	"slices"
 )
 
 // Principal names who a client request speaks for, as far as b can tell:
-// a digest of the client headers b forwards (forward_headers, for example
-// Authorization), "" when it forwards none. Backend sessions shared between
-// Modern requests are only shared between requests with equal principals.
+// a digest of the client headers b forwards (forward_headers) and, on a
+// per-principal backend (token_exchange), of the client's Authorization
+// (the validated token its own token is exchanged from; never sent), ""
+// when there is none. Backend sessions shared between Modern requests are
+// only shared between requests with equal principals.
 func (b *Backend) Principal(h http.Header) string {
-	if len(b.cfg.ForwardHeaders) == 0 {
+	names := b.cfg.ForwardHeaders
+	if b.perPrincipal {
+		names = append(slices.Clone(names), "Authorization")
+	}
+	if len(names) == 0 {
 		return ""
 	}
 	d := sha256.New()
-	for _, name := range b.cfg.ForwardHeaders {
+	for _, name := range names {
 		d.Write([]byte(http.CanonicalHeaderKey(name)))
 		for _, v := range h.Values(name) {
 			d.Write([]byte{0})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/identity"
 )
 
 // SessionSet holds one client session's backend sessions: at most one per
@@ -19,7 +20,8 @@ type SessionSet struct {
 	m       *Manager
 	options func(*Backend) SessionOptions
 
-	header atomic.Pointer[http.Header] // the client's forwarded headers (Forward)
+	header atomic.Pointer[http.Header]        // the client's forwarded headers (Forward)
+	bound  atomic.Pointer[identity.Principal] // whose token its sessions carry (Bind)
 
 	mu     sync.Mutex
 	open   map[string]*sessionEntry
@@ -132,7 +134,7 @@ func (s *SessionSet) connect(b *Backend, e *sessionEntry) {
 	opts.Sending = append(opts.Sending, watchCalls(e))
 	var mux *connMux
 	opts.onConn = func(m *connMux) { mux = m }
-	cs, client, err := b.open(context.Background(), opts)
+	cs, client, err := b.open(withBinding(context.Background(), s.principal), opts)
 	if err == nil && opts.Init != nil {
 		ictx, cancel := context.WithTimeout(context.Background(), b.Timeout())
 		if err = opts.Init(ictx, cs); err != nil {

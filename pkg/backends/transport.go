@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/outbound"
 	"github.com/vmcp/vmcp/pkg/tracing"
 )
 
@@ -62,8 +63,9 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // session of that backend. On a streamable-HTTP backend, GET requests (the
 // go-sdk client's standalone stream) go through steady (getstream.go).
 // Each request carries the W3C trace context of its backend span
-// (tracing.Transport; nothing without one).
-func newHTTPClient(cfg config.Backend, steady func(http.RoundTripper) http.RoundTripper) *http.Client {
+// (tracing.Transport; nothing without one) and the backend's own token
+// when it has auth (outbound.go).
+func newHTTPClient(cfg config.Backend, out *outbound.Source, steady func(http.RoundTripper) http.RoundTripper) *http.Client {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.MaxIdleConns = 0
 	base.MaxIdleConnsPerHost = 512
@@ -72,11 +74,34 @@ func newHTTPClient(cfg config.Backend, steady func(http.RoundTripper) http.Round
 	for k, v := range cfg.Headers {
 		static.Set(k, v)
 	}
-	var rt http.RoundTripper = &headerTransport{base: &tracing.Transport{Base: base}, static: static, forward: cfg.ForwardHeaders}
+	var rt http.RoundTripper = &headerTransport{base: outboundRT(&tracing.Transport{Base: base}, out), static: static, forward: cfg.ForwardHeaders}
 	if cfg.Transport == config.TransportStreamableHTTP || cfg.Transport == "" {
 		rt = steady(rt)
 	}
 	return &http.Client{Transport: rt}
+}
+
+// sessionHTTP is b's pooled client as one session's connection uses it:
+// with the session's forwarded headers, its principal (ctx's binding,
+// outbound.go), its tap, cache guard and answer checks.
+func (b *Backend) sessionHTTP(ctx context.Context, opts SessionOptions) *http.Client {
+	hc := b.http
+	if opts.Header != nil && len(b.cfg.ForwardHeaders) > 0 {
+		hc = heldHTTP(hc, opts.Header)
+	}
+	if f := bindingOf(ctx); f != nil && b.out != nil {
+		hc = boundHTTP(hc, f)
+	}
+	if opts.Tap != nil && b.isHTTP() { // other transports are tapped at the connection (connectWith)
+		hc = tapHTTP(hc, opts.Tap, opts.TapLogs)
+	}
+	if opts.CacheGuard {
+		hc = guardHTTP(hc)
+	}
+	if b.isHTTP() { // other transports are checked at the connection (connectWith)
+		hc = checkHTTP(hc, b.cfg.Name)
+	}
+	return hc
 }
 
 // newTransport returns a fresh mcp.Transport for one connection to cfg: a

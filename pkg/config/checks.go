@@ -38,6 +38,9 @@ func unsetVars(ps *problems, c *Config) []Problem {
 		for _, k := range sortedKeys(b.Env) {
 			check(joinKey(p+".env", k), b.Env[k])
 		}
+		if b.Auth != nil {
+			check(p+".auth.client_secret", b.Auth.ClientSecret)
+		}
 	}
 	check("mrtr.state_key", c.MRTR.StateKey)
 	check("cluster.redis_password", c.Cluster.RedisPassword)

@@ -39,6 +39,8 @@ type Config struct {
 	ToolSearch ToolSearch `yaml:"tool_search"`
 	// Audit configures the audit log (audit.go); nil: none.
 	Audit *Audit `yaml:"audit,omitempty"`
+	// Security configures tool-definition pinning (security.go).
+	Security Security `yaml:"security"`
 	// RateLimits is the ordered rate limit rule list (ratelimit.go); empty:
 	// no limits.
 	RateLimits []RateLimit `yaml:"rate_limits,omitempty"`
@@ -69,9 +71,11 @@ type Backend struct {
 	Command   string            `yaml:"command"`   // stdio executable
 	Args      []string          `yaml:"args"`
 	Env       map[string]string `yaml:"env"` // ${VAR} expanded
-	// ForwardHeaders lists inbound client headers copied to this backend
-	// (for example Authorization). Empty by default: nothing is forwarded.
+	// ForwardHeaders lists inbound client headers copied to this backend.
+	// Empty by default: nothing is forwarded; never Authorization or Cookie.
 	ForwardHeaders []string `yaml:"forward_headers"`
+	// Auth is the backend's own credential (outbound.go); nil: none.
+	Auth *OutboundAuth `yaml:"auth"`
 	// MaxProcesses bounds a stdio backend's live processes opened for
 	// client sessions (the control connection's own process not counted);
 	// beyond it a client's first use of the backend fails with an error

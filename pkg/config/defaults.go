@@ -88,6 +88,7 @@ func (c *Config) ApplyDefaults() {
 	c.applyTracingDefaults(os.Getenv)
 	c.applyToolSearchDefaults()
 	c.applyAuditDefaults()
+	c.applySecurityDefaults()
 	c.applyRateLimitDefaults()
 }
 

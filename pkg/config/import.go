@@ -348,6 +348,11 @@ func cloneBackends(bs []Backend) []Backend {
 		b.Env = cloneMap(b.Env)
 		b.Headers = cloneMap(b.Headers)
 		b.ForwardHeaders = append([]string(nil), b.ForwardHeaders...)
+		if b.Auth != nil {
+			a := *b.Auth
+			a.Scopes = append([]string(nil), a.Scopes...)
+			b.Auth = &a
+		}
 		out[i] = b
 	}
 	return out

@@ -200,9 +200,13 @@ func (c *Config) expandEnv() {
 		for k, v := range b.Env {
 			b.Env[k] = expand(v)
 		}
+		if b.Auth != nil {
+			b.Auth.ClientSecret = expand(b.Auth.ClientSecret)
+		}
 	}
 	c.MRTR.StateKey = expand(c.MRTR.StateKey)
 	c.Cluster.RedisPassword = expand(c.Cluster.RedisPassword)
+	c.Security.AdminToken = expand(c.Security.AdminToken)
 	if s := c.Cluster.RedisSentinel; s != nil {
 		s.Password = expand(s.Password)
 	}

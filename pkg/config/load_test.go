@@ -78,6 +78,7 @@ func TestParseExample(t *testing.T) {
 		Cluster:    Cluster{MaxEventsPerSession: 1000, KeyPrefix: "vmcp:"},
 		Telemetry:  Telemetry{Tracing: Tracing{Protocol: ProtocolHTTPProtobuf, SampleRatio: &one, ServiceName: "vmcp"}},
 		ToolSearch: ToolSearch{List: ToolListSearchOnly},
+		Security:   Security{ToolChanges: ToolChangesWarn},
 	}
 	assert.Equal(t, want, got)
 }

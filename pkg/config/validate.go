@@ -79,10 +79,12 @@ func validate(ps *problems, c *Config) {
 		ps.add("sessions.max_per_principal", fmt.Sprintf("must not exceed sessions.max (%d), got %d", c.Sessions.Max, c.Sessions.MaxPerPrincipal))
 	}
 	validateAuth(ps, c)
+	validateOutbound(ps, c)
 	validateAuthorization(ps, c, names)
 	validateTelemetry(ps, c)
 	validateToolSearch(ps, c)
 	validateAudit(ps, c)
+	validateSecurity(ps, c, names)
 	validateRateLimits(ps, c, names)
 	validateAggregation(ps, &c.Aggregation, names)
 	if k := c.MRTR.StateKey; k != "" && len(k) < minStateKeyLen {
@@ -270,6 +272,8 @@ func checkForward(ps *problems, path string, names []string) {
 		switch {
 		case !headerNameRE.MatchString(n):
 			ps.add(joinIndex(path, i), fmt.Sprintf("invalid header name %q", n))
+		case slices.Contains(credentialHeaders, l):
+			ps.add(joinIndex(path, i), fmt.Sprintf(passthroughRule, n))
 		case strings.HasPrefix(l, "mcp-") || strings.HasPrefix(l, "vmcp-") || slices.Contains(transportHeaders, l):
 			ps.add(joinIndex(path, i), fmt.Sprintf("%s is set by vmcp's transport to the backend and cannot be forwarded", n))
 		}

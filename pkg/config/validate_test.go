@@ -286,7 +286,7 @@ func TestAliasBombIsBounded(t *testing.T) {
 // would hand the client's vmcp session id to the backend) was accepted and
 // overwrote vmcp's own header on every backend request.
 func TestForwardHeadersNamingTransportHeadersAreRefusedWithTheirLine(t *testing.T) {
-	ps := problemsOf(t, okBackend+"    forward_headers: [Authorization, Mcp-Session-Id, \"bad name\", Host]\n")
+	ps := problemsOf(t, okBackend+"    forward_headers: [X-Tenant, Mcp-Session-Id, \"bad name\", Host]\n")
 	require.Len(t, ps, 3)
 	assert.Equal(t, "backends[0].forward_headers[1]", ps[0].Key)
 	assert.Equal(t, 4, ps[0].Line)

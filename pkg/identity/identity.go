@@ -18,6 +18,26 @@ type Principal struct {
 	Issuer  string         // the token's iss claim
 	Subject string         // the token's sub claim
 	Claims  map[string]any // every claim of the token; nil when anonymous
+	// token is the validated access token itself (WithToken): the subject
+	// token of an outbound exchange, never sent to a backend or logged.
+	token string
+}
+
+// WithToken returns p carrying tok, the access token p was validated from
+// (pkg/auth); only an outbound token exchange reads it (Token).
+func (p Principal) WithToken(tok string) Principal {
+	p.token = tok
+	return p
+}
+
+// Token is the access token p was validated from ("" when none): the
+// subject token of an RFC 8693 exchange. It must never be logged or sent
+// to a backend (MCP authorization forbids token passthrough).
+func (p Principal) Token() string { return p.token }
+
+// GoString is p for %#v without its token.
+func (p Principal) GoString() string {
+	return "identity.Principal{" + p.String() + "}"
 }
 
 // Anonymous reports whether p is the zero principal (no authentication).

@@ -47,19 +47,25 @@ func (t *Tools) Call(ctx context.Context, req *upstream.Request, args json.RawMe
 	case a.Limit != nil:
 		limit = *a.Limit
 	}
-	found := t.Search(ctx, req, *a.Query, limit)
-	out := map[string]any{"tools": found}
-	text, err := json.Marshal(out)
-	if err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "search_tools: " + err.Error()}
-	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: out}, nil
+	x, hits := t.hits(ctx, req, *a.Query, limit)
+	text := x.result(hits)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: json.RawMessage(text)}, nil
 }
 
 // Search returns up to limit tools for query, best first, among those the
 // policy lets req's principal use, from the catalogue that principal sees
 // (lexical ranking, blended with embeddings when configured).
 func (t *Tools) Search(ctx context.Context, req *upstream.Request, query string, limit int) []Found {
+	x, hits := t.hits(ctx, req, query, limit)
+	found := []Found{}
+	for _, h := range hits {
+		found = append(found, x.found(h.Doc))
+	}
+	return found
+}
+
+// hits ranks query in the index of the catalogue req's principal sees.
+func (t *Tools) hits(ctx context.Context, req *upstream.Request, query string, limit int) (*indexed, []toolsearch.Hit) {
 	x := t.index(t.agg.For(req.Principal.Key()))
 	allow := func(doc int) bool {
 		return t.policy.Allows(req.Principal, aggregator.KindTools, x.backends[doc], x.tools[doc].Name)
@@ -68,12 +74,7 @@ func (t *Tools) Search(ctx context.Context, req *upstream.Request, query string,
 	if x.vecs != nil {
 		depth = max(limit, toolsearch.FuseDepth)
 	}
-	found := []Found{}
-	for _, h := range t.blend(ctx, x, query, x.ix.Search(query, depth, allow), limit, allow) {
-		tool := x.tools[h.Doc]
-		found = append(found, Found{Name: tool.Name, Description: tool.Description, InputSchema: tool.InputSchema, Backend: x.backends[h.Doc]})
-	}
-	return found
+	return x, t.blend(ctx, x, query, x.ix.Search(query, depth, allow), limit, allow)
 }
 
 func invalid(msg string) error {

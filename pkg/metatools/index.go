@@ -2,8 +2,10 @@ package metatools
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
@@ -22,7 +24,8 @@ type indexed struct {
 	ix       *toolsearch.Index
 	tools    []*mcp.Tool
 	backends []string
-	vecs     [][]float32 // by document, nil where unknown; nil: no embeddings
+	vecs     [][]float32              // by document, nil where unknown; nil: no embeddings
+	js       []atomic.Pointer[[]byte] // by document: its Found as JSON, once marshalled
 }
 
 // Tools serves search_tools over the catalogue's tools. It is safe for
@@ -39,6 +42,9 @@ type Tools struct {
 	vecs  map[string][]float32    // tool vectors by embedText, of the current catalogue
 
 	kick chan struct{} // a catalogue change to index (one pending at most)
+
+	bmu     sync.Mutex          // serialises builds
+	builder *toolsearch.Builder // the tools' analyses from one build to the next
 }
 
 // New returns the tool search over agg's catalogues, filtered by p (nil:
@@ -48,7 +54,8 @@ func New(agg *aggregator.Aggregator, p *policy.Policy, emb *embeddings.Client, l
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	t := &Tools{agg: agg, policy: p, emb: emb, log: log, cache: map[*aggregator.Catalogue]*indexed{}, kick: make(chan struct{}, 1)}
+	t := &Tools{agg: agg, policy: p, emb: emb, log: log, cache: map[*aggregator.Catalogue]*indexed{}, kick: make(chan struct{}, 1),
+		builder: toolsearch.NewBuilder()}
 	agg.OnChange(func(_, _ *aggregator.Catalogue, kinds []aggregator.Kind) {
 		for _, k := range kinds {
 			if k == aggregator.KindTools {
@@ -115,7 +122,8 @@ func (t *Tools) store(cat *aggregator.Catalogue, x *indexed) *indexed {
 
 // build indexes cat's routable tools, with the vectors known for them.
 func (t *Tools) build(cat *aggregator.Catalogue) *indexed {
-	x := &indexed{tools: cat.Routable, backends: make([]string, len(cat.Routable)), vecs: t.vectorsOf(cat.Routable)}
+	x := &indexed{tools: cat.Routable, backends: make([]string, len(cat.Routable)), vecs: t.vectorsOf(cat.Routable),
+		js: make([]atomic.Pointer[[]byte], len(cat.Routable))}
 	docs := make([]toolsearch.Doc, len(cat.Routable))
 	for i, tool := range cat.Routable {
 		_, r, _ := cat.Tool(tool.Name)
@@ -126,6 +134,43 @@ func (t *Tools) build(cat *aggregator.Catalogue) *indexed {
 			docs[i].Description = tool.Title + ". " + tool.Description
 		}
 	}
-	x.ix = toolsearch.Build(docs)
+	t.bmu.Lock()
+	x.ix = t.builder.Build(docs)
+	t.bmu.Unlock()
 	return x
+}
+
+// found is document doc as a search result.
+func (x *indexed) found(doc int) Found {
+	tool := x.tools[doc]
+	return Found{Name: tool.Name, Description: tool.Description, InputSchema: tool.InputSchema, Backend: x.backends[doc]}
+}
+
+// result is {"tools": [...]} for hits, each document's JSON marshalled
+// once, the first time it is found, and kept with the index.
+func (x *indexed) result(hits []toolsearch.Hit) []byte {
+	out := append(make([]byte, 0, 1024*len(hits)+16), `{"tools":[`...)
+	for i, h := range hits {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, x.foundJSON(h.Doc)...)
+	}
+	return append(out, "]}"...)
+}
+
+// foundJSON is document doc's Found as JSON (a tool whose schema does not
+// marshal is shown with an empty object schema).
+func (x *indexed) foundJSON(doc int) []byte {
+	if b := x.js[doc].Load(); b != nil {
+		return *b
+	}
+	b, err := json.Marshal(x.found(doc))
+	if err != nil {
+		f := x.found(doc)
+		f.InputSchema = map[string]any{"type": "object"}
+		b, _ = json.Marshal(f)
+	}
+	x.js[doc].Store(&b)
+	return b
 }

@@ -149,3 +149,24 @@ func BenchmarkSearchToolsCall10k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRebuild10k: the index rebuild after a catalogue change at
+// 10,000 tools (one backend of 20 tools added, then removed), as Run does
+// it off the request path (issue 31: ≤ 100 ms).
+func BenchmarkRebuild10k(b *testing.B) {
+	inv := inventories(10020)
+	agg := aggregator.New(aggregator.Policy{Own: Own(true, false)}, nil)
+	agg.Replace(aggregator.Policy{Own: Own(true, false)}, inv[:500], nil)
+	small := agg.Current()
+	agg.Replace(aggregator.Policy{Own: Own(true, false)}, inv, nil)
+	big := agg.Current()
+	tools := New(agg, nil, nil, nil)
+	tools.build(small)
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 {
+			tools.build(big)
+		} else {
+			tools.build(small)
+		}
+	}
+}

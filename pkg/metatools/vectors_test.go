@@ -20,7 +20,7 @@ import (
 
 // concepts are the fake model's meanings: each word of a group shares one
 // dimension; any other word is hashed into the rest.
-var concepts = [][]string{{"car", "automobile", "vehicle"}, {"hire", "rental", "rent"}}
+var concepts = [][]string{{"car", "automobile", "vehicle"}, {"hire", "rental", "rent", "leasing"}}
 
 func fakeVector(text string) []float32 {
 	v := make([]float32, 64)
@@ -73,7 +73,7 @@ func rentalCatalogue() []*mcp.Tool {
 }
 
 // TestEmbeddingsFindWhatWordsMiss: a query sharing no word with the tool
-// ("automobile rental" for "Book a car for hire") finds it once the tools
+// ("vehicle leasing" for "Book a car for hire") finds it once the tools
 // are embedded; tools are embedded once, a new tool alone after a change;
 // with the endpoint down the search is lexical and still answers.
 func TestEmbeddingsFindWhatWordsMiss(t *testing.T) {
@@ -87,10 +87,10 @@ func TestEmbeddingsFindWhatWordsMiss(t *testing.T) {
 	tools.refresh(context.Background())
 	assert.Equal(t, int32(3), texts.Load(), "each tool embedded once")
 	req := &upstream.Request{Method: "tools/call", Name: SearchName}
-	lexical := New(agg, nil, nil, nil).Search(context.Background(), req, "automobile rental", 1)
+	lexical := New(agg, nil, nil, nil).Search(context.Background(), req, "vehicle leasing", 1)
 	assert.Empty(t, lexical, "no word in common: the lexical index finds nothing")
 
-	got := tools.Search(context.Background(), req, "automobile rental", 1)
+	got := tools.Search(context.Background(), req, "vehicle leasing", 1)
 	require.Len(t, got, 1)
 	assert.Equal(t, "travel_car_hire", got[0].Name)
 

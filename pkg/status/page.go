@@ -73,7 +73,7 @@ Page rendered at <time id="rendered">{{when .Time}}</time>.</p>
 {{- $now := .Time}}
 {{- range .Backends}}
 <tr class="backend" data-backend="{{.Name}}" data-state="{{.State}}" data-restarts="{{.Restarts}}">
-<td class="name">{{.Name}}</td><td>{{.Transport}}</td><td>{{.Revision}}</td>
+<td class="name">{{.Name}}</td><td>{{.Transport}}{{with .Outbound}}<br><small class="outbound">auth {{.String}}</small>{{end}}</td><td>{{.Revision}}</td>
 <td class="state {{.State}}">{{.State}}</td><td class="since">{{when .Since}}<br><small>{{age $now .Since}}</small></td>
 <td class="restarts">{{.Restarts}}{{if .Restarts}}<br><small>last {{age $now .LastRestart}}</small>{{end}}</td>
 <td>{{.Tools}}</td><td>{{.Prompts}}</td><td>{{.Resources}}</td>
@@ -115,6 +115,15 @@ Page rendered at <time id="rendered">{{when .Time}}</time>.</p>
 <thead><tr><th>Kind</th><th>Key</th><th>Kept from</th><th>Not advertised from</th></tr></thead>
 <tbody>{{range .Catalogue.Conflicts}}<tr><td>{{.Kind}}</td><td>{{.Key}}</td><td>{{.Winner}}</td><td>{{.Loser}}</td></tr>{{end}}</tbody>
 </table>
+{{- end}}
+{{- if .Catalogue.ToolChanges}}
+<h3>Changed tool definitions</h3>
+<table id="tool-changes">
+<thead><tr><th>Backend</th><th>Tool</th><th>Outcome</th><th>Since</th><th>Pinned</th><th>Offered</th></tr></thead>
+<tbody>{{range .Catalogue.ToolChanges}}<tr class="tool-change" data-outcome="{{.Outcome}}"><td>{{.Backend}}</td><td>{{.Tool}}</td><td>{{.Outcome}}</td>
+<td>{{.Since.Format "2006-01-02 15:04:05 MST"}}</td><td><code>{{printf "%.12s" .Pinned}}</code></td><td><code>{{printf "%.12s" .Offered}}</code></td></tr>{{end}}</tbody>
+</table>
+<p><small>Accept one: <code>vmcp accept-tool-change BACKEND TOOL</code>, or name it in <code>security.accept_tool_changes</code> and reload.</small></p>
 {{- end}}
 {{- if .Reloads}}
 <h2>Recent reloads</h2>

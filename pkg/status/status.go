@@ -8,6 +8,7 @@ package status
 
 import (
 	"encoding/json"
+	"fmt"
 	"mime"
 	"net/http"
 	"strings"
@@ -68,6 +69,23 @@ type Backend struct {
 	Tools     int `json:"tools"`
 	Prompts   int `json:"prompts"`
 	Resources int `json:"resources"`
+	// Outbound is the backend's own-token counts (nil: it has no auth).
+	Outbound *Outbound `json:"outbound,omitempty"`
+}
+
+// Outbound is one backend's outbound identity: its auth type and token
+// requests by outcome since start (no per-user figures, never a token).
+type Outbound struct {
+	Type     string `json:"type"`     // token_exchange | client_credentials
+	Issued   uint64 `json:"issued"`   // tokens the endpoint issued
+	Refused  uint64 `json:"refused"`  // OAuth error answers
+	Failed   uint64 `json:"failed"`   // no usable answer
+	Rejected uint64 `json:"rejected"` // backend 401s to an issued token
+}
+
+// String is o as one line: "token_exchange: 3 issued, 1 refused, 0 failed, 0 rejected".
+func (o *Outbound) String() string {
+	return fmt.Sprintf("%s: %d issued, %d refused, %d failed, %d rejected", o.Type, o.Issued, o.Refused, o.Failed, o.Rejected)
 }
 
 // Sessions counts what clients hold open.
@@ -106,6 +124,21 @@ type Catalogue struct {
 	// Conflicts are resource URIs and templates offered twice (resolved
 	// by order), duplicate items within one backend, invalid templates.
 	Conflicts []Conflict `json:"conflicts,omitempty"`
+	// ToolChanges are backend tools whose definition differs from the one
+	// pinned (security.tool_changes), until accepted or reverted.
+	ToolChanges []ToolChange `json:"toolChanges,omitempty"`
+}
+
+// ToolChange is one tool whose offered definition is not its pin: Pinned
+// and Offered are the definitions' SHA-256 hashes (hex); Outcome is
+// "warned" (listed) or "denied" (withheld until accepted).
+type ToolChange struct {
+	Backend string    `json:"backend"`
+	Tool    string    `json:"tool"` // the backend's own name
+	Outcome string    `json:"outcome"`
+	Pinned  string    `json:"pinned"`
+	Offered string    `json:"offered"`
+	Since   time.Time `json:"since"`
 }
 
 // Conflict is one conflict resolved by order: Winner keeps Key; Loser's

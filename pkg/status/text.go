@@ -71,7 +71,11 @@ func Write(w io.Writer, r Report) error {
 		if b.LastError != "" {
 			lastErr += " (" + stamp(r.Time, b.LastErrorAt) + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", b.Name, b.Transport, dash(b.Revision), b.State,
+		transport := b.Transport
+		if b.Outbound != nil {
+			transport += " (auth " + b.Outbound.String() + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", b.Name, transport, dash(b.Revision), b.State,
 			stamp(r.Time, b.Since), restarts, b.Tools, b.Prompts, b.Resources, lastErr)
 	}
 	c := r.Catalogue
@@ -86,6 +90,7 @@ func Write(w io.Writer, r Report) error {
 	for _, x := range c.Conflicts {
 		fmt.Fprintf(tw, "conflict: %s %q kept from %s, not advertised from %s\n", x.Kind, x.Key, dash(x.Winner), x.Loser)
 	}
+	writeToolChanges(tw, r.Time, c.ToolChanges)
 	for _, x := range r.Reloads {
 		fmt.Fprintf(tw, "reload %s (%s): %s; added %s, removed %s, changed %s\n", x.Time.Format("2006-01-02 15:04:05 MST"), x.Source,
 			x.Outcome, dash(strings.Join(x.Added, " ")), dash(strings.Join(x.Removed, " ")), dash(strings.Join(x.Changed, " ")))
@@ -94,6 +99,18 @@ func Write(w io.Writer, r Report) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// writeToolChanges prints the changed tool definitions, one a line.
+func writeToolChanges(w io.Writer, now time.Time, cs []ToolChange) {
+	for _, x := range cs {
+		what := "listed"
+		if x.Outcome == "denied" {
+			what = "withheld"
+		}
+		fmt.Fprintf(w, "tool definition changed: backend %s tool %q %s since %s (pinned %.12s, offered %.12s; vmcp accept-tool-change %s %s)\n",
+			x.Backend, x.Tool, what, stamp(now, x.Since), x.Pinned, x.Offered, x.Backend, x.Tool)
+	}
 }
 
 // writeSessions prints the listed Legacy sessions as a table.

@@ -77,6 +77,8 @@ type Metrics struct {
 	// SessionForbidden counts Legacy session requests refused (403)
 	// because another principal created the session, by HTTP method.
 	SessionForbidden *prometheus.CounterVec
+	// OutboundTokens counts requests for backends' own tokens (outbound.go).
+	OutboundTokens *prometheus.CounterVec
 }
 
 // New returns a fresh set of metrics on a registry of its own.
@@ -115,11 +117,12 @@ func New() *Metrics {
 		}, []string{"method"}),
 	}
 	m.newBackendMetrics()
+	m.OutboundTokens = newOutboundTokens()
 	for _, outcome := range []string{"ok", "invalid", "partial"} {
 		m.ConfigReloads.WithLabelValues(outcome) // both series exist from the start (rate() needs them)
 	}
 	m.Registry.MustRegister(m.Requests, m.RequestLatency, m.ConfigReloads, m.Undeliverable, m.ProgressDropped, m.BackendRequests, m.BackendErrors, m.BackendLatency,
-		m.Relayed, m.EventsNotStored, m.AuthRejected, m.SessionForbidden,
+		m.Relayed, m.EventsNotStored, m.AuthRejected, m.SessionForbidden, m.OutboundTokens,
 		m.GetStreamReconnects, m.GetStreamAbandoned, m.StdioSkippedLines, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.Undelivered = &Undelivered{m: m, now: time.Now, lines: map[string]*window{}}
 	return m

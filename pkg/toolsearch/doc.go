@@ -2,8 +2,11 @@
 // in-memory BM25F index over each tool's name (split on '_', '-', case and
 // digits), description, parameter names and descriptions, and its backend's
 // name and description, with English stop words dropped, Snowball (Porter2)
-// stemming and a small table of synonyms expanding the query. An Index is
-// immutable and safe for concurrent searches; Build makes a new one.
+// stemming, and the query expanded by a small hand table of synonyms and
+// by WordNet's (wordnet.txt, made by wordnetgen; WORDNET-LICENSE); a query's
+// literals (paths, URLs, domains, blobs) count as the kind of thing they
+// name, not as their words. An Index is immutable and safe for concurrent
+// searches; Build makes a new one.
 package toolsearch
 
 // Doc is one tool as the index sees it. Key is the caller's handle (the

@@ -34,26 +34,45 @@ func benchDocs(t testing.TB) ([]toolsearch.Doc, []livemcpbench.Task) {
 }
 
 // TestLiveMCPBenchRecall scores the lexical index on LiveMCPBench's 95
-// annotated tasks and pins the figures measured (deterministic): Recall@5
-// 0.396, Recall@10 0.494, hit@3 0.564 (issue 31's target, 0.60, is not
-// reached lexically; plain BM25 over name and description scores 0.25).
+// annotated tasks, and on each half (tasks at even positions of tasks.json,
+// the half tuned on, and at odd ones, held out), and pins the figures
+// measured (deterministic): Recall@5 0.411, Recall@10 0.494, hit@3 0.543;
+// tuned half 0.395/0.489/0.617, held-out half 0.427/0.498/0.468 (issue
+// 31's target, 0.60, is not reached lexically; plain BM25 over name and
+// description scores 0.25). The search row via vmcp, where a tool's name
+// carries its backend's, measures 0.424/0.509/0.596.
 func TestLiveMCPBenchRecall(t *testing.T) {
 	t.Parallel()
 	docs, tasks := benchDocs(t)
 	ix := toolsearch.Build(docs)
+	var halves [2][]livemcpbench.Task
+	for i, task := range tasks {
+		halves[i%2] = append(halves[i%2], task)
+	}
+	s := score(t, ix, docs, tasks)
+	a, b := score(t, ix, docs, halves[0]), score(t, ix, docs, halves[1])
+	t.Logf("LiveMCPBench: %d tools, %d tasks: Recall@5 %.3f Recall@10 %.3f hit@3 %.3f", len(docs), s.Tasks, s.Recall5, s.Recall10, s.Hit3)
+	t.Logf("  tuned half: Recall@5 %.3f Recall@10 %.3f hit@3 %.3f; held-out half: Recall@5 %.3f Recall@10 %.3f hit@3 %.3f",
+		a.Recall5, a.Recall10, a.Hit3, b.Recall5, b.Recall10, b.Hit3)
+	if s.Recall5 < 0.405 || s.Recall10 < 0.49 {
+		t.Errorf("Recall@5 = %.3f, Recall@10 = %.3f, want ≥ 0.405 and ≥ 0.49", s.Recall5, s.Recall10)
+	}
+	if os.Getenv("TOOLSEARCH_MISSES") != "" { // tuning aid: the tuned half's misses
+		for _, task := range halves[0] {
+			got := keys(ix.Search(task.Question, 5, nil))
+			t.Logf("%q\n   got %v\n  want %v", task.Question, got, task.Tools)
+		}
+	}
+}
+
+// score runs tasks through ix (Score's rules: tools absent from docs left out).
+func score(t *testing.T, ix *toolsearch.Index, docs []toolsearch.Doc, tasks []livemcpbench.Task) livemcpbench.Scores {
+	t.Helper()
 	names := map[string]bool{}
 	for _, d := range docs {
 		names[d.Name] = true
 	}
-	s := livemcpbench.Score(tasks, func(n string) bool { return names[n] }, func(q string) []string {
-		var out []string
-		for _, h := range ix.Search(q, 10, nil) {
-			out = append(out, h.Key)
-		}
-		return out
+	return livemcpbench.Score(tasks, func(n string) bool { return names[n] }, func(q string) []string {
+		return keys(ix.Search(q, 10, nil))
 	})
-	t.Logf("LiveMCPBench: %d tools, %d tasks: Recall@5 %.3f Recall@10 %.3f hit@3 %.3f", len(docs), s.Tasks, s.Recall5, s.Recall10, s.Hit3)
-	if s.Recall5 < 0.39 || s.Recall10 < 0.49 {
-		t.Errorf("Recall@5 = %.3f, Recall@10 = %.3f, want ≥ 0.39 and ≥ 0.49", s.Recall5, s.Recall10)
-	}
 }

@@ -22,6 +22,8 @@ func ParamsOf(schema any) []Param {
 	switch v := schema.(type) {
 	case nil:
 		return nil
+	case map[string]any: // a decoded schema: read without marshalling
+		return paramsOfMap(v)
 	case json.RawMessage:
 		raw = v
 	case []byte:
@@ -41,6 +43,25 @@ func ParamsOf(schema any) []Param {
 		d := p.Description
 		if d == "" {
 			d = p.Title
+		}
+		out = append(out, Param{Name: name, Description: d})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	if len(out) > maxParams {
+		out = out[:maxParams]
+	}
+	return out
+}
+
+// paramsOfMap is ParamsOf for a schema decoded into maps.
+func paramsOfMap(schema map[string]any) []Param {
+	props, _ := schema["properties"].(map[string]any)
+	out := make([]Param, 0, len(props))
+	for name, p := range props {
+		m, _ := p.(map[string]any)
+		d, _ := m["description"].(string)
+		if d == "" {
+			d, _ = m["title"].(string)
 		}
 		out = append(out, Param{Name: name, Description: d})
 	}

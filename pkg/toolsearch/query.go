@@ -67,8 +67,8 @@ func splitWords(s string) []string {
 	return append(out, strings.Join(cur, " "))
 }
 
-// queryTerms are a query's terms: terms less the request's phrasing, and
-// the words a file path in it implies (pathWords).
+// queryTerms are a query's terms: its words less stop words and the
+// request's phrasing, stemmed.
 func queryTerms(q string) []string {
 	ws := words(q)
 	out := ws[:0]
@@ -77,25 +77,5 @@ func queryTerms(q string) []string {
 			out = append(out, stem(w))
 		}
 	}
-	if hasPath(q) {
-		out = append(out, pathWords...)
-	}
 	return out
-}
-
-// pathWords are the (stemmed) words a request naming a file path means
-// without saying them: it reads or writes a file at that path.
-var pathWords = []string{"file", "path"}
-
-// hasPath reports whether q names a file path: a word with a '/' that
-// ends in an extension ("/root/notes/today.md", "./out.png").
-func hasPath(q string) bool {
-	for _, f := range strings.Fields(q) {
-		f = strings.TrimRight(f, ".,;:!?)'\"")
-		dot := strings.LastIndexByte(f, '.')
-		if strings.Contains(f, "/") && dot > strings.LastIndexByte(f, '/')+1 && len(f)-dot-1 >= 1 && len(f)-dot-1 <= 5 {
-			return true
-		}
-	}
-	return false
 }

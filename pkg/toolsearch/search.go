@@ -1,13 +1,25 @@
 package toolsearch
 
 import (
-	"container/heap"
+	"slices"
 	"sync"
 )
 
 // synonymWeight is how much a synonym of a query word counts next to the
 // word itself.
 const synonymWeight = 0.5
+
+// The weights of WordNet's synonyms of a query word (its most frequent
+// sense's other words) and hypernyms ("dinner" → "meal"): below the hand
+// table's, since WordNet's senses are general English, not software's.
+const (
+	wordnetSynonymWeight  = 0.2
+	wordnetHypernymWeight = 0.1
+)
+
+// maxQueryTerms bounds the distinct terms, expansions included, one ranking
+// scores, so a long request costs a bounded amount of work.
+const maxQueryTerms = 96
 
 // Search returns up to limit hits for query, best first (ties by Doc
 // order), among the documents allow accepts (nil allows all). A request of
@@ -18,6 +30,7 @@ func (ix *Index) Search(query string, limit int, allow func(doc int) bool) []Hit
 	if limit <= 0 || len(ix.keys) == 0 {
 		return nil
 	}
+	query = literals(query)
 	parts := clauses(query)
 	if len(parts) <= 1 {
 		return ix.rank(queryTerms(query), limit, allow)
@@ -41,36 +54,33 @@ const (
 // Σ 1/(fuseK + rank) over the lists, and returns the limit best (ties by
 // Doc); each list should hold its first FuseDepth hits at least.
 func Fuse(lists [][]Hit, limit int) []Hit {
-	score := map[int]float64{}
-	keys := map[int]string{}
+	var all []Hit
 	for _, l := range lists {
 		for r, h := range l {
-			score[h.Doc] += 1 / (fuseK + float64(r+1))
-			keys[h.Doc] = h.Key
+			all = append(all, Hit{Doc: h.Doc, Key: h.Key, Score: 1 / (fuseK + float64(r+1))})
 		}
 	}
-	h := make(hitHeap, 0, limit+1)
-	for d, s := range score {
-		heap.Push(&h, Hit{Doc: d, Key: keys[d], Score: s})
-		if len(h) > limit {
-			heap.Pop(&h)
+	slices.SortStableFunc(all, func(a, b Hit) int { return a.Doc - b.Doc })
+	var h hitHeap
+	for i := 0; i < len(all); {
+		sum := Hit{Doc: all[i].Doc, Key: all[i].Key}
+		for ; i < len(all) && all[i].Doc == sum.Doc; i++ {
+			sum.Score += all[i].Score
 		}
+		h.offer(sum, limit)
 	}
-	return drain(h)
+	return h.drain()
 }
 
-// rank scores the documents for weighted terms and returns the limit best
-// allowed ones.
+// rank scores the documents for the query's terms and returns the limit
+// best allowed ones.
 func (ix *Index) rank(ts []string, limit int, allow func(int) bool) []Hit {
 	acc := getScores(len(ix.keys))
 	defer putScores(acc)
-	for t, w := range expand(ts) {
-		id, ok := ix.vocab[t]
-		if !ok {
-			continue
-		}
-		ps := ix.postings[id]
-		s := w * ix.idf[id]
+	ix.weigh(ts, acc)
+	for _, q := range acc.query {
+		ps := ix.postings[q.id]
+		s := q.weight * ix.idf[q.id]
 		for _, p := range ps {
 			if acc.v[p.doc] == 0 {
 				acc.touched = append(acc.touched, p.doc)
@@ -81,26 +91,45 @@ func (ix *Index) rank(ts []string, limit int, allow func(int) bool) []Hit {
 	return ix.top(acc, limit, allow)
 }
 
-// expand weighs the query's terms: each distinct term 1, and each synonym
-// not in the query synonymWeight.
-func expand(ts []string) map[string]float64 {
-	q := make(map[string]float64, len(ts)*2)
-	for _, t := range ts {
-		q[t] = 1
-	}
-	for _, t := range ts {
-		for _, s := range synonyms[t] {
-			if _, ok := q[s]; !ok {
-				q[s] = synonymWeight
+// weighted is a query term of the index and its weight.
+type weighted struct {
+	id     int32
+	weight float64
+}
+
+// weigh sets acc.query to the query's terms known to the index: each
+// distinct term 1, then each expansion of them not in the query at its
+// weight (the highest if several), at most maxQueryTerms in all.
+func (ix *Index) weigh(ts []string, acc *scores) {
+	add := func(t string, w float64) {
+		id, ok := ix.vocab[t]
+		if !ok {
+			return
+		}
+		for i := range acc.query {
+			if acc.query[i].id == id {
+				acc.query[i].weight = max(acc.query[i].weight, w)
+				return
 			}
 		}
+		if len(acc.query) < maxQueryTerms {
+			acc.query = append(acc.query, weighted{id, w})
+		}
 	}
-	return q
+	for _, t := range ts {
+		add(t, 1)
+	}
+	exp := expansions()
+	for _, t := range ts {
+		for _, e := range exp[t] {
+			add(e.term, e.weight)
+		}
+	}
 }
 
 // top selects the limit best allowed documents with a min-heap.
 func (ix *Index) top(acc *scores, limit int, allow func(int) bool) []Hit {
-	h := make(hitHeap, 0, limit+1)
+	h := hitHeap(acc.heap[:0])
 	for _, d := range acc.touched {
 		doc := int(d)
 		hit := Hit{Doc: doc, Key: ix.keys[doc], Score: acc.v[d]}
@@ -110,50 +139,20 @@ func (ix *Index) top(acc *scores, limit int, allow func(int) bool) []Hit {
 		if allow != nil && !allow(doc) {
 			continue
 		}
-		heap.Push(&h, hit)
-		if len(h) > limit {
-			heap.Pop(&h)
-		}
+		h.offer(hit, limit)
 	}
-	return drain(h)
+	acc.heap = h
+	return h.drain()
 }
 
-// drain empties a heap into a slice, best first.
-func drain(h hitHeap) []Hit {
-	out := make([]Hit, len(h))
-	for i := len(h) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(&h).(Hit)
-	}
-	return out
-}
-
-// better orders hits: higher score first, then lower Doc.
-func better(a, b Hit) bool {
-	if a.Score != b.Score {
-		return a.Score > b.Score
-	}
-	return a.Doc < b.Doc
-}
-
-// hitHeap is a min-heap of hits by better (its root is the worst kept).
-type hitHeap []Hit
-
-func (h hitHeap) Len() int           { return len(h) }
-func (h hitHeap) Less(i, j int) bool { return better(h[j], h[i]) }
-func (h hitHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *hitHeap) Push(x any)        { *h = append(*h, x.(Hit)) }
-func (h *hitHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-// scores is a search's accumulator: a score per document and the documents
-// touched, pooled so a search allocates no per-document array.
+// scores is a search's scratch: a score per document, the documents
+// touched, the query's terms and the heap, pooled so a search allocates
+// no per-document array.
 type scores struct {
 	v       []float64
 	touched []int32
+	query   []weighted
+	heap    []Hit
 }
 
 var scorePool sync.Pool
@@ -171,6 +170,6 @@ func putScores(s *scores) {
 	for _, d := range s.touched {
 		s.v[d] = 0
 	}
-	s.touched = s.touched[:0]
+	s.touched, s.query, s.heap = s.touched[:0], s.query[:0], s.heap[:0]
 	scorePool.Put(s)
 }

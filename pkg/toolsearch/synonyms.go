@@ -1,10 +1,16 @@
 package toolsearch
 
+import (
+	_ "embed"
+	"strings"
+	"sync"
+)
+
 // synonymGroups are words people use interchangeably when asking for a tool
 // in software and web tasks ("picture" for "image", "remove" for "delete").
-// WordNet's synsets miss most of these senses (repo, doc, directory/folder)
-// and add many wrong ones, so the table is kept small and by hand; every
-// word of a group expands to the others at synonymWeight.
+// WordNet's synsets miss most of these senses (repo, doc, directory/folder),
+// so this table is kept by hand; every word of a group expands to the
+// others at synonymWeight, before WordNet's (wordnet.txt).
 var synonymGroups = [][]string{
 	{"image", "picture", "photo", "photograph", "img"},
 	{"search", "find", "lookup", "query", "look"},
@@ -42,32 +48,56 @@ var synonymGroups = [][]string{
 	{"currency", "exchange", "forex", "dollar", "euro", "yen", "pound"},
 }
 
-// synonyms maps a stemmed word to the stems of its synonyms.
-var synonyms = buildSynonyms(synonymGroups)
+// expansion is a term a query term expands to, and its weight.
+type expansion struct {
+	term   string
+	weight float64
+}
 
-func buildSynonyms(groups [][]string) map[string][]string {
-	m := map[string][]string{}
-	for _, g := range groups {
-		var stems []string
-		for _, w := range g {
-			stems = append(stems, stem(w))
+// expansions maps a stemmed word to the stems it expands to: the hand
+// table's synonyms at synonymWeight, then WordNet's (wordnet.txt)
+// synonyms at wordnetSynonymWeight and hypernyms at wordnetHypernymWeight;
+// built on first use.
+var expansions = sync.OnceValue(func() map[string][]expansion { return buildExpansions(synonymGroups, wordnetTable) })
+
+// wordnetTable is wordnetgen's output: "stem synonyms hypernyms" a line
+// (Snowball stems; regenerate with: go run ./pkg/toolsearch/wordnetgen >
+// pkg/toolsearch/wordnet.txt, after apt-get install wordnet-base).
+//
+//go:embed wordnet.txt
+var wordnetTable string
+
+func buildExpansions(groups [][]string, table string) map[string][]expansion {
+	m := map[string][]expansion{}
+	add := func(a, b string, w float64) {
+		for _, e := range m[a] {
+			if e.term == b {
+				return
+			}
 		}
-		for _, a := range stems {
-			for _, b := range stems {
-				if a != b && !contains(m[a], b) {
-					m[a] = append(m[a], b)
+		if a != b {
+			m[a] = append(m[a], expansion{b, w})
+		}
+	}
+	for _, g := range groups {
+		for _, a := range g {
+			for _, b := range g {
+				add(stem(a), stem(b), synonymWeight)
+			}
+		}
+	}
+	for line := range strings.Lines(table) {
+		fs := strings.Fields(line)
+		if len(fs) != 3 {
+			continue
+		}
+		for i, w := range []float64{wordnetSynonymWeight, wordnetHypernymWeight} {
+			for to := range strings.SplitSeq(fs[1+i], ",") {
+				if to != "-" {
+					add(fs[0], to, w)
 				}
 			}
 		}
 	}
 	return m
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }

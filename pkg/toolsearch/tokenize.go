@@ -85,12 +85,30 @@ func classOf(r rune) int {
 // boundary reports whether a new word starts at r, which follows prev inside
 // a run of letters and digits; rest is the text after r.
 func boundary(prev, r rune, rest string) bool {
+	if prev < 0x80 && r < 0x80 {
+		return asciiBoundary(byte(prev), byte(r), rest)
+	}
 	switch {
 	case unicode.IsDigit(prev) != unicode.IsDigit(r):
 		return true
 	case unicode.IsLower(prev) && unicode.IsUpper(r):
 		return true
 	case unicode.IsUpper(prev) && unicode.IsUpper(r):
+		next, _ := utf8.DecodeRuneInString(rest)
+		return unicode.IsLower(next)
+	}
+	return false
+}
+
+// asciiBoundary is boundary for two ASCII letters or digits.
+func asciiBoundary(prev, r byte, rest string) bool {
+	pd, rd := prev <= '9', r <= '9'
+	switch {
+	case pd != rd:
+		return true
+	case prev >= 'a' && r <= 'Z' && !rd:
+		return true
+	case prev <= 'Z' && !pd && r <= 'Z' && !rd:
 		next, _ := utf8.DecodeRuneInString(rest)
 		return unicode.IsLower(next)
 	}

@@ -3,6 +3,7 @@ package toolsearch_test
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/vmcp/vmcp/pkg/toolsearch"
@@ -121,6 +122,60 @@ func BenchmarkBuild10k(b *testing.B) {
 	}
 }
 
+// distinct is synthetic(n) with every description and parameter text made
+// distinct, as in a catalogue that repeats none.
+func distinct(b *testing.B, n int) []toolsearch.Doc {
+	docs := synthetic(b, n)
+	for i := range docs {
+		docs[i].Description += fmt.Sprintf(" v%d", i)
+		docs[i].Params = slices.Clone(docs[i].Params)
+		for j := range docs[i].Params {
+			docs[i].Params[j].Description += fmt.Sprintf(" v%d", i)
+		}
+	}
+	return docs
+}
+
+// BenchmarkBuild10kDistinct: a first build of 10,000 distinct tools.
+func BenchmarkBuild10kDistinct(b *testing.B) {
+	docs := distinct(b, 10000)
+	for b.Loop() {
+		toolsearch.Build(docs)
+	}
+}
+
+// BenchmarkRebuild10k: the rebuild after a catalogue change (one backend
+// of 50 tools replaced by another) at 10,000 distinct tools, which
+// analyses only the new backend's tools (issue 31: ≤ 100 ms).
+func BenchmarkRebuild10k(b *testing.B) {
+	docs := distinct(b, 10050)
+	a, c := docs[:10000], slices.Concat(docs[:9950], docs[10000:])
+	bl := toolsearch.NewBuilder()
+	bl.Build(a)
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 {
+			bl.Build(c)
+		} else {
+			bl.Build(a)
+		}
+	}
+}
+
+// TestBuilderRebuildFindsWhatBuildFinds: a Builder's rebuild after a
+// change ranks exactly as a fresh Build of the new catalogue.
+func TestBuilderRebuildFindsWhatBuildFinds(t *testing.T) {
+	t.Parallel()
+	bl := toolsearch.NewBuilder()
+	bl.Build(smallCatalogue[:4])
+	next := slices.Concat(smallCatalogue[2:], []toolsearch.Doc{{Key: "x__rm", Name: "rm", Description: "Delete files.", Backend: "x"}})
+	got, want := bl.Build(next), toolsearch.Build(next)
+	for _, q := range []string{"delete a directory", "weather forecast", "search repositories", "resize image", "files"} {
+		if g, w := got.Search(q, 5, nil), want.Search(q, 5, nil); !reflect.DeepEqual(g, w) {
+			t.Errorf("Search(%q): rebuild %v, fresh %v", q, g, w)
+		}
+	}
+}
+
 // BenchmarkSearch10k: one multi-part request against 10,000 tools.
 func BenchmarkSearch10k(b *testing.B) {
 	ix := toolsearch.Build(synthetic(b, 10000))
@@ -144,5 +199,42 @@ func TestSearchPathMeansFile(t *testing.T) {
 	}
 	if got := ix.Search("save the summary as a note", 2, nil); len(got) == 0 || got[0].Key != "notes__save_note" {
 		t.Fatalf("without a path: got %v, want notes__save_note first", keys(got))
+	}
+}
+
+// TestSearchLiteralsAreNotIntents: the folders of a path, a URL's path and
+// a blob are the user's names, not words for a tool; what kind of thing
+// each is (a file of some type, a directory, a site's page, a domain) is.
+func TestSearchLiteralsAreNotIntents(t *testing.T) {
+	t.Parallel()
+	ix := toolsearch.Build([]toolsearch.Doc{
+		{Key: "music__analyze_tempo", Name: "analyze_tempo", Description: "Estimate the tempo of a music track.", Backend: "music"},
+		{Key: "fs__list_directory", Name: "list_directory", Description: "List the files of a directory.", Backend: "fs"},
+		{Key: "yt__get_transcript", Name: "get_transcript", Description: "Get the transcript of a YouTube video.", Backend: "youtube"},
+		{Key: "whois__whois_domain", Name: "whois_domain", Description: "Who registered a domain name.", Backend: "whois"},
+		{Key: "watch__watch_stream", Name: "watch_stream", Description: "Watch a stream for new events.", Backend: "watch"},
+	})
+	for q, want := range map[string]string{
+		"What files are in my /root/music folder?":                           "fs__list_directory",
+		"Summarize https://www.youtube.com/watch?v=arj7oStGLkU":              "yt__get_transcript",
+		"who registered example.com":                                         "whois__whois_domain",
+		"what is this: iVBORw0KGgoAAAANSUhEUgAAAgAAAAIACAYAAAD0eNT6AA music": "music__analyze_tempo",
+	} {
+		if got := ix.Search(q, 2, nil); len(got) == 0 || got[0].Key != want {
+			t.Errorf("Search(%q) = %v, want %s first", q, keys(got), want)
+		}
+	}
+}
+
+// TestSearchWordNetExpands: a word only WordNet relates to the tool's
+// ("dinner" is a "meal") finds it.
+func TestSearchWordNetExpands(t *testing.T) {
+	t.Parallel()
+	ix := toolsearch.Build([]toolsearch.Doc{
+		{Key: "geo__suggest_meeting_point", Name: "suggest_meeting_point", Description: "Suggest a place to meet.", Backend: "geo"},
+		{Key: "cook__recommend_meals", Name: "recommend_meals", Description: "Recommend meals for the week.", Backend: "cook"},
+	})
+	if got := ix.Search("what is for dinner tonight", 2, nil); len(got) == 0 || got[0].Key != "cook__recommend_meals" {
+		t.Fatalf("got %v, want cook__recommend_meals first", keys(got))
 	}
 }

@@ -92,6 +92,7 @@ func (p *sessions) set(req *Request, b *backends.Backend) (set *backends.Session
 	}
 	k.used, k.inflight = now, k.inflight+1
 	k.set.Forward(req.Header)
+	k.set.Bind(req.Principal) // whose token its backend sessions carry (outbound identity)
 	return k.set, func() { p.release(k) }, nil
 }
 

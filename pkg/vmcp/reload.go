@@ -94,6 +94,8 @@ func (s *Server) Reload(cfg *config.Config, source string) status.Reload {
 		rec.Outcome = ReloadPartial
 	}
 	cfg.ToolSearch, cfg.Authorization = s.cfg.ToolSearch, s.cfg.Authorization // fixed keys: the running tool search stays as it is
+	// security before the backends: an added backend's tools meet the new mode
+	s.applySecurity(cfg.Security)
 	applied := s.mgr.Apply(cfg.Backends, policy(cfg), s.reloadWait)
 	rec.Added, rec.Removed, rec.Changed = applied.Added, applied.Removed, applied.Changed
 	s.log.Info("config reloaded", "source", source, "outcome", rec.Outcome,
@@ -122,7 +124,7 @@ func (s *Server) Reloads() []status.Reload {
 }
 
 // liveKeys are the top-level config keys a reload applies.
-var liveKeys = map[string]bool{"backends": true, "aggregation": true}
+var liveKeys = map[string]bool{"backends": true, "aggregation": true, "security": true}
 
 // fixedKeys names the top-level keys (other than liveKeys) whose values
 // differ between the running config and next.

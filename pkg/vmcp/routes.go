@@ -36,9 +36,10 @@ func (s *Server) routes() http.Handler {
 		mux.Handle("GET /metrics", s.metrics.Handler())
 	}
 	origins := edge.NewOrigins(s.cfg.HTTP.AllowedOrigins)
-	mux.Handle("GET /status", origins.Guard(status.Handler(s.Status)))                // operator page (pkg/status); no CORS
-	mux.Handle(s.cfg.Path, s.observed(s.authenticated(http.HandlerFunc(s.endpoint)))) // spans and request metrics: telemetry.go
-	s.metadataRoutes(mux)                                                             // auth.go; public, with its own CORS
+	mux.Handle("GET /status", origins.Guard(status.Handler(s.Status)))                  // operator page (pkg/status); no CORS
+	mux.Handle("POST "+AdminAcceptPath, origins.Guard(http.HandlerFunc(s.adminAccept))) // pins.go; security.admin_token
+	mux.Handle(s.cfg.Path, s.observed(s.authenticated(http.HandlerFunc(s.endpoint))))   // spans and request metrics: telemetry.go
+	s.metadataRoutes(mux)                                                               // auth.go; public, with its own CORS
 	bounded := s.bodies(mux)
 	withCORS := origins.Handler(bounded) // CORS headers on every answer, 401, 408 and 413 included
 	return s.hosts(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

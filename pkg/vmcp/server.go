@@ -30,6 +30,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/metatools"
 	"github.com/vmcp/vmcp/pkg/mrtr"
 	"github.com/vmcp/vmcp/pkg/pagination"
+	"github.com/vmcp/vmcp/pkg/pin"
 	authz "github.com/vmcp/vmcp/pkg/policy"
 	"github.com/vmcp/vmcp/pkg/status"
 	"github.com/vmcp/vmcp/pkg/telemetry"
@@ -104,6 +105,8 @@ type Server struct {
 	core     *upstream.Core
 	auth     *auth.Authenticator // nil: no inbound authentication
 	audit    *audit.Log          // nil: no audit log (audit.go)
+	pins     *pin.Pins           // tool-definition pinning (pins.go)
+	security atomic.Pointer[config.Security]
 	handler  http.Handler
 	stateKey []byte
 	// metricsLis is Options.MetricsListener.
@@ -155,6 +158,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.agg = aggregator.New(policy(cfg), log)
+	s.startPins(cfg)
 	s.mgr = backends.NewManager(cfg.Backends, s.agg, log, Version, s.backendOptions(opts)...)
 	s.mgr.Start(opts.StartWait)
 	s.core = upstream.New(s.agg, s.mgr, s.metrics)
@@ -281,6 +285,7 @@ func (s *Server) Close() error {
 	s.modern.Close()
 	s.legacy.Close()
 	s.core.Close()        // the Modern clients' keyed backend sessions
+	s.pins.Close()        // its Redis subscription, before the cluster's client closes
 	_ = s.cluster.Close() // after the sessions ended: leave the cluster
 	s.mgr.Close()
 	s.stopTracing()
@@ -290,13 +295,12 @@ func (s *Server) Close() error {
 }
 
 // backendOptions configure the backends: timings, the state hook, the
-// server's metrics and, with inbound authentication (each client has a
-// credential of its own), per-principal backends (those forwarding
-// Authorization).
+// server's metrics and, with inbound authentication, its issuer (whose
+// token endpoint backends' auth use by default).
 func (s *Server) backendOptions(opts Options) []backends.Option {
 	out := []backends.Option{backends.WithTiming(opts.BackendTiming), backends.WithStateHook(opts.OnBackendState), backends.WithMetrics(s.metrics)}
 	if s.cfg.Auth != nil {
-		out = append(out, backends.WithPerPrincipal())
+		out = append(out, backends.WithIssuer(s.cfg.Auth.Issuer))
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/outbound"
 	"github.com/vmcp/vmcp/pkg/status"
 )
 
@@ -55,12 +56,13 @@ func (s *Server) Status() status.Report {
 		rep.Backends = append(rep.Backends, status.Backend{Name: st.Name, Transport: transport[st.Name],
 			Revision: st.ProtocolVersion, State: string(st.State), LastError: st.History.LastError,
 			LastErrorAt: st.LastErrorAt, Since: st.Since, Restarts: st.Restarts, LastRestart: st.LastRestart,
-			Tools: c.tools, Prompts: c.prompts, Resources: c.resources})
+			Tools: c.tools, Prompts: c.prompts, Resources: c.resources, Outbound: outboundRow(st.Outbound)})
 	}
 	s.operatorFields(&rep)
 	if err := s.agg.LastError(); err != nil {
 		rep.Catalogue.Withheld = strings.Split(err.Error(), "\n")
 	}
+	rep.Catalogue.ToolChanges = s.toolChanges()
 	for _, c := range s.agg.Conflicts() {
 		rep.Catalogue.Conflicts = append(rep.Catalogue.Conflicts,
 			status.Conflict{Kind: string(c.Kind), Key: c.Key, Winner: c.Winner, Loser: c.Loser})
@@ -90,4 +92,12 @@ func (s *Server) operatorFields(rep *status.Report) {
 	rep.Rates = s.op.currentRates(now)
 	list, _ := s.legacy.Sessions(statusSessions)
 	rep.Sessions.List = sessionRows(list, now)
+}
+
+// outboundRow is a backend's outbound token counts for /status (nil: no auth).
+func outboundRow(s *outbound.Stats) *status.Outbound {
+	if s == nil {
+		return nil
+	}
+	return &status.Outbound{Type: s.Type, Issued: s.Issued, Refused: s.Refused, Failed: s.Failed, Rejected: s.Rejected}
 }

@@ -32,11 +32,16 @@ const (
 	targetDefsBytes = 6000
 )
 
+// searchProfileSecs is the CPU profile's length with -profile: the Modern
+// client's searches (raise -search-rounds to fill it).
+const searchProfileSecs = 5
+
 // searchFigures are one client's figures in one phase.
 type searchFigures struct {
-	scores   livemcpbench.Scores
-	p50, p99 time.Duration
-	defs     int
+	scores             livemcpbench.Scores
+	p50, p99           time.Duration
+	plainP50, plainP99 time.Duration // a direct call of a found tool, interleaved
+	defs               int
 }
 
 // runSearch runs the search row and prints it.
@@ -112,7 +117,16 @@ func searchPhase(tmp, root string, servers []livemcpbench.Server, tasks []livemc
 		}
 	}
 	for _, rev := range []struct{ name, version string }{{"Legacy", legacyVersion}, {"Modern", ""}} {
+		var stopProfile func() error
+		if *profileDir != "" && rev.version == "" {
+			stopProfile = vm.startProfileFor(fmt.Sprintf("search-%d", want), searchProfileSecs)
+		}
 		f, err := searchClient(vmURL, rev.version, tasks, func(n string) bool { return present[n] })
+		if stopProfile != nil {
+			if perr := stopProfile(); perr != nil {
+				fmt.Println("bench: profile:", perr)
+			}
+		}
 		if err != nil {
 			return fmt.Errorf("search %s: %w", rev.name, err)
 		}

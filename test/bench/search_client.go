@@ -31,7 +31,7 @@ func searchClient(url, version string, tasks []livemcpbench.Task, present func(s
 	defs, _ := json.Marshal(lt.Tools)
 	f.defs = len(defs)
 	results := map[string][]string{}
-	var durs []time.Duration
+	var durs, plain []time.Duration
 	for range max(1, *searchRounds) {
 		for _, t := range tasks {
 			start := time.Now()
@@ -46,12 +46,41 @@ func searchClient(url, version string, tasks []livemcpbench.Task, present func(s
 					return f, err
 				}
 			}
+			if d, err := plainCall(cs, res); err == nil {
+				plain = append(plain, d)
+			}
 		}
 	}
-	slices.Sort(durs)
-	f.p50, f.p99 = durs[len(durs)/2], durs[min(len(durs)-1, len(durs)*99/100)]
+	f.p50, f.p99 = percentiles(durs)
+	if len(plain) > 0 {
+		f.plainP50, f.plainP99 = percentiles(plain)
+	}
 	f.scores = livemcpbench.Score(tasks, present, func(q string) []string { return results[q] })
 	return f, nil
+}
+
+// plainCall times a direct call of the first tool res found (its canned
+// result), the floor of any tools/call through vmcp on this machine now.
+func plainCall(cs *mcp.ClientSession, res *mcp.CallToolResult) (time.Duration, error) {
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return 0, err
+	}
+	var out struct {
+		Tools []struct{ Name string } `json:"tools"`
+	}
+	if err := json.Unmarshal(b, &out); err != nil || len(out.Tools) == 0 {
+		return 0, fmt.Errorf("no tool found")
+	}
+	start := time.Now()
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: out.Tools[0].Name, Arguments: map[string]any{}})
+	return time.Since(start), err
+}
+
+// percentiles are durs' p50 and p99 (durs is sorted).
+func percentiles(durs []time.Duration) (p50, p99 time.Duration) {
+	slices.Sort(durs)
+	return durs[len(durs)/2], durs[min(len(durs)-1, len(durs)*99/100)]
 }
 
 // originalNames are a search_tools result's tools by their backend's own
@@ -76,7 +105,8 @@ func originalNames(res *mcp.CallToolResult) ([]string, error) {
 
 // printSearch prints one client's line of the search row with the targets.
 func printSearch(tools int, rev string, f searchFigures) {
-	line := fmt.Sprintf("  %6d tools %-6s search p50 %s p99 %s, definitions %d bytes", tools, rev, fmtDur(f.p50), fmtDur(f.p99), f.defs)
+	line := fmt.Sprintf("  %6d tools %-6s search p50 %s p99 %s (a plain tools/call meanwhile: p50 %s p99 %s), definitions %d bytes",
+		tools, rev, fmtDur(f.p50), fmtDur(f.p99), fmtDur(f.plainP50), fmtDur(f.plainP99), f.defs)
 	if tools < 1000 {
 		s := f.scores
 		line += fmt.Sprintf("; Recall@5 %.3f Recall@10 %.3f hit@3 %.3f (%d tasks): %s", s.Recall5, s.Recall10, s.Hit3, s.Tasks,

@@ -51,6 +51,7 @@ func (s *clientSession) setPrincipal(p identity.Principal) {
 	s.mu.Lock()
 	s.owner, s.active = p, time.Now()
 	s.mu.Unlock()
+	s.backends.Bind(p) // whose token its backend sessions carry (outbound identity)
 }
 
 // principal is who this session's requests speak for.

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/vmcp/vmcp/pkg/vmcp"
+)
+
+// adminTokenEnv is the environment variable accept-tool-change reads the
+// admin token from by default (a flag would show it in ps and shell history).
+const adminTokenEnv = "VMCP_ADMIN_TOKEN"
+
+func acceptCommand() *command {
+	var target, tokenEnv string
+	var timeout time.Duration
+	return &command{
+		name:    "accept-tool-change",
+		summary: "accept a backend's changed tool definition on a running vmcp",
+		usage:   "accept-tool-change [--url URL] [--token-env NAME] [--timeout DURATION] BACKEND TOOL",
+		details: `
+With security.tool_changes: deny, a tool whose backend changed its definition
+(name, description, schemas, annotations) is withheld until accepted; with
+warn it stays listed and on /status until accepted. This makes the definition
+BACKEND now offers for TOOL (the backend's own tool name, as /status shows it)
+the pinned one, on every node of a cluster. It posts to URL/admin/tool-changes/accept
+with the admin token (security.admin_token) read from the environment variable
+NAME (default VMCP_ADMIN_TOKEN). Exits 1 if nothing is pending for that tool or
+the request fails. Without the admin endpoint, name the tool in
+security.accept_tool_changes and reload the config (SIGHUP) instead.`,
+		flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&target, "url", "http://127.0.0.1:8080", "base `URL` of the vmcp")
+			fs.StringVar(&tokenEnv, "token-env", adminTokenEnv, "environment variable holding the admin token")
+			fs.DurationVar(&timeout, "timeout", 10*time.Second, "bound on the request")
+		},
+		run: func(fs *flag.FlagSet, stdout, stderr io.Writer) int {
+			if fs.NArg() != 2 {
+				fmt.Fprintln(stderr, "vmcp accept-tool-change: want BACKEND and TOOL")
+				return 2
+			}
+			u, err := url.Parse(target)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				fmt.Fprintf(stderr, "vmcp accept-tool-change: invalid --url %q: want an http or https URL\n", target)
+				return 2
+			}
+			token := os.Getenv(tokenEnv)
+			if token == "" {
+				fmt.Fprintf(stderr, "vmcp accept-tool-change: set %s to the admin token (security.admin_token)\n", tokenEnv)
+				return 2
+			}
+			u.Path = strings.TrimSuffix(u.Path, "/") + vmcp.AdminAcceptPath
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			if err := postAccept(ctx, u.String(), token, fs.Arg(0), fs.Arg(1)); err != nil {
+				fmt.Fprintln(stderr, "vmcp accept-tool-change:", err)
+				return 1
+			}
+			fmt.Fprintf(stdout, "accepted: backend %s tool %q\n", fs.Arg(0), fs.Arg(1))
+			return 0
+		},
+	}
+}
+
+// postAccept posts one accept to the admin endpoint at u; an answer other
+// than 200 is an error carrying the server's message.
+func postAccept(ctx context.Context, u, token, backend, tool string) error {
+	body, _ := json.Marshal(vmcp.AcceptRequest{Backend: backend, Tool: tool})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		return nil
+	}
+	var e struct {
+		Error string `json:"error"`
+	}
+	_ = json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&e)
+	return fmt.Errorf("%s: %s", resp.Status, e.Error)
+}

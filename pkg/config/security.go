@@ -1,0 +1,68 @@
+package config
+
+import "fmt"
+
+// Security configures tool-definition pinning (pkg/pin): what vmcp does
+// when a backend offers a tool under a name it already listed with another
+// definition (a "rug pull").
+type Security struct {
+	// ToolChanges is "warn" (default: logged, counted, shown on /status,
+	// the new definition listed), "deny" (the changed tool is withheld from
+	// every list and call until accepted) or "allow" (re-pinned silently).
+	ToolChanges string `yaml:"tool_changes"`
+	// AcceptToolChanges names tools whose pending change a (re)load of this
+	// file accepts: the definition offered then becomes the pin.
+	AcceptToolChanges []ToolRef `yaml:"accept_tool_changes"`
+	// AdminToken enables POST /admin/tool-changes/accept (vmcp
+	// accept-tool-change) for requests bearing it; ${VAR} expanded, at
+	// least 32 bytes. Empty (default): no admin endpoint.
+	AdminToken string `yaml:"admin_token"`
+}
+
+// ToolRef names one backend tool by the backend's own name for it.
+type ToolRef struct {
+	Backend string `yaml:"backend"`
+	Tool    string `yaml:"tool"`
+}
+
+// Values of Security.ToolChanges.
+const (
+	ToolChangesAllow = "allow"
+	ToolChangesWarn  = "warn"
+	ToolChangesDeny  = "deny"
+)
+
+// minAdminToken is the least length of security.admin_token.
+const minAdminToken = 32
+
+// applySecurityDefaults sets tool_changes to warn when unset.
+func (c *Config) applySecurityDefaults() {
+	setString(&c.Security.ToolChanges, ToolChangesWarn)
+}
+
+// validateSecurity checks tool_changes, that each accepted tool names a
+// configured backend (names nil: backends malformed, not checked) and
+// the admin token's length.
+func validateSecurity(ps *problems, c *Config, names map[string]bool) {
+	s := c.Security
+	switch s.ToolChanges {
+	case ToolChangesAllow, ToolChangesWarn, ToolChangesDeny:
+	default:
+		ps.add("security.tool_changes", fmt.Sprintf("want %q, %q or %q, got %q", ToolChangesAllow, ToolChangesWarn, ToolChangesDeny, s.ToolChanges))
+	}
+	for i, r := range s.AcceptToolChanges {
+		p := joinIndex("security.accept_tool_changes", i)
+		switch {
+		case r.Backend == "":
+			ps.add(p+".backend", "required: the backend whose tool change is accepted")
+		case names != nil && !names[r.Backend]:
+			ps.add(p+".backend", fmt.Sprintf("unknown backend %q", r.Backend))
+		}
+		if r.Tool == "" {
+			ps.add(p+".tool", "required: the backend's own name of the tool")
+		}
+	}
+	if t := s.AdminToken; t != "" && len(t) < minAdminToken {
+		ps.add("security.admin_token", fmt.Sprintf("must be at least %d bytes after ${VAR} expansion, got %d", minAdminToken, len(t)))
+	}
+}

@@ -1,0 +1,303 @@
+package pin
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
+
+	"github.com/vmcp/vmcp/pkg/config"
+)
+
+// Outcomes counted in Options.Counter (label outcome).
+const (
+	OutcomeWarned     = "warned"      // warn: listed, logged, shown on /status
+	OutcomeDenied     = "denied"      // deny: withheld until accepted
+	OutcomeAllowed    = "allowed"     // allow: re-pinned silently
+	OutcomeAccepted   = "accepted"    // an operator (or a reload naming it) accepted it
+	OutcomeStoreError = "store_error" // the store failed; this node's own pin decided
+)
+
+// storeTimeout bounds one store operation.
+const storeTimeout = 2 * time.Second
+
+// Options configure Pins.
+type Options struct {
+	Mode    string                 // config.ToolChanges*; "" is warn
+	Store   Store                  // nil: NewMemory()
+	Log     *slog.Logger           // nil discards
+	Counter *prometheus.CounterVec // by backend and outcome; nil: not counted
+	// OnChange is called (not under any lock of Pins) when what deny
+	// withholds may have changed: an accept, a mode change, another
+	// node's accept. The aggregator re-admits its inventories then.
+	OnChange func()
+}
+
+// Change is a tool whose offered definition differs from its pin.
+type Change struct {
+	Backend string    `json:"backend"`
+	Tool    string    `json:"tool"` // the backend's own name
+	Pinned  string    `json:"pinned"`
+	Offered string    `json:"offered"`
+	Outcome string    `json:"outcome"` // warned | denied
+	Since   time.Time `json:"since"`
+}
+
+type key struct{ backend, tool string }
+
+// entry is what this node knows of one tool: the pin and the definition
+// the backend offers now (hashes).
+type entry struct {
+	pinned, offered string
+	since           time.Time // when offered first differed from pinned
+	unstored        bool      // pinned here while the store failed: asked again next listing
+}
+
+// Pins decides, per backend tool, whether its definition is the pinned
+// one, and what a different one means by mode. Safe for concurrent use.
+type Pins struct {
+	opts  Options
+	obs   sync.Mutex // one Admit or Accept at a time (store I/O inside)
+	mu    sync.Mutex // guards the fields below
+	mode  string
+	armed map[key]bool // accepted by the config, for the next change seen
+	state map[key]*entry
+	logs  *rate.Limiter
+	stop  func()
+}
+
+// New returns Pins with opts; it watches the store for other nodes'
+// accepts until Close.
+func New(opts Options) *Pins {
+	if opts.Store == nil {
+		opts.Store = NewMemory()
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	p := &Pins{opts: opts, mode: cmp.Or(opts.Mode, config.ToolChangesWarn), armed: map[key]bool{},
+		state: map[key]*entry{}, logs: rate.NewLimiter(rate.Every(time.Second), 10)}
+	p.stop = opts.Store.Watch(p.heard)
+	return p
+}
+
+// Close stops watching the store.
+func (p *Pins) Close() { p.stop() }
+
+// Admit returns the tools of backend that enter the catalogue: all of
+// them but, in deny mode, those whose definition differs from its pin.
+// Pins a tool seen for the first time; tools is not modified.
+func (p *Pins) Admit(backend string, tools []*mcp.Tool) []*mcp.Tool {
+	p.obs.Lock()
+	defer p.obs.Unlock()
+	out := make([]*mcp.Tool, 0, len(tools))
+	down := false // the store failed once: this listing's other tools skip it
+	for _, t := range tools {
+		if p.admit(backend, t, &down) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// admit decides one tool; p.obs is held. *down: the store failed earlier
+// in this listing (set on failure).
+func (p *Pins) admit(backend string, t *mcp.Tool, down *bool) bool {
+	h, k := Hash(t), key{backend, t.Name}
+	p.mu.Lock()
+	e := p.state[k]
+	if e != nil && e.offered == h && !e.unstored {
+		keep := e.pinned == h || p.mode != config.ToolChangesDeny
+		p.mu.Unlock()
+		return keep
+	}
+	local := h
+	if e != nil {
+		local = e.pinned
+	}
+	p.mu.Unlock()
+	pinned, stored := p.pin(k, local, down)
+	p.mu.Lock()
+	if e = p.state[k]; e == nil {
+		e = &entry{}
+		p.state[k] = e
+	}
+	e.pinned, e.offered, e.unstored = pinned, h, !stored
+	if pinned == h {
+		p.mu.Unlock()
+		return true
+	}
+	e.since = time.Now().UTC()
+	mode, armed := p.mode, p.armed[k]
+	delete(p.armed, k)
+	p.mu.Unlock()
+	return p.changed(k, h, pinned, mode, armed)
+}
+
+// pin asks the store for k's pin, writing local (this node's own pin, or
+// the definition offered when it has none) if the store has none, and
+// reports whether the store answered; on a store error, or without asking
+// once *down, it counts and returns local, so a listing waits for at most
+// one failed store operation.
+func (p *Pins) pin(k key, local string, down *bool) (string, bool) {
+	if *down {
+		p.count(k.backend, OutcomeStoreError)
+		return local, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	pinned, err := p.opts.Store.Pin(ctx, k.backend, k.tool, local) // this node's pin, if any, was first here
+	if err != nil {
+		*down = true
+		p.count(k.backend, OutcomeStoreError)
+		p.warn("tool pin store failed; this node's own pin decides", k, "error", err)
+		return local, false
+	}
+	return pinned, true
+}
+
+// changed acts on a definition h that differs from its pin, by mode (or
+// accepts it, armed by the config), and reports whether it is listed.
+func (p *Pins) changed(k key, h, pinned, mode string, armed bool) bool {
+	switch {
+	case armed || mode == config.ToolChangesAllow:
+		outcome := OutcomeAllowed
+		if armed {
+			outcome = OutcomeAccepted
+			p.opts.Log.Info("tool definition change accepted by the config", "backend", k.backend, "tool", k.tool, "hash", h)
+		}
+		p.repin(k, h)
+		p.count(k.backend, outcome)
+		return true
+	case mode == config.ToolChangesDeny:
+		p.count(k.backend, OutcomeDenied)
+		p.warn("tool definition changed; withheld until accepted (vmcp accept-tool-change)", k, "pinned", pinned, "offered", h)
+		return false
+	default:
+		p.count(k.backend, OutcomeWarned)
+		p.warn("tool definition changed; listed (security.tool_changes: warn)", k, "pinned", pinned, "offered", h)
+		return true
+	}
+}
+
+// repin makes h the pin of k, here and in the store.
+func (p *Pins) repin(k key, h string) {
+	p.mu.Lock()
+	if e := p.state[k]; e != nil {
+		e.pinned = h
+	}
+	p.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := p.opts.Store.Set(ctx, k.backend, k.tool, h); err != nil {
+		p.count(k.backend, OutcomeStoreError)
+		p.warn("tool pin store failed; the new pin is this node's alone", k, "error", err)
+	}
+}
+
+// ErrNoChange is Accept's error for a tool with no pending change.
+var ErrNoChange = fmt.Errorf("no pending definition change")
+
+// Accept makes the definition backend offers for tool its pin (here and,
+// clustered, on every node), so deny lists it again. An error wraps
+// ErrNoChange when the tool's definition is its pin or unknown here.
+func (p *Pins) Accept(backend, tool string) error {
+	k := key{backend, tool}
+	p.obs.Lock()
+	p.mu.Lock()
+	e := p.state[k]
+	if e == nil || e.offered == e.pinned {
+		p.mu.Unlock()
+		p.obs.Unlock()
+		return fmt.Errorf("tool %q of backend %q: %w", tool, backend, ErrNoChange)
+	}
+	h := e.offered
+	p.mu.Unlock()
+	p.repin(k, h)
+	p.obs.Unlock()
+	p.count(backend, OutcomeAccepted)
+	p.opts.Log.Info("tool definition change accepted", "backend", backend, "tool", tool, "hash", h)
+	p.notify()
+	return nil
+}
+
+// Configure applies a (re)loaded security section: the mode, and the
+// tools whose pending change it accepts (now, or when next seen).
+func (p *Pins) Configure(s config.Security) {
+	p.mu.Lock()
+	p.mode = cmp.Or(s.ToolChanges, config.ToolChangesWarn)
+	p.armed = map[key]bool{}
+	var now []key
+	for _, r := range s.AcceptToolChanges {
+		k := key{r.Backend, r.Tool}
+		if e := p.state[k]; e != nil && e.offered != e.pinned {
+			now = append(now, k)
+			continue
+		}
+		p.armed[k] = true
+	}
+	p.mu.Unlock()
+	for _, k := range now {
+		_ = p.Accept(k.backend, k.tool) // a change gone meanwhile: nothing to accept
+	}
+	p.notify()
+}
+
+// heard applies another node's new pin.
+func (p *Pins) heard(backend, tool, hash string) {
+	p.mu.Lock()
+	e := p.state[key{backend, tool}]
+	moved := e != nil && e.pinned != hash
+	if moved {
+		e.pinned = hash
+	}
+	p.mu.Unlock()
+	if moved {
+		p.notify()
+	}
+}
+
+// Changes lists the tools whose offered definition differs from its pin,
+// by backend and tool.
+func (p *Pins) Changes() []Change {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	outcome := OutcomeWarned
+	if p.mode == config.ToolChangesDeny {
+		outcome = OutcomeDenied
+	}
+	var out []Change
+	for k, e := range p.state {
+		if e.offered != e.pinned {
+			out = append(out, Change{Backend: k.backend, Tool: k.tool, Pinned: e.pinned, Offered: e.offered, Outcome: outcome, Since: e.since})
+		}
+	}
+	slices.SortFunc(out, func(x, y Change) int { return cmp.Or(cmp.Compare(x.Backend, y.Backend), cmp.Compare(x.Tool, y.Tool)) })
+	return out
+}
+
+func (p *Pins) notify() {
+	if p.opts.OnChange != nil {
+		p.opts.OnChange()
+	}
+}
+
+func (p *Pins) count(backend, outcome string) {
+	if p.opts.Counter != nil {
+		p.opts.Counter.WithLabelValues(backend, outcome).Inc()
+	}
+}
+
+// warn logs at most 10 lines at once and one a second after that.
+func (p *Pins) warn(msg string, k key, attrs ...any) {
+	if p.logs.Allow() {
+		p.opts.Log.Warn("pin: "+msg, append([]any{"backend", k.backend, "tool", k.tool}, attrs...)...)
+	}
+}

@@ -1,0 +1,196 @@
+package toolsearch
+
+import (
+	"maps"
+	"math"
+	"strings"
+)
+
+// Builder builds the indexes of successive catalogues, keeping each tool's
+// analysed text (its fields' term ids) and the vocabulary from one build to
+// the next, so a rebuild after a catalogue change analyses only the tools
+// that are new or changed. Not safe for concurrent use; its Indexes are.
+type Builder struct {
+	vocab map[string]int32   // stem → term id
+	ids   map[string]int32   // word as written → term id (-1: dropped)
+	docs  map[string]*fields // a Doc's text (docKey) → its analysis
+	gen   uint64             // builds so far
+}
+
+// fields are one Doc's term ids by field, and the last build that used them.
+type fields struct {
+	ft  [numFields][]int32
+	gen uint64
+}
+
+// maxVocab bounds the vocabulary a Builder keeps from past catalogues:
+// past it, it starts over; keepBuilds is how many builds an unused tool's
+// analysis is kept (catalogues of several principals interleave).
+const (
+	maxVocab   = 1 << 16
+	keepBuilds = 16
+)
+
+// NewBuilder returns a Builder with nothing analysed yet.
+func NewBuilder() *Builder {
+	return &Builder{vocab: map[string]int32{}, ids: map[string]int32{}, docs: map[string]*fields{}}
+}
+
+// Build indexes docs (their order is the Doc index of each Hit) with a
+// new Builder. Callers rebuild off the request path and swap the pointer.
+func Build(docs []Doc) *Index { return NewBuilder().Build(docs) }
+
+// Build indexes docs (their order is the Doc index of each Hit), reusing
+// the analysis of the docs it indexed last time.
+func (bl *Builder) Build(docs []Doc) *Index {
+	expansions() // the query expansions' table, built with the first index, not on a search
+	bl.gen++
+	texts := map[string][]int32{} // this build's text → term ids (catalogues repeat parameter texts)
+	fts := make([]*[numFields][]int32, len(docs))
+	var total [numFields]float64
+	for i := range docs {
+		key := docKey(&docs[i])
+		f := bl.docs[key]
+		if f == nil {
+			f = &fields{ft: bl.docTerms(&docs[i], texts)}
+			bl.docs[key] = f
+		}
+		f.gen = bl.gen
+		fts[i] = &f.ft
+		for k := range numFields {
+			total[k] += float64(len(f.ft[k]))
+		}
+	}
+	ix := bl.index(docs, fts, &total)
+	bl.forget(len(docs))
+	return ix
+}
+
+// index makes the index of docs from their term ids.
+func (bl *Builder) index(docs []Doc, fts []*[numFields][]int32, total *[numFields]float64) *Index {
+	ix := &Index{keys: make([]string, len(docs)), vocab: maps.Clone(bl.vocab), postings: make([][]posting, len(bl.vocab))}
+	var avg [numFields]float64
+	for f := range numFields {
+		avg[f] = math.Max(1, total[f]/math.Max(1, float64(len(docs))))
+	}
+	acc := &postingsBuilder{ix: ix, tf: make([]float64, len(bl.vocab))}
+	for i := range docs {
+		ix.keys[i] = docs[i].Key
+		acc.addDoc(int32(i), fts[i], &avg)
+	}
+	n := float64(len(docs))
+	ix.idf = make([]float64, len(ix.postings))
+	for t, ps := range ix.postings {
+		df := float64(len(ps))
+		ix.idf[t] = math.Log(1 + (n-df+0.5)/(df+0.5))
+	}
+	return ix
+}
+
+// forget drops the analyses unused for keepBuilds builds (those of all
+// the builds since, when they outnumber the current catalogue 4 to 1),
+// and everything when the vocabulary has grown past maxVocab.
+func (bl *Builder) forget(current int) {
+	since := uint64(keepBuilds)
+	if len(bl.docs) > 4*current {
+		since = 1
+	}
+	for k, f := range bl.docs {
+		if bl.gen-f.gen >= since {
+			delete(bl.docs, k)
+		}
+	}
+	if len(bl.vocab) > maxVocab {
+		*bl = *NewBuilder()
+	}
+}
+
+// docKey is the text of d that its analysis depends on.
+func docKey(d *Doc) string {
+	var b strings.Builder
+	for _, s := range []string{d.Name, d.Description, d.Backend, d.BackendDescription} {
+		b.WriteString(s)
+		b.WriteByte(0)
+	}
+	for _, p := range d.Params {
+		b.WriteString(p.Name)
+		b.WriteByte(1)
+		b.WriteString(p.Description)
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// postingsBuilder accumulates an index's postings, with a term-frequency
+// scratch by term id.
+type postingsBuilder struct {
+	ix      *Index
+	tf      []float64
+	touched []int32
+}
+
+// addDoc adds one document's postings.
+func (b *postingsBuilder) addDoc(doc int32, ft *[numFields][]int32, avg *[numFields]float64) {
+	for f := range numFields {
+		norm := 1 - fieldB[f] + fieldB[f]*float64(len(ft[f]))/avg[f]
+		for _, t := range ft[f] {
+			if b.tf[t] == 0 {
+				b.touched = append(b.touched, t)
+			}
+			b.tf[t] += fieldWeights[f] / norm
+		}
+	}
+	for _, t := range b.touched {
+		v := b.tf[t]
+		b.ix.postings[t] = append(b.ix.postings[t], posting{doc: doc, part: float32(v / (k1 + v))})
+		b.tf[t] = 0
+	}
+	b.touched = b.touched[:0]
+}
+
+// docTerms returns each field's term ids of d.
+func (bl *Builder) docTerms(d *Doc, texts map[string][]int32) [numFields][]int32 {
+	var ft [numFields][]int32
+	ft[fieldName] = bl.terms(d.Name, nil, texts)
+	ft[fieldDescription] = bl.terms(d.Description, nil, texts)
+	for _, p := range d.Params {
+		ft[fieldParams] = bl.terms(p.Name, ft[fieldParams], texts)
+		ft[fieldParams] = bl.terms(p.Description, ft[fieldParams], texts)
+	}
+	ft[fieldBackend] = bl.terms(d.Backend, nil, texts)
+	ft[fieldBackend] = bl.terms(d.BackendDescription, ft[fieldBackend], texts)
+	return ft
+}
+
+// terms appends s's term ids to out: its words (eachWord), stop words
+// dropped, stemmed, at most maxTokens.
+func (bl *Builder) terms(s string, out []int32, texts map[string][]int32) []int32 {
+	ts, ok := texts[s]
+	if !ok {
+		eachWord(s, func(raw string) {
+			id, ok := bl.ids[raw]
+			if !ok {
+				id = -1
+				if w := strings.ToLower(raw); !dropped(w) {
+					id = bl.termID(stem(w))
+				}
+				bl.ids[strings.Clone(raw)] = id
+			}
+			if id >= 0 && len(ts) < maxTokens {
+				ts = append(ts, id)
+			}
+		})
+		texts[s] = ts
+	}
+	return append(out, ts[:min(len(ts), max(0, maxTokens-len(out)))]...)
+}
+
+// termID is term's id, added to the vocabulary if new.
+func (bl *Builder) termID(term string) int32 {
+	id, ok := bl.vocab[term]
+	if !ok {
+		id = int32(len(bl.vocab))
+		bl.vocab[term] = id
+	}
+	return id
+}

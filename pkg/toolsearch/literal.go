@@ -1,0 +1,135 @@
+package toolsearch
+
+import (
+	"strings"
+
+	"golang.org/x/net/publicsuffix"
+)
+
+// A request's literals (file paths, URLs, domain names, encoded blobs) are
+// identifiers of the user's things, not words for what a tool does: the
+// folders of "/root/music/song.wav" are not a request for music tools. Each
+// is replaced by the words that say what kind of thing it is: a path by its
+// extension and "file" (or "directory" without one), a URL by its site's
+// name and "url", a domain by its name and "domain"; a blob is dropped.
+
+// maxWordBytes is the longest run without a space read as words; longer
+// runs (base64, hashes) are dropped.
+const maxWordBytes = 48
+
+// fileExtensions are extensions that name a file, not a domain's suffix,
+// where both exist (".md" is Moldova's).
+var fileExtensions = map[string]bool{
+	"md": true, "py": true, "sh": true, "js": true, "ts": true, "rs": true, "pl": true, "go": true,
+	"pdf": true, "txt": true, "csv": true, "json": true, "png": true, "jpg": true, "mp3": true, "wav": true,
+	"docx": true, "xlsx": true, "pptx": true, "html": true, "zip": true, "bib": true, "ai": true,
+}
+
+// literals rewrites q's literals into words (see above), keeping its
+// punctuation and line breaks, so clauses split as before.
+func literals(q string) string {
+	if !strings.ContainsAny(q, "/.") && len(q) < maxWordBytes {
+		return q
+	}
+	var b strings.Builder
+	for i, line := range strings.Split(q, "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		for j, f := range strings.Fields(line) {
+			if j > 0 {
+				b.WriteByte(' ')
+			}
+			core, tail := trimLiteral(f)
+			b.WriteString(literalWords(core))
+			b.WriteString(tail)
+		}
+	}
+	return b.String()
+}
+
+// trimLiteral splits f into its core and the punctuation ending it; quotes
+// and brackets around it are dropped.
+func trimLiteral(f string) (core, tail string) {
+	f = strings.Trim(f, "`'\"()[]<>")
+	core = strings.TrimRight(f, ".,;:!?")
+	return core, f[len(core):]
+}
+
+// literalWords are the words standing for core, or core itself when it is
+// not a literal.
+func literalWords(core string) string {
+	switch {
+	case len(core) > maxWordBytes && !strings.Contains(core, "/"):
+		return ""
+	case strings.Contains(core, "://"):
+		host, _, _ := strings.Cut(core[strings.Index(core, "://")+3:], "/")
+		return siteName(host) + " url"
+	case isPath(core):
+		if ext := extension(core); ext != "" {
+			return ext + " file"
+		}
+		return "directory"
+	case strings.Count(core, ".") > 0 && isDomain(core):
+		return siteName(core) + " domain"
+	}
+	return core
+}
+
+// isPath reports whether s is a file path: absolute, relative to "." or
+// "~", or a slashed name ending in an extension ("data/x.csv"), but not
+// "owner/repo" or "a/b" used as "or".
+func isPath(s string) bool {
+	switch {
+	case strings.HasPrefix(s, "/"), strings.HasPrefix(s, "./"), strings.HasPrefix(s, "../"), strings.HasPrefix(s, "~/"):
+		return true
+	case strings.Contains(s, "/"):
+		return extension(s) != ""
+	}
+	return false
+}
+
+// extension is the lower-case extension of s's last element (1 to 5
+// letters or digits after a dot), or "".
+func extension(s string) string {
+	last := s[strings.LastIndexByte(s, '/')+1:]
+	dot := strings.LastIndexByte(last, '.')
+	if dot <= 0 || len(last)-dot-1 > 5 || len(last)-dot-1 < 1 {
+		return ""
+	}
+	ext := strings.ToLower(last[dot+1:])
+	for i := 0; i < len(ext); i++ {
+		if c := ext[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			return ""
+		}
+	}
+	return ext
+}
+
+// isDomain reports whether s is a host name under a public suffix
+// ("www.baidu.com", "example.co.uk"), not a file name ("notes.md").
+func isDomain(s string) bool {
+	s = strings.ToLower(s)
+	if fileExtensions[s[strings.LastIndexByte(s, '.')+1:]] {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' && c != '.' {
+			return false
+		}
+	}
+	suffix, icann := publicsuffix.PublicSuffix(s)
+	return icann && suffix != s
+}
+
+// siteName is a host's name less "www" and its public suffix:
+// "www.youtube.com" → "youtube".
+func siteName(host string) string {
+	host = strings.ToLower(host)
+	if h, _, ok := strings.Cut(host, ":"); ok {
+		host = h
+	}
+	suffix, _ := publicsuffix.PublicSuffix(host)
+	name := strings.TrimSuffix(strings.TrimSuffix(host, suffix), ".")
+	return strings.ReplaceAll(strings.TrimPrefix(name, "www."), ".", " ")
+}

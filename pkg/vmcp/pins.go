@@ -1,0 +1,112 @@
+package vmcp
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/pin"
+	"github.com/vmcp/vmcp/pkg/status"
+)
+
+// AdminAcceptPath is the admin endpoint vmcp accept-tool-change posts to.
+const AdminAcceptPath = "/admin/tool-changes/accept"
+
+// startPins builds tool-definition pinning (security.tool_changes) over
+// the cluster's Redis when there is one, counted in
+// vmcp_tool_changes_total{backend,outcome}, and puts it in front of the
+// aggregator before any inventory arrives.
+func (s *Server) startPins(cfg *config.Config) {
+	counter := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "vmcp_tool_changes_total",
+		Help: "Backend tool definitions seen to differ from their pin, by backend and outcome (warned, denied, allowed, accepted, store_error).",
+	}, []string{"backend", "outcome"})
+	s.metrics.Registry.MustRegister(counter)
+	var store pin.Store
+	if rdb, prefix, tagged := s.cluster.SharedRedis(); rdb != nil {
+		store = pin.NewRedis(rdb, prefix, tagged)
+	}
+	s.pins = pin.New(pin.Options{Mode: cfg.Security.ToolChanges, Store: store, Log: s.log,
+		Counter: counter, OnChange: s.agg.Regate})
+	sec := cfg.Security
+	s.security.Store(&sec)
+	s.pins.Configure(sec)
+	s.agg.SetGate(s.pins)
+}
+
+// applySecurity applies a reloaded security section: the mode, the
+// changes it accepts, the admin token.
+func (s *Server) applySecurity(sec config.Security) {
+	s.security.Store(&sec)
+	s.pins.Configure(sec)
+}
+
+// AcceptToolChange makes the definition backend now offers for tool (the
+// backend's own name) its pin, on every node of a cluster: with
+// security.tool_changes deny the tool is listed and callable again. An
+// error wraps pin.ErrNoChange when nothing is pending for that tool here.
+func (s *Server) AcceptToolChange(backend, tool string) error {
+	return s.pins.Accept(backend, tool)
+}
+
+// toolChanges are the pending tool definition changes for /status.
+func (s *Server) toolChanges() []status.ToolChange {
+	var out []status.ToolChange
+	for _, c := range s.pins.Changes() {
+		out = append(out, status.ToolChange{Backend: c.Backend, Tool: c.Tool, Outcome: c.Outcome,
+			Pinned: c.Pinned, Offered: c.Offered, Since: c.Since})
+	}
+	return out
+}
+
+// AcceptRequest is the body of POST /admin/tool-changes/accept.
+type AcceptRequest struct {
+	Backend string `json:"backend"`
+	Tool    string `json:"tool"`
+}
+
+// adminAccept serves POST AdminAcceptPath: with security.admin_token set,
+// a request bearing it (Authorization: Bearer) accepts one tool change
+// (200 {"accepted":true}; 404 with an error when none is pending); without
+// the token configured, 404; a wrong or missing token, 401.
+func (s *Server) adminAccept(w http.ResponseWriter, r *http.Request) {
+	token := s.security.Load().AdminToken
+	if token == "" {
+		adminError(w, http.StatusNotFound, "the admin endpoint is off: set security.admin_token")
+		return
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="vmcp admin"`)
+		adminError(w, http.StatusUnauthorized, "the admin token (security.admin_token) is required")
+		return
+	}
+	var req AcceptRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Backend == "" || req.Tool == "" {
+		adminError(w, http.StatusBadRequest, `want a JSON body {"backend": "...", "tool": "..."}`)
+		return
+	}
+	if err := s.AcceptToolChange(req.Backend, req.Tool); err != nil {
+		code := http.StatusInternalServerError
+		if errors.Is(err, pin.ErrNoChange) {
+			code = http.StatusNotFound
+		}
+		adminError(w, code, err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = fmt.Fprintln(w, `{"accepted":true}`)
+}
+
+// adminError writes {"error": msg} with code.
+func adminError(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}
