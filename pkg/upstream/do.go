@@ -158,7 +158,11 @@ func trimObject(p json.RawMessage) []byte {
 // new one.
 func (s *Stream) post(req *Request, body []byte) (*http.Response, error) {
 	ctx := s.httpCtx
-	resp, err := s.raw.Call(ctx, req.Header, req.Method, s.target, body)
+	var params map[string]string
+	if req.Method == "tools/call" && backends.HeaderParams(s.t.Tool) {
+		params = wire.ParamHeaders(backends.SchemaMap(s.t.Tool.InputSchema), req.Params)
+	}
+	resp, err := s.raw.Call(ctx, req.Header, req.Method, s.target, params, body)
 	if !errors.Is(err, backends.ErrSessionExpired) {
 		return resp, err
 	}
@@ -168,7 +172,7 @@ func (s *Stream) post(req *Request, body []byte) (*http.Response, error) {
 	}
 	s.release()
 	s.raw, s.release = raw, release
-	return s.raw.Call(ctx, req.Header, req.Method, s.target, body)
+	return s.raw.Call(ctx, req.Header, req.Method, s.target, params, body)
 }
 
 // invalidParams is a request Do could not build (a _meta that is not an

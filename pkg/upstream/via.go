@@ -15,8 +15,7 @@ const (
 	// self-contained POST per round.
 	ViaRelay Via = "relay"
 	// ViaSession: the Legacy client's own go-sdk backend session (stdio,
-	// SSE, a Modern tool with Mcp-Param-* headers, or a method the relay
-	// does not take).
+	// SSE, or a method the relay does not take).
 	ViaSession Via = "session"
 	// ViaDirect: one self-contained POST to a Modern streamable HTTP backend.
 	ViaDirect Via = "direct"
@@ -32,9 +31,9 @@ const (
 var relayed = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true}
 
 // choose is the transport rule. A Legacy client's requests go on its own
-// backend sessions: through Do when the backend is streamable HTTP (on a Modern
-// one, unless the tool mirrors arguments in Mcp-Param-* headers), else
-// through the go-sdk client. A Modern client's tools/call
+// backend sessions: through Do when the backend is streamable HTTP (Do
+// builds a Modern backend's Mcp-Param-* headers), else through the go-sdk
+// client. A Modern client's tools/call
 // to a Modern HTTP backend is one direct POST unless the tool mirrors
 // arguments in Mcp-Param-* headers (the go-sdk client builds those); a
 // call to a Legacy backend is parked when the client can be asked, the
@@ -47,8 +46,7 @@ var relayed = map[string]bool{"tools/call": true, "prompts/get": true, "resource
 func choose(req *Request, t Target) Via {
 	modernBackend := t.Backend.Modern()
 	if req.Revision == RevisionLegacy {
-		headers := modernBackend && req.Method == "tools/call" && (t.Tool == nil || backends.HeaderParams(t.Tool))
-		if (relayed[req.Method] || req.Method == "completion/complete") && t.Backend.HTTP() && !headers {
+		if (relayed[req.Method] || req.Method == "completion/complete") && t.Backend.HTTP() {
 			return ViaRelay
 		}
 		return ViaSession

@@ -99,8 +99,7 @@ func (d *Dispatcher) readBody(r *http.Request) ([]byte, bool) {
 
 // relayCall relays one request the call core routes ViaRelay through its
 // one sender (upstream.Core.Do) on the client's own backend sessions; false
-// hands it to the go-sdk handler (unknown name, stdio/SSE backend, a
-// Modern tool with Mcp-Param-* headers).
+// hands it to the go-sdk handler (unknown name, stdio/SSE backend).
 func (d *Dispatcher) relayCall(w http.ResponseWriter, r *http.Request, s *clientSession, key string, m *message) bool {
 	params, err := wire.DecodeObject(m.Params)
 	var name string
