@@ -17,8 +17,7 @@ const (
 	// the call's own stream.
 	ViaRelay Via = "relay"
 	// ViaSession: the Legacy client's own go-sdk backend session (a
-	// Modern HTTP tool with Mcp-Param-* headers, or a method the relay
-	// does not take).
+	// method the relay does not take).
 	ViaSession Via = "session"
 	// ViaDirect: one self-contained POST to a Modern streamable HTTP backend.
 	ViaDirect Via = "direct"
@@ -35,10 +34,9 @@ var relayed = map[string]bool{"tools/call": true, "prompts/get": true, "resource
 
 // choose is the transport rule. A Legacy client's requests go on its own
 // backend sessions: tools/call, prompts/get and resources/read raw
-// (Core.Do), on any transport, unless the tool of a Modern HTTP backend
-// mirrors arguments in Mcp-Param-* headers, and completion/complete on a
-// streamable HTTP backend; the rest through the go-sdk client. A Modern
-// client's tools/call
+// (Core.Do, which builds a Modern backend's Mcp-Param-* headers), on any
+// transport, and completion/complete on a streamable HTTP backend; the
+// rest through the go-sdk client. A Modern client's tools/call
 // to a Modern HTTP backend is one direct POST unless the tool mirrors
 // arguments in Mcp-Param-* headers (the go-sdk client builds those); a
 // call to a Legacy backend is parked when the client can be asked, the
@@ -51,8 +49,7 @@ var relayed = map[string]bool{"tools/call": true, "prompts/get": true, "resource
 func choose(req *Request, t Target) Via {
 	modernBackend := t.Backend.Modern()
 	if req.Revision == RevisionLegacy {
-		headers := t.Backend.HTTP() && modernBackend && req.Method == "tools/call" && (t.Tool == nil || backends.HeaderParams(t.Tool))
-		if (relayed[req.Method] && !headers) || (req.Method == "completion/complete" && t.Backend.HTTP()) {
+		if relayed[req.Method] || (req.Method == "completion/complete" && t.Backend.HTTP()) {
 			return ViaRelay
 		}
 		return ViaSession
