@@ -3,14 +3,12 @@ package backends
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -151,19 +149,7 @@ func (b *Backend) transportFailure(ctx context.Context, err error) error {
 // headerValue encodes an MCP header value as SEP-2243 asks: values with
 // non-printable or non-ASCII bytes, edge whitespace, or that look encoded
 // are sent as =?base64?…?=.
-func headerValue(s string) string {
-	enc := strings.HasPrefix(s, "=?base64?") && strings.HasSuffix(s, "?=")
-	if n := len(s); n > 0 && (s[0] == ' ' || s[0] == '\t' || s[n-1] == ' ' || s[n-1] == '\t') {
-		enc = true
-	}
-	for i := 0; i < len(s) && !enc; i++ {
-		enc = s[i] < 0x20 || s[i] > 0x7e
-	}
-	if !enc {
-		return s
-	}
-	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
-}
+func headerValue(s string) string { return wire.HeaderValue(s) }
 
 // maxResponse bounds one response message (the SDK client's default
 // maximum SSE event size).

@@ -98,17 +98,18 @@ func (r *RawSession) Modern() bool { return r.modern }
 // request's header, for the backend's forward_headers (nil: the client
 // session's latest, SessionSet.Forward). method and the routed name (tool
 // or prompt name, resource URI; "" for none) are the Mcp-Method and
-// Mcp-Name headers a Modern backend wants (2026-07-28 Streamable HTTP). A
+// Mcp-Name headers a Modern backend wants (2026-07-28 Streamable HTTP), and
+// params its Mcp-Param-* headers (wire.ParamHeaders; nil: none). A
 // 404 fails with ErrSessionExpired; another non-2xx status fails naming
 // it, with the body's JSON-RPC error if it has one.
-func (r *RawSession) Call(ctx context.Context, client http.Header, method, name string, body []byte) (*http.Response, error) {
+func (r *RawSession) Call(ctx context.Context, client http.Header, method, name string, params map[string]string, body []byte) (*http.Response, error) {
 	if !r.modern {
-		method, name = "", ""
+		return r.post(ctx, client, body, "", "", nil)
 	}
-	return r.post(ctx, client, body, method, name)
+	return r.post(ctx, client, body, method, name, params)
 }
 
-func (r *RawSession) post(ctx context.Context, client http.Header, body []byte, method, name string) (*http.Response, error) {
+func (r *RawSession) post(ctx context.Context, client http.Header, body []byte, method, name string, params map[string]string) (*http.Response, error) {
 	if client == nil && r.held != nil {
 		client = r.held()
 	}
@@ -131,6 +132,9 @@ func (r *RawSession) post(ctx context.Context, client http.Header, body []byte, 
 	}
 	if name != "" {
 		h["Mcp-Name"] = []string{nameHeaderValue(name)}
+	}
+	for k, v := range params {
+		h.Set(k, v)
 	}
 	resp, err := roundTrip(r.b.http, hr)
 	if err != nil {
@@ -177,7 +181,7 @@ func nameHeaderValue(s string) string {
 // Notify posts a notification or a response on the session and discards
 // the backend's (202) answer.
 func (r *RawSession) Notify(ctx context.Context, body []byte) error {
-	resp, err := r.post(ctx, nil, body, "", "")
+	resp, err := r.post(ctx, nil, body, "", "", nil)
 	if err != nil {
 		return err
 	}

@@ -2,11 +2,13 @@ package upstream_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/vmcp/vmcp/pkg/upstream"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
 
@@ -60,5 +62,41 @@ func TestDoCancelBeforeTheBackendAnswersTellsTheLegacySession(t *testing.T) {
 				t.Fatal("the backend was not told of the cancellation")
 			}
 		})
+	}
+}
+
+// TestDoWithdrawnAskRunsTheTimeoutAgain: an ask pauses the backend's
+// timeout; when the backend withdraws it (notifications/cancelled, no
+// answer due) Stream.Withdrawn runs the timeout again, so a backend that
+// then hangs still fails the request naming it (before, the relay's call
+// waited for the client's disconnect).
+func TestDoWithdrawnAskRunsTheTimeoutAgain(t *testing.T) {
+	t.Parallel()
+	sb := startScripted(t, false, func(w http.ResponseWriter, r *http.Request, _ *wire.Message, _ int) {
+		writeSSE(w, wire.Request(json.RawMessage(`7`), "elicitation/create", json.RawMessage(`{"message":"?"}`)),
+			wire.Notification("notifications/cancelled", json.RawMessage(`{"requestId":7}`)))
+		<-r.Context().Done()
+	})
+	c, _, _ := core(t, sb.URL, 300*time.Millisecond)
+	st, err := c.Do(context.Background(), call("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		m, err := st.Next(ctx)
+		switch {
+		case err != nil:
+			if !strings.Contains(err.Error(), `backend "b": timed out`) {
+				t.Fatalf("error %v, want the backend's timeout", err)
+			}
+			return
+		case m.Kind == upstream.KindResult:
+			t.Fatal("a result")
+		case m.Method == "notifications/cancelled":
+			st.Withdrawn()
+		}
 	}
 }

@@ -168,7 +168,7 @@ func trimObject(p json.RawMessage) []byte {
 // a new one.
 func (s *Stream) post(req *Request, body []byte) (exchange, error) {
 	ctx := s.httpCtx
-	ex, err := s.sess.send(ctx, req, s.target, body)
+	ex, err := s.sess.send(ctx, req, s.t, body)
 	if !errors.Is(err, backends.ErrSessionExpired) {
 		return ex, err
 	}
@@ -178,7 +178,7 @@ func (s *Stream) post(req *Request, body []byte) (exchange, error) {
 	}
 	s.release()
 	s.sess, s.release = sess, release
-	return s.sess.send(ctx, req, s.target, body)
+	return s.sess.send(ctx, req, s.t, body)
 }
 
 // invalidParams is a request Do could not build (a _meta that is not an

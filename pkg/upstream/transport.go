@@ -22,9 +22,9 @@ type session interface {
 	ID() string   // the backend's Mcp-Session-Id ("" for none)
 	Modern() bool // a Modern revision: _meta per request, input_required, no asks
 	RequestMeta(meta, caps json.RawMessage, logLevel string) (json.RawMessage, error)
-	// send sends the request body (for the routed name target) and
-	// returns its exchange; ctx ends the exchange.
-	send(ctx context.Context, req *Request, target string, body []byte) (exchange, error)
+	// send sends the request body (routed to t) and returns its
+	// exchange; ctx ends the exchange.
+	send(ctx context.Context, req *Request, t Target, body []byte) (exchange, error)
 	// Notify sends a notification or an answer on the session.
 	Notify(ctx context.Context, body []byte) error
 	// notifies reports whether a cancellation is told with
@@ -44,8 +44,12 @@ type exchange interface {
 // httpSession is a streamable HTTP backend session.
 type httpSession struct{ *backends.RawSession }
 
-func (h httpSession) send(ctx context.Context, req *Request, target string, body []byte) (exchange, error) {
-	resp, err := h.Call(ctx, req.Header, req.Method, target, body)
+func (h httpSession) send(ctx context.Context, req *Request, t Target, body []byte) (exchange, error) {
+	var params map[string]string // a Modern tool's Mcp-Param-* headers
+	if req.Method == "tools/call" && t.Tool != nil && backends.HeaderParams(t.Tool) {
+		params = wire.ParamHeaders(backends.SchemaMap(t.Tool.InputSchema), req.Params)
+	}
+	resp, err := h.Call(ctx, req.Header, req.Method, t.Name, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +63,7 @@ type connSession struct{ *backends.ConnSession }
 
 func (c connSession) ID() string { return "" }
 
-func (c connSession) send(ctx context.Context, req *Request, _ string, body []byte) (exchange, error) {
+func (c connSession) send(ctx context.Context, req *Request, _ Target, body []byte) (exchange, error) {
 	tok, _ := backends.TokenOf(orEmpty(req.Meta)) // "": progress goes to no request
 	ex, err := c.Start(ctx, tok, body)
 	if err != nil {

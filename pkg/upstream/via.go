@@ -17,8 +17,7 @@ const (
 	// the call's own stream.
 	ViaRelay Via = "relay"
 	// ViaSession: the Legacy client's own go-sdk backend session (a
-	// Modern HTTP tool with Mcp-Param-* headers, or a method the relay
-	// does not take).
+	// method the relay does not take).
 	ViaSession Via = "session"
 	// ViaDirect: one self-contained POST to a Modern streamable HTTP backend.
 	ViaDirect Via = "direct"
@@ -36,23 +35,22 @@ var relayed = map[string]bool{"tools/call": true, "prompts/get": true, "resource
 
 // choose is the transport rule. A Legacy client's requests go on its own
 // backend sessions: tools/call, prompts/get and resources/read raw
-// (Core.Do), on any transport, unless the tool of a Modern HTTP backend
-// mirrors arguments in Mcp-Param-* headers, and completion/complete on a
-// streamable HTTP backend; the rest through the go-sdk client. A Modern
-// client's request to a Modern HTTP backend needs no session: a tools/call
-// is one direct POST unless the tool mirrors arguments in Mcp-Param-*
-// headers (the go-sdk client builds those), the rest uses the shared
-// control connection. To any other backend, a call, get or read goes on a
-// keyed session (never one another principal's requests run on, opened at
-// a Legacy revision so the backend can ask) when the backend is Legacy
-// HTTP, the client can be asked, it has a principal, or the backend is
-// per-principal; so does a principal's completion. Everything else uses
-// the shared control connection.
+// (Core.Do, which builds a Modern backend's Mcp-Param-* headers), on any
+// transport, and completion/complete on a streamable HTTP backend; the
+// rest through the go-sdk client. A Modern client's request to a Modern
+// HTTP backend needs no session: a tools/call is one direct POST unless
+// the tool mirrors arguments in Mcp-Param-* headers (the go-sdk client
+// builds those), the rest uses the shared control connection. To any
+// other backend, a call, get or read goes on a keyed session (never one
+// another principal's requests run on, opened at a Legacy revision so the
+// backend can ask) when the backend is Legacy HTTP, the client can be
+// asked, it has a principal, or the backend is per-principal; so does a
+// principal's completion. Everything else uses the shared control
+// connection.
 func choose(req *Request, t Target) Via {
 	modernBackend := t.Backend.Modern()
 	if req.Revision == RevisionLegacy {
-		headers := t.Backend.HTTP() && modernBackend && req.Method == "tools/call" && (t.Tool == nil || backends.HeaderParams(t.Tool))
-		if (relayed[req.Method] && !headers) || (req.Method == "completion/complete" && t.Backend.HTTP()) {
+		if relayed[req.Method] || (req.Method == "completion/complete" && t.Backend.HTTP()) {
 			return ViaRelay
 		}
 		return ViaSession

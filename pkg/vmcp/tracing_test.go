@@ -82,11 +82,11 @@ func TestTracingRelayedCallMetaTraceparentIsTheParent(t *testing.T) {
 	require.Equal(t, parentID, server.Parent().SpanID().String())
 }
 
-// A Legacy call to a stdio backend takes the go-sdk path: the go-sdk
-// handler runs it on its own goroutine, yet the backend span is still the
-// server span's child, and a traceparent in the request's _meta (MCP
-// convention) is the server span's parent.
-func TestTracingLegacyGoSDKPathStdioBackendWithMetaTraceparent(t *testing.T) {
+// A Legacy call to a stdio backend is relayed (Core.Do on the session's
+// go-sdk connection): the backend span is the server span's child, and a
+// traceparent in the request's _meta (MCP convention) is the server span's
+// parent.
+func TestTracingLegacyStdioBackendWithMetaTraceparent(t *testing.T) {
 	log, opts := newSpanLog(t)
 	v := harness.StartVMCPWithOptions(t, opts, nil, harness.StdioBackend(t, "alpha"))
 	cs := connectTraced(t, v, "2025-11-25", nil)
@@ -95,7 +95,7 @@ func TestTracingLegacyGoSDKPathStdioBackendWithMetaTraceparent(t *testing.T) {
 
 	backend := log.await(t, trace.SpanKindClient, "tools/call echo")
 	server := log.await(t, trace.SpanKindServer, "tools/call alpha_echo")
-	requireChild(t, server, backend, "session")
+	requireChild(t, server, backend, "relay")
 	require.Equal(t, traceID, server.SpanContext().TraceID().String(), "_meta.traceparent is the parent")
 	require.Equal(t, parentID, server.Parent().SpanID().String())
 	require.Equal(t, cs.ID(), attrs(server)["mcp.session.id"])
@@ -215,14 +215,14 @@ func TestTracingLegacyRequestWithoutParamsIsServed(t *testing.T) {
 
 // A client's _meta.traceparent is rewritten to name vmcp's backend span
 // (the client's trace, vmcp's parent) for backends that read _meta, on
-// the relay and on the go-sdk path.
+// the relay over streamable HTTP and over SSE.
 func TestTracingMetaTraceparentNamesVMCPsBackendSpan(t *testing.T) {
 	for _, tc := range []struct {
 		name, via string
 		backend   func(t *testing.T) config.Backend
 	}{
 		{"relay", "relay", func(t *testing.T) config.Backend { return startTracedBackend(t, false).config() }},
-		{"go-sdk path", "session", func(t *testing.T) config.Backend {
+		{"relay over SSE", "relay", func(t *testing.T) config.Backend {
 			c := startTracedSSEBackend(t).config()
 			c.Transport = config.TransportSSE
 			return c

@@ -99,9 +99,8 @@ func (d *Dispatcher) readBody(r *http.Request) ([]byte, bool) {
 
 // relayCall relays one request the call core routes ViaRelay through its
 // one sender (upstream.Core.Do) on the client's own backend sessions; false
-// hands it to the go-sdk handler (unknown name, a Modern HTTP tool with
-// Mcp-Param-* headers). Stdio and SSE backends are relayed too (Do writes
-// on the session's go-sdk connection).
+// hands it to the go-sdk handler (unknown name). Stdio and SSE backends
+// are relayed too (Do writes on the session's go-sdk connection).
 func (d *Dispatcher) relayCall(w http.ResponseWriter, r *http.Request, s *clientSession, key string, m *message) bool {
 	params, err := wire.DecodeObject(m.Params)
 	var name string
