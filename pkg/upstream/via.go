@@ -48,23 +48,36 @@ var relayed = map[string]bool{"tools/call": true, "prompts/get": true, "resource
 // principal's completion. Everything else uses the shared control
 // connection.
 func choose(req *Request, t Target) Via {
-	modernBackend := t.Backend.Modern()
 	if req.Revision == RevisionLegacy {
 		if relayed[req.Method] || (req.Method == "completion/complete" && t.Backend.HTTP()) {
 			return ViaRelay
 		}
 		return ViaSession
 	}
+	return chooseModern(req, t)
+}
+
+// chooseModern is choose for a Modern client's request.
+func chooseModern(req *Request, t Target) Via {
+	modernBackend := t.Backend.Modern()
 	http, anonymous := t.Backend.HTTP(), req.Principal.Anonymous()
 	switch {
 	case modernBackend && http && req.Method == "tools/call" && t.Tool != nil && !backends.HeaderParams(t.Tool):
 		return ViaDirect
 	case modernBackend && http:
 		return ViaShared
-	case relayed[req.Method] && (!modernBackend && http || req.Asks || !anonymous || t.Backend.PerPrincipal()):
+	case relayed[req.Method] && needsKeyed(req, t):
 		return ViaKeyed
 	case req.Method == "completion/complete" && !anonymous:
 		return ViaKeyed
 	}
 	return ViaShared
+}
+
+// needsKeyed reports whether a Modern call, get or read to a backend that
+// is not Modern HTTP needs a keyed session: the backend is Legacy HTTP,
+// the client can be asked, it has a principal, or the backend is
+// per-principal.
+func needsKeyed(req *Request, t Target) bool {
+	return !t.Backend.Modern() && t.Backend.HTTP() || req.Asks || !req.Principal.Anonymous() || t.Backend.PerPrincipal()
 }
