@@ -129,7 +129,7 @@ func (c *Call) send(ctx context.Context, as []*ask) error {
 	case c.asks <- as:
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return context.Cause(ctx) // c.ctx's cause when ctx derives from it
 	case <-c.ctx.Done():
 		return context.Cause(c.ctx)
 	}
@@ -141,7 +141,7 @@ func (c *Call) await(ctx context.Context, a *ask) (mcp.InputResponse, error) {
 	case r := <-a.reply:
 		return r.resp, r.err
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, context.Cause(ctx) // c.ctx's cause when ctx derives from it
 	case <-c.ctx.Done():
 		return nil, context.Cause(c.ctx)
 	}

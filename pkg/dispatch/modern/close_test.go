@@ -104,7 +104,7 @@ func TestModernCloseMissedCallParkedDuringClose(t *testing.T) {
 	mgr.Start(10 * time.Second)
 	t.Cleanup(mgr.Close)
 	dir := &rangeSignal{Memory: mrtr.NewMemory(), ranged: make(chan struct{})}
-	opts := completeOptions(agg, mgr)
+	opts := completeOptions(t, agg, mgr)
 	opts.Parked = dir
 	d := modern.New(agg, mgr, opts)
 	vs := httptest.NewServer(d)

@@ -82,7 +82,7 @@ func TestListenAckThenResult(t *testing.T) {
 func listenDispatcher(t *testing.T) (*modern.Dispatcher, string) {
 	agg := aggregator.New(aggregator.Policy{}, nil)
 	mgr := backends.NewManager(nil, agg, slog.New(slog.DiscardHandler), "test")
-	opts := completeOptions(agg, mgr)
+	opts := completeOptions(t, agg, mgr)
 	opts.Capabilities = func() *mcp.ServerCapabilities {
 		return &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
 	}

@@ -18,9 +18,13 @@ import (
 )
 
 // completeOptions are a dispatcher's options over agg and mgr as vmcp.New
-// builds them from a default config (the dispatcher fills in none).
-func completeOptions(agg *aggregator.Aggregator, mgr *backends.Manager) modern.Options {
+// builds them from a default config (the dispatcher fills in none). The
+// core is closed when the test ends (its keyed backend sessions: the
+// caller owns the core, as vmcp.Server does).
+func completeOptions(t testing.TB, agg *aggregator.Aggregator, mgr *backends.Manager) modern.Options {
 	m := telemetry.New()
+	core := upstream.New(agg, mgr, m)
+	t.Cleanup(core.Close)
 	return modern.Options{
 		Implementation:        &mcp.Implementation{Name: "vmcp", Version: "test"},
 		Codec:                 pagination.NewCodec(bytes.Repeat([]byte("k"), 32)),
@@ -31,7 +35,7 @@ func completeOptions(agg *aggregator.Aggregator, mgr *backends.Manager) modern.O
 		MaxParked:             config.DefaultMaxParked,
 		MaxParkedPerPrincipal: config.DefaultMaxParked / 10,
 		Parked:                mrtr.NewMemory(),
-		Core:                  upstream.New(agg, mgr, m),
+		Core:                  core,
 		Metrics:               m,
 	}
 }
@@ -42,7 +46,7 @@ func TestModernOptionsWithoutConfigDefaultsAreRefused(t *testing.T) {
 	t.Parallel()
 	agg := aggregator.New(aggregator.Policy{}, nil)
 	mgr := backends.NewManager(nil, agg, slog.New(slog.DiscardHandler), "test")
-	opts := completeOptions(agg, mgr)
+	opts := completeOptions(t, agg, mgr)
 	opts.Parked, opts.MaxParked = nil, 0
 	require.PanicsWithValue(t, "modern: Options lack MaxParked, Parked", func() { modern.New(agg, mgr, opts) })
 }
