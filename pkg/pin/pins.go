@@ -93,17 +93,27 @@ func (p *Pins) Close() { p.stop() }
 
 // Admit returns the tools of backend that enter the catalogue: all of
 // them but, in deny mode, those whose definition differs from its pin.
-// Pins a tool seen for the first time; tools is not modified.
+// Pins a tool seen for the first time, and forgets here (not in the
+// store) the backend's tools tools no longer has; tools is not modified.
 func (p *Pins) Admit(backend string, tools []*mcp.Tool) []*mcp.Tool {
 	p.obs.Lock()
 	defer p.obs.Unlock()
 	out := make([]*mcp.Tool, 0, len(tools))
 	down := false // the store failed once: this listing's other tools skip it
+	offered := make(map[string]bool, len(tools))
 	for _, t := range tools {
+		offered[t.Name] = true
 		if p.admit(backend, t, &down) {
 			out = append(out, t)
 		}
 	}
+	p.mu.Lock()
+	for k := range p.state {
+		if k.backend == backend && !offered[k.tool] {
+			delete(p.state, k)
+		}
+	}
+	p.mu.Unlock()
 	return out
 }
 

@@ -1,0 +1,38 @@
+package pin
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vmcp/vmcp/pkg/config"
+)
+
+// A backend that withdraws a tool with a pending change: the change stayed
+// on /status for good, and a backend renaming its tools on every listing
+// grew this node's state without bound. What a listing no longer offers
+// is forgotten here (its pin stays in the store: the tool coming back
+// changed is still a change).
+func TestWithdrawnToolStayedAPendingChange(t *testing.T) {
+	t.Parallel()
+	p := New(Options{Mode: config.ToolChangesDeny})
+	defer p.Close()
+	other := &mcp.Tool{Name: "other", InputSchema: map[string]any{"type": "object"}}
+	p.Admit("b", []*mcp.Tool{tool("v1"), other})
+	p.Admit("b", []*mcp.Tool{tool("v2"), other})
+	require.Len(t, p.Changes(), 1)
+	p.Admit("b", []*mcp.Tool{other})
+	assert.Empty(t, p.Changes(), "the withdrawn tool's change")
+	assert.Empty(t, names(p.Admit("b", []*mcp.Tool{tool("v2")})), "back, still changed: still withheld")
+	assert.Len(t, p.Changes(), 1)
+
+	for i := range 100 {
+		p.Admit("b", []*mcp.Tool{{Name: fmt.Sprintf("t%d", i), InputSchema: map[string]any{"type": "object"}}})
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	assert.Len(t, p.state, 1, "the state of tools no longer offered")
+}
