@@ -94,7 +94,9 @@ func (p *Pins) Close() { p.stop() }
 // Admit returns the tools of backend that enter the catalogue: all of
 // them but, in deny mode, those whose definition differs from its pin.
 // Pins a tool seen for the first time, and forgets here (not in the
-// store) the backend's tools tools no longer has; tools is not modified.
+// store) the backend's tools tools no longer has; a name listed twice is
+// decided once (its first occurrence; later ones are left out). tools is
+// not modified.
 func (p *Pins) Admit(backend string, tools []*mcp.Tool) []*mcp.Tool {
 	p.obs.Lock()
 	defer p.obs.Unlock()
@@ -102,6 +104,9 @@ func (p *Pins) Admit(backend string, tools []*mcp.Tool) []*mcp.Tool {
 	down := false // the store failed once: this listing's other tools skip it
 	offered := make(map[string]bool, len(tools))
 	for _, t := range tools {
+		if offered[t.Name] { // a name listed twice: the aggregator keeps the first
+			continue
+		}
 		offered[t.Name] = true
 		if p.admit(backend, t, &down) {
 			out = append(out, t)

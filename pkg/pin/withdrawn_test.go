@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -35,4 +36,21 @@ func TestWithdrawnToolStayedAPendingChange(t *testing.T) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	assert.Len(t, p.state, 1, "the state of tools no longer offered")
+}
+
+// A backend listing one name twice with two definitions: the second was
+// decided as a change on every listing (counted each time, its since
+// reset). The first occurrence is decided once, the rest left out (the
+// aggregator keeps the first too).
+func TestToolListedTwiceCountedAsAChangeOnEveryListing(t *testing.T) {
+	t.Parallel()
+	c := newCounter()
+	p := New(Options{Mode: config.ToolChangesDeny, Counter: c})
+	defer p.Close()
+	for range 3 {
+		assert.Equal(t, []string{"echo:v1"}, names(p.Admit("b", []*mcp.Tool{tool("v1"), tool("v2")})))
+	}
+	assert.Zero(t, testutil.ToFloat64(c.WithLabelValues("b", OutcomeDenied)))
+	assert.Empty(t, p.Changes())
+	assert.Empty(t, names(p.Admit("b", []*mcp.Tool{tool("v3"), tool("v1")})), "a changed first occurrence is withheld, never replaced by a later one")
 }
