@@ -220,17 +220,30 @@ func (p *Pins) repin(k key, h string) {
 // ErrNoChange is Accept's error for a tool with no pending change.
 var ErrNoChange = fmt.Errorf("no pending definition change")
 
+// ErrOtherOffered is AcceptOffered's error when the backend now offers
+// another definition than the one the operator reviewed.
+var ErrOtherOffered = fmt.Errorf("the backend now offers another definition")
+
 // Accept makes the definition backend offers for tool its pin (here and,
 // clustered, on every node), so deny lists it again. An error wraps
 // ErrNoChange when the tool's definition is its pin or unknown here.
-func (p *Pins) Accept(backend, tool string) error {
+func (p *Pins) Accept(backend, tool string) error { return p.AcceptOffered(backend, tool, "") }
+
+// AcceptOffered is Accept of the definition whose hash is offered (as
+// /status shows it; "": whatever is offered now), so a backend redefining
+// the tool again while the operator reviews it is not accepted unseen: an
+// error wraps ErrOtherOffered then.
+func (p *Pins) AcceptOffered(backend, tool, offered string) error {
 	k := key{backend, tool}
 	p.obs.Lock()
 	p.mu.Lock()
 	e := p.state[k]
-	if e == nil || e.offered == e.pinned {
+	if e == nil || e.offered == e.pinned || (offered != "" && e.offered != offered) {
 		p.mu.Unlock()
 		p.obs.Unlock()
+		if e != nil && e.offered != e.pinned {
+			return fmt.Errorf("tool %q of backend %q: %w (%s, not %s)", tool, backend, ErrOtherOffered, e.offered, offered)
+		}
 		return fmt.Errorf("tool %q of backend %q: %w", tool, backend, ErrNoChange)
 	}
 	h := e.offered

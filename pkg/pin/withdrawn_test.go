@@ -54,3 +54,20 @@ func TestToolListedTwiceCountedAsAChangeOnEveryListing(t *testing.T) {
 	assert.Empty(t, p.Changes())
 	assert.Empty(t, names(p.Admit("b", []*mcp.Tool{tool("v3"), tool("v1")})), "a changed first occurrence is withheld, never replaced by a later one")
 }
+
+// An operator reviews a change on /status, and the backend redefines the
+// tool again before the accept arrives: the accept took the newer
+// definition, never reviewed. Naming the reviewed hash refuses it.
+func TestAcceptTookADefinitionTheOperatorNeverSaw(t *testing.T) {
+	t.Parallel()
+	p := New(Options{Mode: config.ToolChangesDeny})
+	defer p.Close()
+	p.Admit("b", []*mcp.Tool{tool("v1")})
+	p.Admit("b", []*mcp.Tool{tool("v2")})
+	reviewed := p.Changes()[0].Offered
+	p.Admit("b", []*mcp.Tool{tool("v3 exfiltrates")})
+	require.ErrorIs(t, p.AcceptOffered("b", "echo", reviewed), ErrOtherOffered)
+	assert.Empty(t, names(p.Admit("b", []*mcp.Tool{tool("v3 exfiltrates")})), "still withheld")
+	require.NoError(t, p.AcceptOffered("b", "echo", Hash(tool("v3 exfiltrates"))))
+	assert.Equal(t, []string{"echo:v3 exfiltrates"}, names(p.Admit("b", []*mcp.Tool{tool("v3 exfiltrates")})))
+}
