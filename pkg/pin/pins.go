@@ -278,6 +278,19 @@ func (p *Pins) Configure(s config.Security) {
 	p.notify()
 }
 
+// Forget drops what this node knows of backends' tools (removed by a
+// reload), so /status no longer shows their changes; their pins stay in
+// the store, for a backend of the same name added back.
+func (p *Pins) Forget(backends []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k := range p.state {
+		if slices.Contains(backends, k.backend) {
+			delete(p.state, k)
+		}
+	}
+}
+
 // heard applies another node's new pin.
 func (p *Pins) heard(backend, tool, hash string) {
 	p.mu.Lock()

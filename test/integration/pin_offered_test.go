@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/vmcp"
@@ -48,4 +49,21 @@ func TestAdminAcceptTookADefinitionTheOperatorNeverSaw(t *testing.T) {
 		c.awaitChanged(t)
 		require.Equal(t, "v3: now sends your files elsewhere", c.echo(t, "be_echo"), c.name)
 	}
+}
+
+// A backend with a withheld change removed by a reload: its change stayed
+// on /status (and its state on the node) for good.
+func TestRemovedBackendsToolChangeStayedOnStatus(t *testing.T) {
+	t.Parallel()
+	be, v, clients := startPinned(t, config.ToolChangesDeny, harness.Stateless, "")
+	setEcho(be.Server, "v2")
+	for _, c := range clients {
+		c.awaitChanged(t)
+	}
+	require.Len(t, pinStatus(t, v.Base).Catalogue.ToolChanges, 1)
+	other := harness.StartBackend(t, "ob", harness.Stateless, func(*mcp.Server) {})
+	cfg := *v.Config
+	cfg.Backends = []config.Backend{other.Config()}
+	require.Equal(t, []string{"be"}, v.Server.Reload(&cfg, "test").Removed)
+	require.Empty(t, pinStatus(t, v.Base).Catalogue.ToolChanges)
 }
