@@ -55,3 +55,26 @@ func TestRateLimitParkedRetryRefusedCancelledTheCall(t *testing.T) {
 		})
 	}
 }
+
+// call_tool (tool search) of a limited tool draws on the tool's own
+// budget, on both revisions: the second call under a budget of one is
+// refused whether it goes through call_tool or directly (held).
+func TestRateLimitCallToolMetaToolCountsTheTargetTool(t *testing.T) {
+	t.Parallel()
+	for _, rev := range []struct{ name, version string }{{"legacy", clLegacy}, {"modern", ""}} {
+		t.Run(rev.name, func(t *testing.T) {
+			t.Parallel()
+			v := harness.StartVMCP(t, func(c *config.Config) {
+				withToolSearch("")(c)
+				c.RateLimits = []config.RateLimit{{Tools: []string{"weather_get_forecast"}, Per: config.PerPrincipal, Requests: 1, Burst: 1,
+					Period: config.Duration(time.Hour), OnStoreError: config.StoreDeny}}
+			}, searchBackends(t)...)
+			cs := v.Connect(t, rev.version, nil)
+			via := &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "weather_get_forecast", "arguments": map[string]any{"city": "Paris"}}}
+			_, err := cs.CallTool(ctx(t), via)
+			require.NoError(t, err)
+			_, err = cs.CallTool(ctx(t), via)
+			rlRefusal(t, err, "rate_limits[0]")
+		})
+	}
+}
