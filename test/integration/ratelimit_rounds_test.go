@@ -78,3 +78,29 @@ func TestRateLimitCallToolMetaToolCountsTheTargetTool(t *testing.T) {
 		})
 	}
 }
+
+// A read of a URI that only a backend's resource template names draws on
+// a resources rule matching the URI, on both revisions (held).
+func TestRateLimitReadThroughATemplateIsCounted(t *testing.T) {
+	t.Parallel()
+	for _, rev := range []struct{ name, version string }{{"legacy", clLegacy}, {"modern", ""}} {
+		t.Run(rev.name, func(t *testing.T) {
+			t.Parallel()
+			b := harness.StartBackend(t, "tb", harness.Stateful, func(s *mcp.Server) {
+				s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "mem://items/{id}", Name: "item"},
+					func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+						return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "item"}}}, nil
+					})
+			})
+			v := harness.StartVMCP(t, func(c *config.Config) {
+				c.RateLimits = []config.RateLimit{{Resources: []string{"mem://items/*"}, Per: config.PerPrincipal, Requests: 1, Burst: 1,
+					Period: config.Duration(time.Hour), OnStoreError: config.StoreDeny}}
+			}, b.Config())
+			cs := v.Connect(t, rev.version, nil)
+			_, err := cs.ReadResource(ctx(t), &mcp.ReadResourceParams{URI: "mem://items/7"})
+			require.NoError(t, err)
+			_, err = cs.ReadResource(ctx(t), &mcp.ReadResourceParams{URI: "mem://items/8"})
+			rlRefusal(t, err, "rate_limits[0]")
+		})
+	}
+}
