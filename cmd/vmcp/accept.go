@@ -21,12 +21,12 @@ import (
 const adminTokenEnv = "VMCP_ADMIN_TOKEN"
 
 func acceptCommand() *command {
-	var target, tokenEnv string
+	var target, tokenEnv, offered string
 	var timeout time.Duration
 	return &command{
 		name:    "accept-tool-change",
 		summary: "accept a backend's changed tool definition on a running vmcp",
-		usage:   "accept-tool-change [--url URL] [--token-env NAME] [--timeout DURATION] BACKEND TOOL",
+		usage:   "accept-tool-change [--url URL] [--token-env NAME] [--timeout DURATION] [--offered HASH] BACKEND TOOL",
 		details: `
 With security.tool_changes: deny, a tool whose backend changed its definition
 (name, description, schemas, annotations) is withheld until accepted; with
@@ -34,13 +34,15 @@ warn it stays listed and on /status until accepted. This makes the definition
 BACKEND now offers for TOOL (the backend's own tool name, as /status shows it)
 the pinned one, on every node of a cluster. It posts to URL/admin/tool-changes/accept
 with the admin token (security.admin_token) read from the environment variable
-NAME (default VMCP_ADMIN_TOKEN). Exits 1 if nothing is pending for that tool or
-the request fails. Without the admin endpoint, name the tool in
+NAME (default VMCP_ADMIN_TOKEN). With --offered, only the definition of that
+hash (the offered one /status showed) is accepted, not one the backend offers
+since. Exits 1 if nothing is pending for that tool or the request fails. Without the admin endpoint, name the tool in
 security.accept_tool_changes and reload the config (SIGHUP) instead.`,
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&target, "url", "http://127.0.0.1:8080", "base `URL` of the vmcp")
 			fs.StringVar(&tokenEnv, "token-env", adminTokenEnv, "environment variable holding the admin token")
 			fs.DurationVar(&timeout, "timeout", 10*time.Second, "bound on the request")
+			fs.StringVar(&offered, "offered", "", "accept only the definition of this `HASH` (/status's offered), not one offered since")
 		},
 		run: func(fs *flag.FlagSet, stdout, stderr io.Writer) int {
 			if fs.NArg() != 2 {
@@ -60,7 +62,7 @@ security.accept_tool_changes and reload the config (SIGHUP) instead.`,
 			u.Path = strings.TrimSuffix(u.Path, "/") + vmcp.AdminAcceptPath
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
-			if err := postAccept(ctx, u.String(), token, fs.Arg(0), fs.Arg(1)); err != nil {
+			if err := postAccept(ctx, u.String(), token, vmcp.AcceptRequest{Backend: fs.Arg(0), Tool: fs.Arg(1), Offered: offered}); err != nil {
 				fmt.Fprintln(stderr, "vmcp accept-tool-change:", err)
 				return 1
 			}
@@ -72,8 +74,8 @@ security.accept_tool_changes and reload the config (SIGHUP) instead.`,
 
 // postAccept posts one accept to the admin endpoint at u; an answer other
 // than 200 is an error carrying the server's message.
-func postAccept(ctx context.Context, u, token, backend, tool string) error {
-	body, _ := json.Marshal(vmcp.AcceptRequest{Backend: backend, Tool: tool})
+func postAccept(ctx context.Context, u, token string, ar vmcp.AcceptRequest) error {
+	body, _ := json.Marshal(ar)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -106,7 +107,7 @@ func newClient(r Redis, timeout time.Duration) (redis.UniversalClient, string, e
 	case r.URL != "":
 		o, err := redis.ParseURL(r.URL)
 		if err != nil {
-			return nil, "", fmt.Errorf("cluster.redis_url: %w", err)
+			return nil, "", fmt.Errorf("cluster.redis_url: %w", withoutURL(err))
 		}
 		u.Addrs, u.DB, u.ClientName = []string{o.Addr}, o.DB, o.ClientName
 		if u.Username == "" && u.Password == "" {
@@ -127,6 +128,16 @@ func newClient(r Redis, timeout time.Duration) (redis.UniversalClient, string, e
 		return redis.NewUniversalClient(u), fmt.Sprintf("Redis primary %q of the sentinels at %s", r.Sentinel.Master, strings.Join(r.Sentinel.Addrs, ",")), nil
 	}
 	return nil, "", errors.New("cluster: no Redis named")
+}
+
+// withoutURL is err without the URL a parse error quotes (its user info
+// may hold the password): "parse: " and the mistake.
+func withoutURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s: %w", ue.Op, ue.Err)
+	}
+	return err
 }
 
 // quietRedis silences go-redis's own logging (process-wide): reachability

@@ -93,17 +93,32 @@ func (p *Pins) Close() { p.stop() }
 
 // Admit returns the tools of backend that enter the catalogue: all of
 // them but, in deny mode, those whose definition differs from its pin.
-// Pins a tool seen for the first time; tools is not modified.
+// Pins a tool seen for the first time, and forgets here (not in the
+// store) the backend's tools tools no longer has; a name listed twice is
+// decided once (its first occurrence; later ones are left out). tools is
+// not modified.
 func (p *Pins) Admit(backend string, tools []*mcp.Tool) []*mcp.Tool {
 	p.obs.Lock()
 	defer p.obs.Unlock()
 	out := make([]*mcp.Tool, 0, len(tools))
 	down := false // the store failed once: this listing's other tools skip it
+	offered := make(map[string]bool, len(tools))
 	for _, t := range tools {
+		if offered[t.Name] { // a name listed twice: the aggregator keeps the first
+			continue
+		}
+		offered[t.Name] = true
 		if p.admit(backend, t, &down) {
 			out = append(out, t)
 		}
 	}
+	p.mu.Lock()
+	for k := range p.state {
+		if k.backend == backend && !offered[k.tool] {
+			delete(p.state, k)
+		}
+	}
+	p.mu.Unlock()
 	return out
 }
 
@@ -205,17 +220,30 @@ func (p *Pins) repin(k key, h string) {
 // ErrNoChange is Accept's error for a tool with no pending change.
 var ErrNoChange = fmt.Errorf("no pending definition change")
 
+// ErrOtherOffered is AcceptOffered's error when the backend now offers
+// another definition than the one the operator reviewed.
+var ErrOtherOffered = fmt.Errorf("the backend now offers another definition")
+
 // Accept makes the definition backend offers for tool its pin (here and,
 // clustered, on every node), so deny lists it again. An error wraps
 // ErrNoChange when the tool's definition is its pin or unknown here.
-func (p *Pins) Accept(backend, tool string) error {
+func (p *Pins) Accept(backend, tool string) error { return p.AcceptOffered(backend, tool, "") }
+
+// AcceptOffered is Accept of the definition whose hash is offered (as
+// /status shows it; "": whatever is offered now), so a backend redefining
+// the tool again while the operator reviews it is not accepted unseen: an
+// error wraps ErrOtherOffered then.
+func (p *Pins) AcceptOffered(backend, tool, offered string) error {
 	k := key{backend, tool}
 	p.obs.Lock()
 	p.mu.Lock()
 	e := p.state[k]
-	if e == nil || e.offered == e.pinned {
+	if e == nil || e.offered == e.pinned || (offered != "" && e.offered != offered) {
 		p.mu.Unlock()
 		p.obs.Unlock()
+		if e != nil && e.offered != e.pinned {
+			return fmt.Errorf("tool %q of backend %q: %w (%s, not %s)", tool, backend, ErrOtherOffered, e.offered, offered)
+		}
 		return fmt.Errorf("tool %q of backend %q: %w", tool, backend, ErrNoChange)
 	}
 	h := e.offered
@@ -248,6 +276,19 @@ func (p *Pins) Configure(s config.Security) {
 		_ = p.Accept(k.backend, k.tool) // a change gone meanwhile: nothing to accept
 	}
 	p.notify()
+}
+
+// Forget drops what this node knows of backends' tools (removed by a
+// reload), so /status no longer shows their changes; their pins stay in
+// the store, for a backend of the same name added back.
+func (p *Pins) Forget(backends []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k := range p.state {
+		if slices.Contains(backends, k.backend) {
+			delete(p.state, k)
+		}
+	}
 }
 
 // heard applies another node's new pin.

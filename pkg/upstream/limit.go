@@ -21,6 +21,14 @@ type Limiter interface {
 // serving; nil: no limits).
 func (c *Core) SetLimiter(l Limiter) { c.limiter = l }
 
+// Resumed is Pin of backend without the rate limits, for a request that
+// sends the backend nothing new: a parked call's retry delivers answers to
+// the call its first round admitted (counting it again refused, and so
+// cancelled, a call half done).
+func (c *Core) Resumed(req *Request, backend string) (Target, error) {
+	return c.pin(req, backend, "", nil)
+}
+
 // limitedKinds are the requests rate limits count, by method, with the
 // kind their patterns match (a completion matches by backend only).
 var limitedKinds = map[string]aggregator.Kind{

@@ -55,6 +55,13 @@ func (s *Server) AcceptToolChange(backend, tool string) error {
 	return s.pins.Accept(backend, tool)
 }
 
+// AcceptToolChangeOffered is AcceptToolChange of the definition whose
+// hash is offered ("": any); an error wraps pin.ErrOtherOffered when the
+// backend offers another one now.
+func (s *Server) AcceptToolChangeOffered(backend, tool, offered string) error {
+	return s.pins.AcceptOffered(backend, tool, offered)
+}
+
 // toolChanges are the pending tool definition changes for /status.
 func (s *Server) toolChanges() []status.ToolChange {
 	var out []status.ToolChange
@@ -69,11 +76,15 @@ func (s *Server) toolChanges() []status.ToolChange {
 type AcceptRequest struct {
 	Backend string `json:"backend"`
 	Tool    string `json:"tool"`
+	// Offered, if set, is the hash of the definition reviewed (/status's
+	// offered): another one offered now is refused with 409.
+	Offered string `json:"offered,omitempty"`
 }
 
 // adminAccept serves POST AdminAcceptPath: with security.admin_token set,
 // a request bearing it (Authorization: Bearer) accepts one tool change
-// (200 {"accepted":true}; 404 with an error when none is pending); without
+// (200 {"accepted":true}; 404 with an error when none is pending, 409 when
+// another definition than the body's offered is); without
 // the token configured, 404; a wrong or missing token, 401.
 func (s *Server) adminAccept(w http.ResponseWriter, r *http.Request) {
 	token := s.security.Load().AdminToken
@@ -92,10 +103,13 @@ func (s *Server) adminAccept(w http.ResponseWriter, r *http.Request) {
 		adminError(w, http.StatusBadRequest, `want a JSON body {"backend": "...", "tool": "..."}`)
 		return
 	}
-	if err := s.AcceptToolChange(req.Backend, req.Tool); err != nil {
+	if err := s.AcceptToolChangeOffered(req.Backend, req.Tool, req.Offered); err != nil {
 		code := http.StatusInternalServerError
-		if errors.Is(err, pin.ErrNoChange) {
+		switch {
+		case errors.Is(err, pin.ErrNoChange):
 			code = http.StatusNotFound
+		case errors.Is(err, pin.ErrOtherOffered):
+			code = http.StatusConflict
 		}
 		adminError(w, code, err.Error())
 		return

@@ -98,6 +98,7 @@ func (s *Server) Reload(cfg *config.Config, source string) status.Reload {
 	s.applySecurity(cfg.Security)
 	applied := s.mgr.Apply(cfg.Backends, policy(cfg), s.reloadWait)
 	rec.Added, rec.Removed, rec.Changed = applied.Added, applied.Removed, applied.Changed
+	s.pins.Forget(applied.Removed)
 	s.log.Info("config reloaded", "source", source, "outcome", rec.Outcome,
 		"added", applied.Added, "removed", applied.Removed, "changed", applied.Changed, "not_connected_yet", applied.Down)
 	return s.record(rec)

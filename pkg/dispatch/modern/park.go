@@ -83,7 +83,7 @@ func (d *Dispatcher) resume(rq *request, c *mrtrCall, st mrtr.State) ([]byte, er
 	var t upstream.Target
 	var pinErr error
 	claim := func() error { // before the answers reach the backend: what it sends next is this request's
-		if t, pinErr = d.core.Pin(req, st.Backend, "", nil); pinErr != nil {
+		if t, pinErr = d.core.Resumed(req, st.Backend); pinErr != nil {
 			return pinErr // the backend is gone: it never gets answers it could act on
 		}
 		if out != nil {
