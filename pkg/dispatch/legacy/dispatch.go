@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -93,8 +94,12 @@ type Dispatcher struct {
 
 // New builds the dispatcher, registers the current catalogue and follows
 // its changes. opts must be complete (vmcp.New builds them from the config
-// and pkg/config's defaults): New fills in no defaults of its own.
+// and pkg/config's defaults): New fills in no defaults of its own
+// and panics naming what is missing.
 func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispatcher {
+	if missing := opts.missing(); len(missing) > 0 {
+		panic("legacy: Options lack " + strings.Join(missing, ", "))
+	}
 	d := &Dispatcher{opts: opts, core: opts.Core, metrics: opts.Metrics, agg: agg, mgr: mgr, log: opts.Logger, sessions: map[string]*clientSession{}}
 	d.server = mcp.NewServer(opts.Implementation, &mcp.ServerOptions{
 		Instructions:            opts.Instructions,

@@ -3,8 +3,10 @@ package legacy_test
 import (
 	"bytes"
 	"log/slog"
+	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
 	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/config"
@@ -28,4 +30,18 @@ func completeOptions(agg *aggregator.Aggregator, mgr *backends.Manager, log *slo
 		Core:           upstream.New(agg, mgr, m),
 		Metrics:        m,
 	}
+}
+
+// Options without what vmcp.New builds from the config were taken, and the
+// first client's initialize hit a nil event store (TestRelayOnDo's
+// dispatcher after New stopped filling in defaults): New now refuses them
+// naming each missing one.
+func TestLegacyOptionsWithoutConfigDefaultsPanickedOnTheFirstRequest(t *testing.T) {
+	t.Parallel()
+	agg := aggregator.New(aggregator.Policy{}, nil)
+	mgr := backends.NewManager(nil, agg, slog.New(slog.DiscardHandler), "test")
+	opts := completeOptions(agg, mgr, slog.New(slog.DiscardHandler))
+	t.Cleanup(opts.Core.Close)
+	opts.EventStore, opts.ProgressGrace = nil, 0
+	require.PanicsWithValue(t, "legacy: Options lack EventStore, ProgressGrace", func() { legacy.New(agg, mgr, opts) })
 }
