@@ -19,7 +19,7 @@ const ParamHeaderPrefix = "Mcp-Param-"
 // present and a string, boolean or integer within ±(2^53-1), encoded by
 // HeaderValue. nil when there is none.
 func ParamHeaders(schema map[string]any, params json.RawMessage) map[string]string {
-	bindings := paramBindings(schema, nil, nil)
+	bindings := ParamBindings(schema)
 	if len(bindings) == 0 {
 		return nil
 	}
@@ -31,28 +31,31 @@ func ParamHeaders(schema map[string]any, params json.RawMessage) map[string]stri
 	}
 	var out map[string]string
 	for _, b := range bindings {
-		v, ok := headerArg(p.Arguments, b.path)
+		v, ok := headerArg(p.Arguments, b.Path)
 		if !ok {
 			continue
 		}
 		if out == nil {
 			out = map[string]string{}
 		}
-		out[ParamHeaderPrefix+b.header] = HeaderValue(v)
+		out[ParamHeaderPrefix+b.Header] = HeaderValue(v)
 	}
 	return out
 }
 
-// paramBinding is one x-mcp-header annotation: the argument's path and
-// the header name after ParamHeaderPrefix.
-type paramBinding struct {
-	path   []string
-	header string
+// ParamBinding is one x-mcp-header annotation of a tool's input schema:
+// the argument's path and the header name after ParamHeaderPrefix.
+type ParamBinding struct {
+	Path   []string
+	Header string
 }
 
-// paramBindings collects the x-mcp-header annotations under schema's
-// properties.
-func paramBindings(schema map[string]any, prefix []string, out []paramBinding) []paramBinding {
+// ParamBindings are the x-mcp-header annotations under schema's
+// properties, at any nesting depth (nil: none).
+func ParamBindings(schema map[string]any) []ParamBinding { return paramBindings(schema, nil, nil) }
+
+// paramBindings appends the annotations under schema's properties to out.
+func paramBindings(schema map[string]any, prefix []string, out []ParamBinding) []ParamBinding {
 	props, _ := schema["properties"].(map[string]any)
 	for name, raw := range props {
 		prop, ok := raw.(map[string]any)
@@ -61,25 +64,32 @@ func paramBindings(schema map[string]any, prefix []string, out []paramBinding) [
 		}
 		path := append(append([]string(nil), prefix...), name)
 		if h, ok := prop["x-mcp-header"].(string); ok && h != "" {
-			out = append(out, paramBinding{path: path, header: h})
+			out = append(out, ParamBinding{Path: path, Header: h})
 		}
 		out = paramBindings(prop, path, out)
 	}
 	return out
 }
 
-// headerArg is the argument at path as a header's text: a string, a
-// boolean, or an integer within ±(2^53-1); ok is false for anything else
-// (absent, null, another type).
-func headerArg(args map[string]json.RawMessage, path []string) (string, bool) {
+// LookupArg is the raw argument at path in nested argument objects; ok
+// is false when a step is absent or not an object.
+func LookupArg(args map[string]json.RawMessage, path []string) (json.RawMessage, bool) {
 	cur, ok := args[path[0]]
 	for _, part := range path[1:] {
 		var obj map[string]json.RawMessage
 		if !ok || json.Unmarshal(cur, &obj) != nil {
-			return "", false
+			return nil, false
 		}
 		cur, ok = obj[part]
 	}
+	return cur, ok
+}
+
+// headerArg is the argument at path as a header's text: a string, a
+// boolean, or an integer within ±(2^53-1); ok is false for anything else
+// (absent, null, another type).
+func headerArg(args map[string]json.RawMessage, path []string) (string, bool) {
+	cur, ok := LookupArg(args, path)
 	var v any
 	if !ok || json.Unmarshal(cur, &v) != nil {
 		return "", false

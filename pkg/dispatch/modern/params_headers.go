@@ -13,13 +13,6 @@ import (
 	"github.com/vmcp/vmcp/pkg/wire"
 )
 
-// paramBinding is one x-mcp-header annotation of a tool's input schema: the
-// argument path and the Mcp-Param-<Header> it is mirrored into.
-type paramBinding struct {
-	path   []string
-	header string
-}
-
 // checkParamHeaders enforces the Mcp-Param-* rules of 2026-07-28 Streamable
 // HTTP for a tools/call of tool, as the SDK server does: an annotated
 // argument that is present and not null needs its header with an equal
@@ -29,7 +22,7 @@ func checkParamHeaders(rq *request, tool *mcp.Tool, args json.RawMessage) *jsonr
 	if !backends.HeaderParams(tool) {
 		return nil // the common case, without collecting bindings
 	}
-	bindings := paramBindings(backends.SchemaMap(tool.InputSchema), nil, nil)
+	bindings := wire.ParamBindings(backends.SchemaMap(tool.InputSchema))
 	if len(bindings) == 0 {
 		return nil
 	}
@@ -38,7 +31,7 @@ func checkParamHeaders(rq *request, tool *mcp.Tool, args json.RawMessage) *jsonr
 		return nil // not an object: the backend rejects the arguments
 	}
 	for _, b := range bindings {
-		if msg := checkBinding(rq.r.Header.Get(headerParam+b.header), obj, b); msg != "" {
+		if msg := checkBinding(rq.r.Header.Get(headerParam+b.Header), obj, b); msg != "" {
 			return mismatch(msg)
 		}
 	}
@@ -46,10 +39,10 @@ func checkParamHeaders(rq *request, tool *mcp.Tool, args json.RawMessage) *jsonr
 }
 
 // checkBinding returns the mismatch message for one binding, "" if fine.
-func checkBinding(h string, args map[string]json.RawMessage, b paramBinding) string {
-	name := headerParam + b.header
-	arg, found := lookupArg(args, b.path)
-	where := strings.Join(b.path, ".")
+func checkBinding(h string, args map[string]json.RawMessage, b wire.ParamBinding) string {
+	name := headerParam + b.Header
+	arg, found := wire.LookupArg(args, b.Path)
+	where := strings.Join(b.Path, ".")
 	if !found || string(arg) == "null" {
 		if h != "" {
 			return fmt.Sprintf("header mismatch: unexpected %s header for absent or null parameter %q", name, where)
@@ -67,40 +60,6 @@ func checkBinding(h string, args map[string]json.RawMessage, b paramBinding) str
 		return fmt.Sprintf("header mismatch: %s header value %s does not match parameter %q", name, wire.Quote(h), where)
 	}
 	return ""
-}
-
-// paramBindings collects the x-mcp-header annotations under schema's
-// properties, at any nesting depth.
-func paramBindings(schema map[string]any, prefix []string, out []paramBinding) []paramBinding {
-	props, _ := schema["properties"].(map[string]any)
-	for name, raw := range props {
-		prop, ok := raw.(map[string]any)
-		if !ok {
-			continue
-		}
-		path := append(append([]string(nil), prefix...), name)
-		if h, ok := prop["x-mcp-header"].(string); ok && h != "" {
-			out = append(out, paramBinding{path: path, header: h})
-		}
-		out = paramBindings(prop, path, out)
-	}
-	return out
-}
-
-// lookupArg finds the raw argument at path in nested argument objects.
-func lookupArg(args map[string]json.RawMessage, path []string) (json.RawMessage, bool) {
-	cur, ok := args[path[0]]
-	for _, part := range path[1:] {
-		if !ok {
-			return nil, false
-		}
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(cur, &obj) != nil {
-			return nil, false
-		}
-		cur, ok = obj[part]
-	}
-	return cur, ok
 }
 
 // primitiveEqual compares a decoded header value with a JSON argument that

@@ -16,7 +16,7 @@ const (
 	headerVersion = "Mcp-Protocol-Version"
 	headerMethod  = "Mcp-Method"
 	headerName    = "Mcp-Name"
-	headerParam   = "Mcp-Param-"
+	headerParam   = wire.ParamHeaderPrefix
 )
 
 // envelope is the JSON-RPC message as first decoded (wire.Message).
