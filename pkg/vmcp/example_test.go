@@ -25,6 +25,24 @@ func startBackend() *httptest.Server {
 	return httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 }
 
+// serve builds vmcp over the backend at url, waits until the backend's
+// tools are in its catalogue, and serves it; stop ends both.
+func serve(url string) (front *httptest.Server, stop func()) {
+	cfg, err := config.Parse([]byte("backends:\n  - name: notes\n    url: "+url+"\n"), "inline.yaml")
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv, err := vmcp.New(cfg, vmcp.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := srv.WaitReady(context.Background()); err != nil {
+		log.Fatal(err)
+	}
+	front = httptest.NewServer(srv.Handler())
+	return front, func() { front.Close(); _ = srv.Close() }
+}
+
 // Embed vmcp in a Go program: build it from a config value, serve its
 // handler, and use it from a go-sdk client like any MCP server. Tools are
 // advertised as backend_tool by default (conflict strategy prefix). The
@@ -33,21 +51,9 @@ func Example() {
 	backend := startBackend()
 	defer backend.Close()
 
-	cfg, err := config.Parse([]byte("backends:\n  - name: notes\n    url: "+backend.URL+"\n"), "inline.yaml")
-	if err != nil {
-		log.Fatal(err)
-	}
-	srv, err := vmcp.New(cfg, vmcp.Options{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer srv.Close()
+	front, stop := serve(backend.URL) // config.Parse, vmcp.New, WaitReady, Handler
+	defer stop()
 	ctx := context.Background()
-	if err := srv.WaitReady(ctx); err != nil { // the backend's tools are in the catalogue
-		log.Fatal(err)
-	}
-	front := httptest.NewServer(srv.Handler())
-	defer front.Close()
 
 	client := mcp.NewClient(&mcp.Implementation{Name: "example", Version: "1.0.0"}, nil)
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: front.URL + "/mcp"},
@@ -79,21 +85,9 @@ func Example() {
 func Example_modern() {
 	backend := startBackend()
 	defer backend.Close()
-	cfg, err := config.Parse([]byte("backends:\n  - name: notes\n    url: "+backend.URL+"\n"), "inline.yaml")
-	if err != nil {
-		log.Fatal(err)
-	}
-	srv, err := vmcp.New(cfg, vmcp.Options{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer srv.Close()
+	front, stop := serve(backend.URL)
+	defer stop()
 	ctx := context.Background()
-	if err := srv.WaitReady(ctx); err != nil {
-		log.Fatal(err)
-	}
-	front := httptest.NewServer(srv.Handler())
-	defer front.Close()
 
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "example", Version: "1.0.0"}, nil).
 		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: front.URL + "/mcp"}, nil)
