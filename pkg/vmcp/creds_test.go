@@ -254,5 +254,3 @@ func TestForwardHeadersReachEveryRequestOfTheClientsBackendSession(t *testing.T)
 	require.NoError(t, err)
 	assert.Equal(t, "t2", tenant.values("X-Tenant")["initialize"][control+2], "another client session sends its own value")
 }
-
-const jsonrpcInvalidParams int64 = -32602
