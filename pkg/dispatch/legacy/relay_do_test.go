@@ -187,7 +187,7 @@ func rbSSE(w http.ResponseWriter, msgs ...[]byte) {
 		w.WriteHeader(http.StatusOK)
 	}
 	for _, m := range msgs {
-		fmt.Fprintf(w, "event: message\ndata: %s\n\n", m)
+		_, _ = w.Write(wire.AppendEvent(nil, mcp.Event{Name: "message", Data: m}))
 	}
 	w.(http.Flusher).Flush()
 }
