@@ -34,6 +34,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/pagination"
 	"github.com/vmcp/vmcp/pkg/pin"
 	authz "github.com/vmcp/vmcp/pkg/policy"
+	"github.com/vmcp/vmcp/pkg/ratelimit"
 	"github.com/vmcp/vmcp/pkg/status"
 	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/pkg/upstream"
@@ -112,6 +113,7 @@ type Server struct {
 	auth     *auth.Authenticator // nil: no inbound authentication
 	audit    *audit.Log          // nil: no audit log (audit.go)
 	pins     *pin.Pins           // tool-definition pinning (pins.go)
+	limits   *ratelimit.Live     // rate_limits (ratelimit.go)
 	security atomic.Pointer[config.Security]
 	handler  http.Handler
 	stateKey []byte
@@ -169,7 +171,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.mgr.Start(opts.StartWait)
 	s.core = upstream.New(s.agg, s.mgr, s.metrics)
 	s.core.SetLogger(log)
-	s.core.SetLimiter(s.limiter(cfg, opts.RateLimitNow))
+	s.startLimits(cfg, opts.RateLimitNow) // ratelimit.go; live on reload
 	s.op = newOperator(s.metrics.Requests)
 	access := authz.New(cfg.Authorization) // nil policy: every principal sees and uses everything
 	s.startToolSearch(cfg, access)
