@@ -25,7 +25,7 @@ const AdminAcceptPath = "/admin/tool-changes/accept"
 func (s *Server) startPins(cfg *config.Config) {
 	counter := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "vmcp_tool_changes_total",
-		Help: "Backend tool definitions seen to differ from their pin, by backend and outcome (warned, denied, allowed, accepted, store_error).",
+		Help: "Backend tool definitions seen to differ from their pin, by backend and outcome (warned, denied, allowed, accepted, store_error), and pins deleted (expired, evicted).",
 	}, []string{"backend", "outcome"})
 	s.metrics.Registry.MustRegister(counter)
 	var store pin.Store
