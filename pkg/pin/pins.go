@@ -80,6 +80,8 @@ type Pins struct {
 	live  map[string][]string // the tools each live backend offers, for refresh
 	quit  chan struct{}       // ends refreshing; done is closed when it has
 	done  chan struct{}
+
+	closeOnce sync.Once
 }
 
 // New returns Pins with opts; it watches the store for other nodes'
@@ -99,11 +101,14 @@ func New(opts Options) *Pins {
 	return p
 }
 
-// Close stops watching the store and refreshing retention.
+// Close stops watching the store and refreshing retention; calls after
+// the first do nothing.
 func (p *Pins) Close() {
-	p.stop()
-	close(p.quit)
-	<-p.done
+	p.closeOnce.Do(func() {
+		p.stop()
+		close(p.quit)
+		<-p.done
+	})
 }
 
 // Admit returns the tools of backend that enter the catalogue: all of

@@ -147,3 +147,11 @@ func TestDroppedPinsBoundedPerBackend(t *testing.T) {
 		})
 	}
 }
+
+// Close may be called twice (a server closed, then shut down by Serve).
+func TestPinsCloseTwiceDoesNotPanic(t *testing.T) {
+	t.Parallel()
+	p := New(Options{})
+	p.Close()
+	assert.NotPanics(t, p.Close)
+}
