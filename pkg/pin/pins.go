@@ -113,8 +113,9 @@ func (p *Pins) Close() {
 
 // Admit returns the tools of backend that enter the catalogue: all of
 // them but, in deny mode, those whose definition differs from its pin.
-// Pins a tool seen for the first time, and forgets here (not in the
-// store) the backend's tools tools no longer has; a name listed twice is
+// Pins a tool seen for the first time, and forgets here the backend's
+// tools tools no longer has (the store keeps their pins for the retention:
+// Admit tells it what is offered, retain.go); a name listed twice is
 // decided once (its first occurrence; later ones are left out). tools is
 // not modified.
 func (p *Pins) Admit(backend string, tools []*mcp.Tool) []*mcp.Tool {
