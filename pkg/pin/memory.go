@@ -72,7 +72,10 @@ func (m *Memory) Retain(_ context.Context, backend string, live []string, now ti
 	m.retained[backend] = now
 	for b, at := range m.retained {
 		if !at.After(now.Add(-keep)) {
-			out.Expired += len(m.pins[b])
+			if out.Removed == nil {
+				out.Removed = map[string]int{}
+			}
+			out.Removed[b] = len(m.pins[b])
 			delete(m.pins, b)
 			delete(m.retained, b)
 		}

@@ -28,6 +28,9 @@ const (
 type Retained struct {
 	Expired int // pins of tools not offered within keep
 	Evicted int // pins of dropped tools over the bound, oldest first
+	// Removed are the pins deleted of other backends not retained within
+	// keep, by backend (Memory; Redis lets their keys expire).
+	Removed map[string]int
 }
 
 // Retainer is a Store that deletes pins nobody needs any more (Memory
@@ -64,6 +67,9 @@ func (p *Pins) retain(backend string, live []string) {
 		p.warn("pins of dropped tools evicted over the bound", k, "evicted", got.Evicted)
 	}
 	p.countN(backend, OutcomeExpired, got.Expired)
+	for b, n := range got.Removed {
+		p.countN(b, OutcomeExpired, n)
+	}
 	p.countN(backend, OutcomeEvicted, got.Evicted)
 }
 

@@ -97,7 +97,7 @@ func TestRemovedBackendPinsDeletedAfterRetention(t *testing.T) {
 		require.NotEqual(t, "probe", got, "kept within the retention")
 		clk.Add(2 * time.Hour)
 		p.refresh() // b is live: retained; old is not: swept
-		assert.Equal(t, 1.0, count("b", OutcomeExpired), "old's pin, counted by the retain that swept it")
+		assert.Equal(t, 1.0, count("old", OutcomeExpired), "old's pin, counted as its own")
 		got, _ = m.Pin(context.Background(), "old", "x", "probe")
 		assert.Equal(t, "probe", got, "old's pin was deleted")
 		got, _ = m.Pin(context.Background(), "b", "y", "probe")

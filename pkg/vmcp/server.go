@@ -96,6 +96,9 @@ type Options struct {
 	// RateLimitNow is the clock of in-memory rate limits (nil: time.Now);
 	// tests inject one. Limits kept in Redis use Redis's clock.
 	RateLimitNow func() time.Time
+	// PinNow is the clock of tool pins' retention (security.pin_retention;
+	// nil: time.Now); tests inject one.
+	PinNow func() time.Time
 }
 
 // Server is a running vmcp: its backends are connected and supervised until
@@ -166,7 +169,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.agg = aggregator.New(policy(cfg), log).WithBulkGC(opts.BulkGC)
-	s.startPins(cfg)
+	s.startPins(cfg, opts.PinNow)
 	s.mgr = backends.NewManager(cfg.Backends, s.agg, log, Version, s.backendOptions(opts)...)
 	s.mgr.Start(opts.StartWait)
 	s.core = upstream.New(s.agg, s.mgr, s.metrics)
