@@ -82,6 +82,13 @@ const (
 	ByAuthentication = "authentication" // no valid bearer token (HTTP 401/403 before JSON-RPC)
 	ByAuthorization  = "authorization"  // authorization.rules; Rule is the index of the rule that decided
 	ByRateLimit      = "rate_limit"     // rate_limits; Rule is the index of the limit exceeded
+	// Refusals at the edge, before authentication (the record's outcome is
+	// the HTTP status).
+	ByHost        = "host"         // 403: a Host that http.allowed_hosts does not admit (DNS rebinding guard)
+	ByOrigin      = "origin"       // 403: an Origin that http.allowed_origins does not list
+	ByBodySize    = "body_size"    // 413: a body over http.max_body_bytes
+	ByReadTimeout = "read_timeout" // 408: a body not received within http.read_body_timeout
+	ByBodyRead    = "body_read"    // 400: the body could not be read
 )
 
 // Decision is what vmcp decided on the request: {"allowed": true} when
@@ -90,9 +97,12 @@ const (
 // index in the configured list, absent when no rule decided (no
 // authorization rule allowed the item).
 type Decision struct {
-	Denied bool   `json:"-"`
-	By     string `json:"by,omitempty"`
-	Rule   *int   `json:"rule,omitempty"`
+	Denied bool `json:"-"`
+	// Backend is the backend the request was bound for when the decision
+	// was made (written as the record's backend when no backend served it).
+	Backend string `json:"-"`
+	By      string `json:"by,omitempty"`
+	Rule    *int   `json:"rule,omitempty"`
 }
 
 // MarshalJSON writes allowed first.

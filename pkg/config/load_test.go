@@ -78,7 +78,7 @@ func TestParseExample(t *testing.T) {
 		Cluster:    Cluster{MaxEventsPerSession: 1000, KeyPrefix: "vmcp:"},
 		Telemetry:  Telemetry{Tracing: Tracing{Protocol: ProtocolHTTPProtobuf, SampleRatio: &one, ServiceName: "vmcp"}},
 		ToolSearch: ToolSearch{List: ToolListSearchOnly},
-		Security:   Security{ToolChanges: ToolChangesWarn},
+		Security:   Security{ToolChanges: ToolChangesWarn, PinRetention: Duration(DefaultPinRetention)},
 	}
 	assert.Equal(t, want, got)
 }

@@ -1,6 +1,9 @@
 package config
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Security configures tool-definition pinning (pkg/pin): what vmcp does
 // when a backend offers a tool under a name it already listed with another
@@ -17,6 +20,12 @@ type Security struct {
 	// accept-tool-change) for requests bearing it; ${VAR} expanded, at
 	// least 32 bytes. Empty (default): no admin endpoint.
 	AdminToken string `yaml:"admin_token"`
+	// PinRetention is how long a pin outlives its tool: a tool its backend
+	// no longer offers, or every tool of a backend a reload removed, keeps
+	// its pin this long (dropped and offered again with another definition
+	// within it, it is a change), then the pin is deleted. Default 720h (30
+	// days), at least 1h.
+	PinRetention Duration `yaml:"pin_retention"`
 }
 
 // ToolRef names one backend tool by the backend's own name for it.
@@ -35,9 +44,17 @@ const (
 // minAdminToken is the least length of security.admin_token.
 const minAdminToken = 32
 
-// applySecurityDefaults sets tool_changes to warn when unset.
+// DefaultPinRetention and MinPinRetention bound security.pin_retention.
+const (
+	DefaultPinRetention = 30 * 24 * time.Hour
+	MinPinRetention     = time.Hour
+)
+
+// applySecurityDefaults sets tool_changes to warn and pin_retention to
+// DefaultPinRetention when unset.
 func (c *Config) applySecurityDefaults() {
 	setString(&c.Security.ToolChanges, ToolChangesWarn)
+	setDuration(&c.Security.PinRetention, DefaultPinRetention)
 }
 
 // validateSecurity checks tool_changes, that each accepted tool names a
@@ -61,6 +78,9 @@ func validateSecurity(ps *problems, c *Config, names map[string]bool) {
 		if r.Tool == "" {
 			ps.add(p+".tool", "required: the backend's own name of the tool")
 		}
+	}
+	if s.PinRetention.D() < MinPinRetention {
+		ps.add("security.pin_retention", fmt.Sprintf("must be at least %s, got %s", MinPinRetention, s.PinRetention.D()))
 	}
 	if t := s.AdminToken; t != "" && len(t) < minAdminToken {
 		ps.add("security.admin_token", fmt.Sprintf("must be at least %d bytes after ${VAR} expansion, got %d", minAdminToken, len(t)))

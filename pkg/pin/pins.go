@@ -38,6 +38,11 @@ type Options struct {
 	// withholds may have changed: an accept, a mode change, another
 	// node's accept. The aggregator re-admits its inventories then.
 	OnChange func()
+	// Now is the clock of pin retention (nil: time.Now; tests inject one).
+	Now func() time.Time
+	// MaxDropped bounds each backend's pins of tools it no longer offers
+	// (0: MaxDroppedPins).
+	MaxDropped int
 }
 
 // Change is a tool whose offered definition differs from its pin.
@@ -71,10 +76,16 @@ type Pins struct {
 	state map[key]*entry
 	logs  *rate.Limiter
 	stop  func()
+	keep  time.Duration       // security.pin_retention (retain.go)
+	live  map[string][]string // the tools each live backend offers, for refresh
+	quit  chan struct{}       // ends refreshing; done is closed when it has
+	done  chan struct{}
+
+	closeOnce sync.Once
 }
 
 // New returns Pins with opts; it watches the store for other nodes'
-// accepts until Close.
+// accepts, and refreshes the live backends' pins' retention, until Close.
 func New(opts Options) *Pins {
 	if opts.Store == nil {
 		opts.Store = NewMemory()
@@ -83,18 +94,28 @@ func New(opts Options) *Pins {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	p := &Pins{opts: opts, mode: cmp.Or(opts.Mode, config.ToolChangesWarn), armed: map[key]bool{},
-		state: map[key]*entry{}, logs: rate.NewLimiter(rate.Every(time.Second), 10)}
+		state: map[key]*entry{}, logs: rate.NewLimiter(rate.Every(time.Second), 10),
+		keep: config.DefaultPinRetention, live: map[string][]string{}, quit: make(chan struct{}), done: make(chan struct{})}
 	p.stop = opts.Store.Watch(p.heard)
+	go p.refreshing(p.quit, p.done)
 	return p
 }
 
-// Close stops watching the store.
-func (p *Pins) Close() { p.stop() }
+// Close stops watching the store and refreshing retention; calls after
+// the first do nothing.
+func (p *Pins) Close() {
+	p.closeOnce.Do(func() {
+		p.stop()
+		close(p.quit)
+		<-p.done
+	})
+}
 
 // Admit returns the tools of backend that enter the catalogue: all of
 // them but, in deny mode, those whose definition differs from its pin.
-// Pins a tool seen for the first time, and forgets here (not in the
-// store) the backend's tools tools no longer has; a name listed twice is
+// Pins a tool seen for the first time, and forgets here the backend's
+// tools tools no longer has (the store keeps their pins for the retention:
+// Admit tells it what is offered, retain.go); a name listed twice is
 // decided once (its first occurrence; later ones are left out). tools is
 // not modified.
 func (p *Pins) Admit(backend string, tools []*mcp.Tool) []*mcp.Tool {
@@ -102,12 +123,12 @@ func (p *Pins) Admit(backend string, tools []*mcp.Tool) []*mcp.Tool {
 	defer p.obs.Unlock()
 	out := make([]*mcp.Tool, 0, len(tools))
 	down := false // the store failed once: this listing's other tools skip it
-	offered := make(map[string]bool, len(tools))
+	offered, live := make(map[string]bool, len(tools)), make([]string, 0, len(tools))
 	for _, t := range tools {
 		if offered[t.Name] { // a name listed twice: the aggregator keeps the first
 			continue
 		}
-		offered[t.Name] = true
+		offered[t.Name], live = true, append(live, t.Name)
 		if p.admit(backend, t, &down) {
 			out = append(out, t)
 		}
@@ -119,6 +140,9 @@ func (p *Pins) Admit(backend string, tools []*mcp.Tool) []*mcp.Tool {
 		}
 	}
 	p.mu.Unlock()
+	if !down {
+		p.retain(backend, live) // retain.go
+	}
 	return out
 }
 
@@ -261,6 +285,7 @@ func (p *Pins) AcceptOffered(backend, tool, offered string) error {
 func (p *Pins) Configure(s config.Security) {
 	p.mu.Lock()
 	p.mode = cmp.Or(s.ToolChanges, config.ToolChangesWarn)
+	p.keep = cmp.Or(s.PinRetention.D(), config.DefaultPinRetention)
 	p.armed = map[key]bool{}
 	var now []key
 	for _, r := range s.AcceptToolChanges {
@@ -280,10 +305,14 @@ func (p *Pins) Configure(s config.Security) {
 
 // Forget drops what this node knows of backends' tools (removed by a
 // reload), so /status no longer shows their changes; their pins stay in
-// the store, for a backend of the same name added back.
+// the store for security.pin_retention (no longer retained: retain.go),
+// for a backend of the same name added back.
 func (p *Pins) Forget(backends []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	for _, b := range backends {
+		delete(p.live, b)
+	}
 	for k := range p.state {
 		if slices.Contains(backends, k.backend) {
 			delete(p.state, k)

@@ -3,7 +3,6 @@ package pin
 import (
 	"context"
 	"encoding/json"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -23,38 +22,6 @@ type Store interface {
 	// Watch calls f for every pin another node Sets, until stop.
 	Watch(f func(backend, tool, hash string)) (stop func())
 }
-
-// Memory is a Store of one node's own pins.
-type Memory struct {
-	mu   sync.Mutex
-	pins map[[2]string]string
-}
-
-// NewMemory returns an empty memory Store.
-func NewMemory() *Memory { return &Memory{pins: map[[2]string]string{}} }
-
-// Pin implements Store.
-func (m *Memory) Pin(_ context.Context, backend, tool, hash string) (string, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	k := [2]string{backend, tool}
-	if p, ok := m.pins[k]; ok {
-		return p, nil
-	}
-	m.pins[k] = hash
-	return hash, nil
-}
-
-// Set implements Store.
-func (m *Memory) Set(_ context.Context, backend, tool, hash string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.pins[[2]string{backend, tool}] = hash
-	return nil
-}
-
-// Watch implements Store: one node has no other nodes to hear from.
-func (m *Memory) Watch(func(backend, tool, hash string)) func() { return func() {} }
 
 // Redis is a Store shared by every node of a cluster: a hash per backend
 // (PREFIX pin:BACKEND, the backend a hash tag on a Redis Cluster) whose

@@ -68,29 +68,45 @@ type rule struct {
 	interval     time.Duration
 	burst        int
 	allowOnError bool
-	key          string // the key prefix: index and a hash of the rule
+	key          string // the key prefix: a hash of the rule's scope and its rank among rules of that scope
 }
 
 // New compiles rules (validated, defaults applied) over store; counts go
 // to reg as vmcp_rate_limit_total{rule,outcome}. No rules: nil (no limits).
 func New(rules []config.RateLimit, store Store, reg prometheus.Registerer, log *slog.Logger) *Limiter {
+	return compile(rules, store, newCounts(reg), log)
+}
+
+// newCounts is vmcp_rate_limit_total, registered on reg (nil: not).
+func newCounts(reg prometheus.Registerer) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "vmcp_rate_limit_total",
+		Help: "Rate limit checks of requests bound for a backend, by rule (index in rate_limits) and outcome (allowed, limited, store_allow, store_deny).",
+	}, []string{"rule", "outcome"})
+	if reg != nil {
+		reg.MustRegister(c)
+	}
+	return c
+}
+
+// compile is New with its counter made. A rule's budget is keyed by a
+// hash of its scope and its rank among rules of that scope, not by its
+// index: a reload that adds, removes or moves other rules keeps it.
+func compile(rules []config.RateLimit, store Store, counts *prometheus.CounterVec, log *slog.Logger) *Limiter {
 	if len(rules) == 0 {
 		return nil
 	}
-	l := &Limiter{store: store, log: log, counts: prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "vmcp_rate_limit_total",
-		Help: "Rate limit checks of requests bound for a backend, by rule (index in rate_limits) and outcome (allowed, limited, store_allow, store_deny).",
-	}, []string{"rule", "outcome"})}
-	if reg != nil {
-		reg.MustRegister(l.counts)
-	}
+	l := &Limiter{store: store, log: log, counts: counts}
+	seen := map[string]int{}
 	for i, r := range rules {
 		interval := r.Period.D() / time.Duration(r.Requests)
 		interval = max(interval, time.Microsecond)
+		h := ruleHash(&r)
 		l.rules = append(l.rules, rule{index: i, label: strconv.Itoa(i), what: describe(i, &r),
 			match: policy.NewMatcher(r.When.Claims, r.Items()), global: r.Per == config.PerGlobal,
 			interval: interval, burst: r.Burst, allowOnError: r.OnStoreError == config.StoreAllow,
-			key: fmt.Sprintf("%d.%s", i, ruleHash(&r))})
+			key: fmt.Sprintf("%s.%d", h, seen[h])})
+		seen[h]++
 		for _, o := range []string{OutcomeAllowed, OutcomeLimited} {
 			l.counts.WithLabelValues(strconv.Itoa(i), o) // the series exist from the start
 		}
@@ -168,10 +184,16 @@ func (l *Limiter) storeFailed(r *rule, err error) {
 	}
 }
 
-// ruleHash is a short hash of r: a changed rule starts with a new budget.
+// ruleHash is a short hash of r's scope (when, patterns, per), not of its
+// numbers: a reload that changes a rule's requests, period, burst or
+// on_store_error keeps its budget (the GCRA's arrival time, met by the
+// new interval and burst: a lowered limit refuses at once what it no
+// longer allows), while a rule of another scope starts a new one.
 func ruleHash(r *config.RateLimit) string {
+	scope := *r
+	scope.Requests, scope.Period, scope.Burst, scope.OnStoreError = 0, 0, 0, ""
 	h := fnv.New64a()
-	fmt.Fprintf(h, "%v", *r) // fmt prints maps sorted
+	fmt.Fprintf(h, "%v", scope) // fmt prints maps sorted
 	return strconv.FormatUint(h.Sum64()&0xffffffff, 36)
 }
 

@@ -130,7 +130,7 @@ Page rendered at <time id="rendered">{{when .Time}}</time>.</p>
 <table id="reloads">
 <thead><tr><th>Time</th><th>Source</th><th>Outcome</th><th>Added</th><th>Removed</th><th>Changed</th><th>Problems</th></tr></thead>
 <tbody>{{range .Reloads}}<tr class="reload" data-outcome="{{.Outcome}}"><td>{{.Time.Format "2006-01-02 15:04:05 MST"}}</td><td>{{.Source}}</td><td class="outcome">{{.Outcome}}</td>
-<td>{{range .Added}}{{.}} {{end}}</td><td>{{range .Removed}}{{.}} {{end}}</td><td>{{range .Changed}}{{.}} {{end}}</td>
+<td>{{range .Added}}{{.}} {{end}}</td><td>{{range .Removed}}{{.}} {{end}}</td><td>{{range .Changed}}{{.}} {{end}}{{range .Applied}}{{.}} {{end}}</td>
 <td class="error">{{range .Errors}}{{.}}<br>{{end}}{{range .Ignored}}not applied: {{.}}<br>{{end}}</td></tr>{{end}}</tbody>
 </table>
 {{- end}}

@@ -44,6 +44,9 @@ type Reload struct {
 	Added   []string  `json:"added,omitempty"`
 	Removed []string  `json:"removed,omitempty"`
 	Changed []string  `json:"changed,omitempty"`
+	// Applied are the other top-level keys whose change took effect
+	// (rate_limits).
+	Applied []string `json:"applied,omitempty"`
 	// Errors are the file:line problems of a rejected config; Ignored the
 	// keys that cannot change while vmcp runs (left as they were).
 	Errors  []string `json:"errors,omitempty"`

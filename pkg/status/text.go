@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -93,7 +94,7 @@ func Write(w io.Writer, r Report) error {
 	writeToolChanges(tw, r.Time, c.ToolChanges)
 	for _, x := range r.Reloads {
 		fmt.Fprintf(tw, "reload %s (%s): %s; added %s, removed %s, changed %s\n", x.Time.Format("2006-01-02 15:04:05 MST"), x.Source,
-			x.Outcome, dash(strings.Join(x.Added, " ")), dash(strings.Join(x.Removed, " ")), dash(strings.Join(x.Changed, " ")))
+			x.Outcome, dash(strings.Join(x.Added, " ")), dash(strings.Join(x.Removed, " ")), dash(strings.Join(slices.Concat(x.Changed, x.Applied), " ")))
 		for _, e := range append(x.Errors, x.Ignored...) {
 			fmt.Fprintf(tw, "  %s\n", e)
 		}

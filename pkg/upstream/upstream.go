@@ -220,7 +220,7 @@ func (c *Core) allowed(req *Request, backend string) bool {
 		kind = aggregator.KindPrompts
 	}
 	ok, rule := c.policy.Decide(req.Principal, kind, backend, req.Name)
-	tracing.Lookup(req.Header).Decide(audit.Decision{Denied: !ok, By: audit.ByAuthorization, Rule: audit.RuleIndex(rule)})
+	tracing.Lookup(req.Header).Decide(audit.Decision{Denied: !ok, By: audit.ByAuthorization, Rule: audit.RuleIndex(rule), Backend: backend})
 	return ok
 }
 

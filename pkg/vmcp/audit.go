@@ -70,6 +70,9 @@ func (s *Server) auditEnd(rec *audit.Record, r *http.Request, x *tracing.Exchang
 	f := x.Facts()
 	rec.Duration = time.Since(rec.Time)
 	rec.Status, rec.BytesOut, rec.Method, rec.Backend, rec.Forwarded = sw.code(), sw.written, out.Method, f.Backend, f.Forwarded
+	if rec.Backend == "" {
+		rec.Backend = f.Decision.Backend // a denied call: the backend it was bound for, not asked
+	}
 	rec.Outcome = outcomeOf(out.Cancelled, f.ErrType, sw.errCode, rec.Status)
 	s.who(rec, f, sid)
 	setTarget(rec, f.Name)

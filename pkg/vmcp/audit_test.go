@@ -133,6 +133,7 @@ func TestAuditLogRecordsEveryFieldOfEveryRequestWithoutSecrets(t *testing.T) {
 	assert.Equal(t, map[string]any{"allowed": false, "by": "authorization", "rule": 1.0}, modernDenied["decision"])
 	assert.Equal(t, -32602.0, modernDenied["outcome"])
 	assert.Equal(t, 400.0, modernDenied["status"])
+	assert.Equal(t, "alpha", modernDenied["backend"])
 	checkStreamAndRefusal(t, sink, v, token, start, alice)
 
 	file, err := os.ReadFile(path)
@@ -167,7 +168,7 @@ func checkCallRecords(t *testing.T, sink *auditSink, start time.Time, sid string
 	assert.Equal(t, sid, deniedCall["session"])
 	assert.Equal(t, denied, deniedCall["decision"], "denied, by rule 1")
 	assert.Equal(t, -32602.0, deniedCall["outcome"], "the unknown-tool error the client got")
-	assert.Nil(t, deniedCall["backend"], "no backend was asked")
+	assert.Equal(t, "alpha", deniedCall["backend"], "the backend it was bound for (denied: not asked)")
 
 	modernCall := sink.await(t, "of the Modern call", 1, auditOf("tools/call", "tool", "alpha_echo", "modern"))[0]
 	checkCommon(t, modernCall, start, auditNode, auditTraceparent)
@@ -227,6 +228,6 @@ func checkRateLimited(t *testing.T, sink *auditSink, start time.Time, lc, mc *mc
 		assert.Equal(t, alice, rec["principal"])
 		assert.Equal(t, map[string]any{"allowed": false, "by": "rate_limit", "rule": 0.0}, rec["decision"])
 		assert.Equal(t, float64(ratelimit.CodeRateLimited), rec["outcome"])
-		assert.Nil(t, rec["backend"], "no backend was asked")
+		assert.Equal(t, "alpha", rec["backend"], "the backend it was bound for (denied: not asked)")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -21,11 +22,12 @@ const AdminAcceptPath = "/admin/tool-changes/accept"
 // startPins builds tool-definition pinning (security.tool_changes) over
 // the cluster's Redis when there is one, counted in
 // vmcp_tool_changes_total{backend,outcome}, and puts it in front of the
-// aggregator before any inventory arrives.
-func (s *Server) startPins(cfg *config.Config) {
+// aggregator before any inventory arrives; now is its retention's clock
+// (nil: time.Now).
+func (s *Server) startPins(cfg *config.Config, now func() time.Time) {
 	counter := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "vmcp_tool_changes_total",
-		Help: "Backend tool definitions seen to differ from their pin, by backend and outcome (warned, denied, allowed, accepted, store_error).",
+		Help: "Backend tool definitions seen to differ from their pin, by backend and outcome (warned, denied, allowed, accepted, store_error), and pins deleted (expired, evicted).",
 	}, []string{"backend", "outcome"})
 	s.metrics.Registry.MustRegister(counter)
 	var store pin.Store
@@ -33,7 +35,7 @@ func (s *Server) startPins(cfg *config.Config) {
 		store = pin.NewRedis(rdb, prefix, tagged)
 	}
 	s.pins = pin.New(pin.Options{Mode: cfg.Security.ToolChanges, Store: store, Log: s.log,
-		Counter: counter, OnChange: s.agg.Regate})
+		Counter: counter, OnChange: s.agg.Regate, Now: now})
 	sec := cfg.Security
 	s.security.Store(&sec)
 	s.pins.Configure(sec)

@@ -69,7 +69,9 @@ func problems(err error) []string {
 // flight finish or reach the backend's timeout, then their backend
 // sessions close), changed ones are replaced, and the catalogue is rebuilt
 // once, so clients get one list_changed per kind that changed (both
-// revisions). Backends and aggregation change live; every other key that
+// revisions). Backends, aggregation, security and rate_limits (new rules
+// count from the next request, unchanged ones keep their budgets; listed
+// in Applied when changed) change live; every other key that
 // differs from the running config is logged and left as it was (outcome
 // partial). Defaults and Options.Overrides are applied to a copy of cfg
 // first.
@@ -96,6 +98,9 @@ func (s *Server) Reload(cfg *config.Config, source string) status.Reload {
 	cfg.ToolSearch, cfg.Authorization = s.cfg.ToolSearch, s.cfg.Authorization // fixed keys: the running tool search stays as it is
 	// security before the backends: an added backend's tools meet the new mode
 	s.applySecurity(cfg.Security)
+	if s.applyRateLimits(cfg.RateLimits) {
+		rec.Applied = append(rec.Applied, "rate_limits")
+	}
 	applied := s.mgr.Apply(cfg.Backends, policy(cfg), s.reloadWait)
 	rec.Added, rec.Removed, rec.Changed = applied.Added, applied.Removed, applied.Changed
 	s.pins.Forget(applied.Removed)
@@ -125,7 +130,7 @@ func (s *Server) Reloads() []status.Reload {
 }
 
 // liveKeys are the top-level config keys a reload applies.
-var liveKeys = map[string]bool{"backends": true, "aggregation": true, "security": true}
+var liveKeys = map[string]bool{"backends": true, "aggregation": true, "security": true, "rate_limits": true}
 
 // fixedKeys names the top-level keys (other than liveKeys) whose values
 // differ between the running config and next.

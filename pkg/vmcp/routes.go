@@ -40,15 +40,15 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("POST "+AdminAcceptPath, origins.Guard(http.HandlerFunc(s.adminAccept))) // pins.go; security.admin_token
 	mux.Handle(s.cfg.Path, s.observed(s.authenticated(http.HandlerFunc(s.endpoint))))   // spans and request metrics: telemetry.go
 	s.metadataRoutes(mux)                                                               // auth.go; public, with its own CORS
-	bounded := s.bodies(mux)
-	withCORS := origins.Handler(bounded) // CORS headers on every answer, 401, 408 and 413 included
-	return s.hosts(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	bounded := s.bodies(passed(stageBody, mux))                                         // the passed marks: refusals before them are audited (audit_edge.go)
+	withCORS := origins.Handler(passed(stageOrigin, bounded))                           // CORS headers on every answer, 401, 408 and 413 included
+	return s.auditEdge(s.hosts(passed(stageHost, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, pattern := mux.Handler(r); pattern == s.cfg.Path { // the mux's own choice
 			withCORS.ServeHTTP(w, r)
 			return
 		}
 		bounded.ServeHTTP(w, r)
-	}))
+	}))))
 }
 
 // metricsRoutes is the http.metrics_listen listener's surface: /metrics

@@ -34,6 +34,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/pagination"
 	"github.com/vmcp/vmcp/pkg/pin"
 	authz "github.com/vmcp/vmcp/pkg/policy"
+	"github.com/vmcp/vmcp/pkg/ratelimit"
 	"github.com/vmcp/vmcp/pkg/status"
 	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/pkg/upstream"
@@ -95,6 +96,9 @@ type Options struct {
 	// RateLimitNow is the clock of in-memory rate limits (nil: time.Now);
 	// tests inject one. Limits kept in Redis use Redis's clock.
 	RateLimitNow func() time.Time
+	// PinNow is the clock of tool pins' retention (security.pin_retention;
+	// nil: time.Now); tests inject one.
+	PinNow func() time.Time
 }
 
 // Server is a running vmcp: its backends are connected and supervised until
@@ -112,6 +116,7 @@ type Server struct {
 	auth     *auth.Authenticator // nil: no inbound authentication
 	audit    *audit.Log          // nil: no audit log (audit.go)
 	pins     *pin.Pins           // tool-definition pinning (pins.go)
+	limits   *ratelimit.Live     // rate_limits (ratelimit.go)
 	security atomic.Pointer[config.Security]
 	handler  http.Handler
 	stateKey []byte
@@ -164,12 +169,12 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.agg = aggregator.New(policy(cfg), log).WithBulkGC(opts.BulkGC)
-	s.startPins(cfg)
+	s.startPins(cfg, opts.PinNow)
 	s.mgr = backends.NewManager(cfg.Backends, s.agg, log, Version, s.backendOptions(opts)...)
 	s.mgr.Start(opts.StartWait)
 	s.core = upstream.New(s.agg, s.mgr, s.metrics)
 	s.core.SetLogger(log)
-	s.core.SetLimiter(s.limiter(cfg, opts.RateLimitNow))
+	s.startLimits(cfg, opts.RateLimitNow) // ratelimit.go; live on reload
 	s.op = newOperator(s.metrics.Requests)
 	access := authz.New(cfg.Authorization) // nil policy: every principal sees and uses everything
 	s.startToolSearch(cfg, access)
