@@ -102,7 +102,7 @@ func TestParamsOf(t *testing.T) {
 
 // synthetic returns n tools: the LiveMCPBench catalogue repeated under
 // distinct keys, or a generated one when the data is absent.
-func synthetic(b *testing.B, n int) []toolsearch.Doc {
+func synthetic(b testing.TB, n int) []toolsearch.Doc {
 	base, _ := benchDocs(b)
 	out := make([]toolsearch.Doc, n)
 	for i := range out {
@@ -219,6 +219,7 @@ func TestSearchLiteralsAreNotIntents(t *testing.T) {
 		"Summarize https://www.youtube.com/watch?v=arj7oStGLkU":              "yt__get_transcript",
 		"who registered example.com":                                         "whois__whois_domain",
 		"what is this: iVBORw0KGgoAAAANSUhEUgAAAgAAAAIACAYAAAD0eNT6AA music": "music__analyze_tempo",
+		"what is this: iVBORw0KGgoAAAANSUhEUgAAAgAAAAIA/WeatherForecastVideoTranscriptAAAAAAAAAAAAAAAAAAAAAAAAA+Zbw music": "music__analyze_tempo",
 	} {
 		if got := ix.Search(q, 2, nil); len(got) == 0 || got[0].Key != want {
 			t.Errorf("Search(%q) = %v, want %s first", q, keys(got), want)
