@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
@@ -45,6 +46,8 @@ type Tools struct {
 
 	bmu     sync.Mutex          // serialises builds
 	builder *toolsearch.Builder // the tools' analyses from one build to the next
+
+	m metrics // set by Instrument
 }
 
 // New returns the tool search over agg's catalogues, filtered by p (nil:
@@ -135,7 +138,9 @@ func (t *Tools) build(cat *aggregator.Catalogue) *indexed {
 		}
 	}
 	t.bmu.Lock()
+	start := time.Now()
 	x.ix = t.builder.Build(docs)
+	observe(t.m.build, start)
 	t.bmu.Unlock()
 	return x
 }
