@@ -41,3 +41,27 @@ func TestSearchTimeIsMeasuredInVmcp(t *testing.T) {
 	require.Equal(t, uint64(3), counts[SearchSecondsMetric])
 	require.Equal(t, uint64(1), counts[BuildSecondsMetric])
 }
+
+// TestRunDoesNotRebuildWhatASearchIndexed: a search that finds the
+// current catalogue unindexed builds its index once; Run's refresh of the
+// same catalogue then uses it instead of building it again.
+func TestRunDoesNotRebuildWhatASearchIndexed(t *testing.T) {
+	t.Parallel()
+	agg := aggregator.New(aggregator.Policy{Own: Own(true, false)}, nil)
+	agg.Update(aggregator.Inventory{Backend: "wx", Tools: []*mcp.Tool{{Name: "get_forecast", Description: "Weather forecast.",
+		InputSchema: map[string]any{"type": "object"}}}})
+	tools := New(agg, nil, nil, nil)
+	reg := prometheus.NewPedanticRegistry()
+	tools.Instrument(reg)
+	req := &upstream.Request{Method: "tools/call", Name: SearchName}
+	require.Len(t, tools.Search(context.Background(), req, "weather", 5), 1)
+	tools.refresh(context.Background())
+	require.Len(t, tools.Search(context.Background(), req, "weather", 5), 1)
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() == BuildSecondsMetric {
+			require.Equal(t, uint64(1), mf.GetMetric()[0].GetHistogram().GetSampleCount())
+		}
+	}
+}
