@@ -38,8 +38,10 @@
 #     (tool search, issue 31: LiveMCPBench's 70 servers and 527 tools served
 #     by one echoserver -catalogue process behind vmcp with tool_search on;
 #     its 95 questions through search_tools on a Legacy and a Modern client:
-#     Recall@5, Recall@10, hit@3, search p50/p99 and the definitions' size,
-#     then p50/p99 again with filler servers up to 10,000 tools; needs
+#     Recall@5, Recall@10, hit@3, search p50/p99 in vmcp (from its
+#     vmcp_tool_search_seconds histogram) and as a round trip, the index
+#     builds while listing, and the definitions' size, then the same
+#     timings again with filler servers up to 10,000 tools; needs
 #     ../shared/data/livemcpbench, or -livemcpbench DIR).
 #     About 17 min. Extra arguments go to it (e.g. -rounds 5, -rows
 #     modern, -rows redis,forward, -redis-idle 2m, -profile DIR for vmcp

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -47,8 +48,10 @@ func (t *Tools) Call(ctx context.Context, req *upstream.Request, args json.RawMe
 	case a.Limit != nil:
 		limit = *a.Limit
 	}
+	start := time.Now()
 	x, hits := t.hits(ctx, req, *a.Query, limit)
 	text := x.result(hits)
+	observe(t.m.search, start)
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: json.RawMessage(text)}, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
@@ -43,8 +44,11 @@ type Tools struct {
 
 	kick chan struct{} // a catalogue change to index (one pending at most)
 
+	imu     sync.Mutex          // serialises finding a catalogue unindexed and indexing it
 	bmu     sync.Mutex          // serialises builds
 	builder *toolsearch.Builder // the tools' analyses from one build to the next
+
+	m metrics // set by Instrument
 }
 
 // New returns the tool search over agg's catalogues, filtered by p (nil:
@@ -84,24 +88,40 @@ func (t *Tools) Run(ctx context.Context) {
 	}
 }
 
-// refresh indexes the current catalogue, embedding its new tools first.
+// refresh indexes the current catalogue, embedding its new tools first
+// (then rebuilding even if a search indexed it meanwhile, for the vectors).
 func (t *Tools) refresh(ctx context.Context) {
 	cat := t.agg.Current()
-	if t.emb != nil {
-		t.embedMissing(ctx, cat)
+	if t.emb == nil {
+		t.index(cat)
+		return
 	}
+	t.embedMissing(ctx, cat)
+	t.imu.Lock()
+	defer t.imu.Unlock()
 	t.store(cat, t.build(cat))
 }
 
-// index returns cat's index, building and caching it if needed.
+// index returns cat's index, building and caching it if needed; a search
+// that finds cat being built waits for that build instead of making
+// another, and Run does not rebuild what a search has indexed.
 func (t *Tools) index(cat *aggregator.Catalogue) *indexed {
-	t.mu.Lock()
-	if x := t.cache[cat]; x != nil {
-		t.mu.Unlock()
+	if x := t.cached(cat); x != nil {
 		return x
 	}
-	t.mu.Unlock()
+	t.imu.Lock()
+	defer t.imu.Unlock()
+	if x := t.cached(cat); x != nil {
+		return x
+	}
 	return t.store(cat, t.build(cat))
+}
+
+// cached is cat's index if it has one.
+func (t *Tools) cached(cat *aggregator.Catalogue) *indexed {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.cache[cat]
 }
 
 // store caches x as cat's index (replacing one a search built before Run
@@ -135,7 +155,9 @@ func (t *Tools) build(cat *aggregator.Catalogue) *indexed {
 		}
 	}
 	t.bmu.Lock()
+	start := time.Now()
 	x.ix = t.builder.Build(docs)
+	observe(t.m.build, start)
 	t.bmu.Unlock()
 	return x
 }

@@ -1,6 +1,7 @@
 package toolsearch
 
 import (
+	"hash/maphash"
 	"maps"
 	"math"
 	"strings"
@@ -11,10 +12,11 @@ import (
 // the next, so a rebuild after a catalogue change analyses only the tools
 // that are new or changed. Not safe for concurrent use; its Indexes are.
 type Builder struct {
-	vocab map[string]int32   // stem → term id
-	ids   map[string]int32   // word as written → term id (-1: dropped)
-	docs  map[string]*fields // a Doc's text (docKey) → its analysis
-	gen   uint64             // builds so far
+	vocab map[string]int32    // stem → term id
+	ids   map[string]int32    // word as written → term id (-1: dropped)
+	docs  map[docHash]*fields // a Doc's text (its docKey) → its analysis
+	seeds [2]maphash.Seed
+	gen   uint64 // builds so far
 }
 
 // fields are one Doc's term ids by field, and the last build that used them.
@@ -33,7 +35,8 @@ const (
 
 // NewBuilder returns a Builder with nothing analysed yet.
 func NewBuilder() *Builder {
-	return &Builder{vocab: map[string]int32{}, ids: map[string]int32{}, docs: map[string]*fields{}}
+	return &Builder{vocab: map[string]int32{}, ids: map[string]int32{}, docs: map[docHash]*fields{},
+		seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
 }
 
 // Build indexes docs (their order is the Doc index of each Hit) with a
@@ -49,7 +52,7 @@ func (bl *Builder) Build(docs []Doc) *Index {
 	fts := make([]*[numFields][]int32, len(docs))
 	var total [numFields]float64
 	for i := range docs {
-		key := docKey(&docs[i])
+		key := bl.docKey(&docs[i])
 		f := bl.docs[key]
 		if f == nil {
 			f = &fields{ft: bl.docTerms(&docs[i], texts)}
@@ -73,6 +76,7 @@ func (bl *Builder) index(docs []Doc, fts []*[numFields][]int32, total *[numField
 	for f := range numFields {
 		avg[f] = math.Max(1, total[f]/math.Max(1, float64(len(docs))))
 	}
+	carvePostings(ix.postings, fts)
 	acc := &postingsBuilder{ix: ix, tf: make([]float64, len(bl.vocab))}
 	for i := range docs {
 		ix.keys[i] = docs[i].Key
@@ -85,6 +89,30 @@ func (bl *Builder) index(docs []Doc, fts []*[numFields][]int32, total *[numField
 		ix.idf[t] = math.Log(1 + (n-df+0.5)/(df+0.5))
 	}
 	return ix
+}
+
+// carvePostings gives each term's postings its exact capacity (its
+// document frequency in fts) out of one array, so filling them allocates
+// nothing more.
+func carvePostings(postings [][]posting, fts []*[numFields][]int32) {
+	df := make([]int32, len(postings))
+	last := make([]int32, len(postings)) // the last document counted + 1
+	total := 0
+	for i, ft := range fts {
+		for f := range numFields {
+			for _, t := range ft[f] {
+				if last[t] != int32(i+1) {
+					last[t] = int32(i + 1)
+					df[t]++
+					total++
+				}
+			}
+		}
+	}
+	all := make([]posting, total)
+	for t, n := range df {
+		postings[t], all = all[:0:n], all[n:]
+	}
 }
 
 // forget drops the analyses unused for keepBuilds builds (those of all
@@ -105,20 +133,31 @@ func (bl *Builder) forget(current int) {
 	}
 }
 
-// docKey is the text of d that its analysis depends on.
-func docKey(d *Doc) string {
-	var b strings.Builder
-	for _, s := range []string{d.Name, d.Description, d.Backend, d.BackendDescription} {
-		b.WriteString(s)
-		b.WriteByte(0)
+// docHash identifies a Doc's text: two 64-bit hashes under independent
+// random seeds (a collision between two texts is out of reach, and
+// nothing a client sends can aim at one).
+type docHash [2]uint64
+
+// docKey is the hash of the text of d that its analysis depends on
+// (hashed, not concatenated: a rebuild copies no text).
+func (bl *Builder) docKey(d *Doc) docHash {
+	var k docHash
+	for i := range k {
+		var h maphash.Hash
+		h.SetSeed(bl.seeds[i])
+		for _, s := range []string{d.Name, d.Description, d.Backend, d.BackendDescription} {
+			h.WriteString(s)
+			h.WriteByte(0)
+		}
+		for _, p := range d.Params {
+			h.WriteString(p.Name)
+			h.WriteByte(1)
+			h.WriteString(p.Description)
+			h.WriteByte(0)
+		}
+		k[i] = h.Sum64()
 	}
-	for _, p := range d.Params {
-		b.WriteString(p.Name)
-		b.WriteByte(1)
-		b.WriteString(p.Description)
-		b.WriteByte(0)
-	}
-	return b.String()
+	return k
 }
 
 // postingsBuilder accumulates an index's postings, with a term-frequency
@@ -153,6 +192,7 @@ func (bl *Builder) docTerms(d *Doc, texts map[string][]int32) [numFields][]int32
 	var ft [numFields][]int32
 	ft[fieldName] = bl.terms(d.Name, nil, texts)
 	ft[fieldDescription] = bl.terms(d.Description, nil, texts)
+	ft[fieldLead] = bl.terms(lead(d.Description), nil, texts)
 	for _, p := range d.Params {
 		ft[fieldParams] = bl.terms(p.Name, ft[fieldParams], texts)
 		ft[fieldParams] = bl.terms(p.Description, ft[fieldParams], texts)
@@ -193,4 +233,19 @@ func (bl *Builder) termID(term string) int32 {
 		bl.vocab[term] = id
 	}
 	return id
+}
+
+// lead is s's first sentence: up to the first '.', '!' or '?' followed by
+// a space, or the first line break.
+func lead(s string) string {
+	s = strings.TrimSpace(s)
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '\n':
+			return s[:i]
+		case strings.IndexByte(".!?", s[i]) >= 0 && (i+1 == len(s) || s[i+1] == ' '):
+			return s[:i]
+		}
+	}
+	return s
 }

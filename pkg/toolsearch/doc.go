@@ -1,6 +1,7 @@
 // Package toolsearch ranks a catalogue's tools for a free-text query: an
 // in-memory BM25F index over each tool's name (split on '_', '-', case and
-// digits), description, parameter names and descriptions, and its backend's
+// digits), description (its first sentence again, as a field of its own),
+// parameter names and descriptions, and its backend's
 // name and description, with English stop words dropped, Snowball (Porter2)
 // stemming, and the query expanded by a small hand table of synonyms and
 // by WordNet's (wordnet.txt, made by wordnetgen; WORDNET-LICENSE); a query's

@@ -6,15 +6,18 @@ const (
 	fieldDescription
 	fieldParams
 	fieldBackend
+	fieldLead // the description's first sentence: what the tool does
 	numFields
 )
 
 // BM25F's parameters: each field's weight and length normalisation, and the
 // term-frequency saturation k1. The name weighs most: it is short and says
-// what the tool does; the backend's words are shared by all of its tools.
+// what the tool does; so does the description's first sentence (counted
+// again as fieldLead), more than the rest of it (its Args, its caveats);
+// the backend's words are shared by all of its tools.
 var (
-	fieldWeights = [numFields]float64{3.0, 1.0, 0.5, 0.6}
-	fieldB       = [numFields]float64{0.3, 0.75, 0.75, 0.5}
+	fieldWeights = [numFields]float64{3.0, 0.5, 0.5, 0.6, 1.0}
+	fieldB       = [numFields]float64{0.3, 0.75, 0.75, 0.5, 0.3}
 )
 
 const k1 = 1.2

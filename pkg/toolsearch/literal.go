@@ -60,8 +60,8 @@ func trimLiteral(f string) (core, tail string) {
 // not a literal.
 func literalWords(core string) string {
 	switch {
-	case len(core) > maxWordBytes && !strings.Contains(core, "/"):
-		return ""
+	case len(core) > maxWordBytes && !strings.Contains(core, "://") && longestElement(core) > maxWordBytes:
+		return "" // a blob (base64 has slashes too), not a path or URL
 	case strings.Contains(core, "://"):
 		host, _, _ := strings.Cut(core[strings.Index(core, "://")+3:], "/")
 		return siteName(host) + " url"
@@ -132,4 +132,13 @@ func siteName(host string) string {
 	suffix, _ := publicsuffix.PublicSuffix(host)
 	name := strings.TrimSuffix(strings.TrimSuffix(host, suffix), ".")
 	return strings.ReplaceAll(strings.TrimPrefix(name, "www."), ".", " ")
+}
+
+// longestElement is the length of s's longest '/'-separated element.
+func longestElement(s string) int {
+	n := 0
+	for e := range strings.SplitSeq(s, "/") {
+		n = max(n, len(e))
+	}
+	return n
 }

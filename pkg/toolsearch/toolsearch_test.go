@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/vmcp/vmcp/pkg/toolsearch"
@@ -102,7 +103,7 @@ func TestParamsOf(t *testing.T) {
 
 // synthetic returns n tools: the LiveMCPBench catalogue repeated under
 // distinct keys, or a generated one when the data is absent.
-func synthetic(b *testing.B, n int) []toolsearch.Doc {
+func synthetic(b testing.TB, n int) []toolsearch.Doc {
 	base, _ := benchDocs(b)
 	out := make([]toolsearch.Doc, n)
 	for i := range out {
@@ -215,10 +216,11 @@ func TestSearchLiteralsAreNotIntents(t *testing.T) {
 		{Key: "watch__watch_stream", Name: "watch_stream", Description: "Watch a stream for new events.", Backend: "watch"},
 	})
 	for q, want := range map[string]string{
-		"What files are in my /root/music folder?":                           "fs__list_directory",
-		"Summarize https://www.youtube.com/watch?v=arj7oStGLkU":              "yt__get_transcript",
-		"who registered example.com":                                         "whois__whois_domain",
-		"what is this: iVBORw0KGgoAAAANSUhEUgAAAgAAAAIACAYAAAD0eNT6AA music": "music__analyze_tempo",
+		"What files are in my /root/music folder?":                                                                         "fs__list_directory",
+		"Summarize https://www.youtube.com/watch?v=arj7oStGLkU":                                                            "yt__get_transcript",
+		"who registered example.com":                                                                                       "whois__whois_domain",
+		"what is this: iVBORw0KGgoAAAANSUhEUgAAAgAAAAIACAYAAAD0eNT6AA music":                                               "music__analyze_tempo",
+		"what is this: iVBORw0KGgoAAAANSUhEUgAAAgAAAAIA/WeatherForecastVideoTranscriptAAAAAAAAAAAAAAAAAAAAAAAAA+Zbw music": "music__analyze_tempo",
 	} {
 		if got := ix.Search(q, 2, nil); len(got) == 0 || got[0].Key != want {
 			t.Errorf("Search(%q) = %v, want %s first", q, keys(got), want)
@@ -236,5 +238,19 @@ func TestSearchWordNetExpands(t *testing.T) {
 	})
 	if got := ix.Search("what is for dinner tonight", 2, nil); len(got) == 0 || got[0].Key != "cook__recommend_meals" {
 		t.Fatalf("got %v, want cook__recommend_meals first", keys(got))
+	}
+}
+
+// TestSearchDescriptionLeadSaysWhatAToolDoes: a tool whose first sentence
+// states the request outranks one that mentions it in passing, even when
+// the first's description goes on at length (its Args, its caveats).
+func TestSearchDescriptionLeadSaysWhatAToolDoes(t *testing.T) {
+	t.Parallel()
+	ix := toolsearch.Build([]toolsearch.Doc{
+		{Key: "kb__archive", Name: "archive", Description: "Manages archives. It can also delete a note.", Backend: "kb"},
+		{Key: "kb__purge", Name: "purge", Description: "Deletes a note by its title. " + strings.Repeat("The title must match exactly, including case and spacing. ", 3), Backend: "kb"},
+	})
+	if got := ix.Search("delete a note", 2, nil); len(got) == 0 || got[0].Key != "kb__purge" {
+		t.Fatalf("got %v, want kb__purge first", keys(got))
 	}
 }

@@ -21,6 +21,7 @@ func (s *Server) startToolSearch(cfg *config.Config, access *authz.Policy) {
 		emb = embeddings.New(e.URL, e.Model, e.APIKey)
 	}
 	s.tools = metatools.New(s.agg, access, emb, s.log)
+	s.tools.Instrument(s.metrics.Registry)
 	s.core.SetOwnTool(s.tools.Call)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vmcp/vmcp/pkg/metatools"
 	"github.com/vmcp/vmcp/test/livemcpbench"
 )
 
@@ -41,6 +42,7 @@ type searchFigures struct {
 	scores             livemcpbench.Scores
 	p50, p99           time.Duration
 	plainP50, plainP99 time.Duration // a direct call of a found tool, interleaved
+	vmcpP50, vmcpP99   time.Duration // vmcp's own time in search_tools (its histogram)
 	defs               int
 }
 
@@ -110,6 +112,9 @@ func searchPhase(tmp, root string, servers []livemcpbench.Server, tasks []livemc
 	if err := awaitTools(strings.TrimSuffix(vmURL, "/mcp"), want); err != nil {
 		return err
 	}
+	if hs, err := scrapeHistograms(trimURL(vmURL), metatools.BuildSecondsMetric); err == nil {
+		fmt.Printf("  %6d tools: %s\n", want, buildTimes(hs[metatools.BuildSecondsMetric]))
+	}
 	present := map[string]bool{}
 	for _, s := range servers {
 		for _, t := range s.Tools {
@@ -121,7 +126,7 @@ func searchPhase(tmp, root string, servers []livemcpbench.Server, tasks []livemc
 		if *profileDir != "" && rev.version == "" {
 			stopProfile = vm.startProfileFor(fmt.Sprintf("search-%d", want), searchProfileSecs)
 		}
-		f, err := searchClient(vmURL, rev.version, tasks, func(n string) bool { return present[n] })
+		f, err := timedSearchClient(vmURL, rev.version, tasks, func(n string) bool { return present[n] })
 		if stopProfile != nil {
 			if perr := stopProfile(); perr != nil {
 				fmt.Println("bench: profile:", perr)
