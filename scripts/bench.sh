@@ -40,7 +40,13 @@
 #     its 95 questions through search_tools on a Legacy and a Modern client:
 #     Recall@5, Recall@10, hit@3, search p50/p99 and the definitions' size,
 #     then p50/p99 again with filler servers up to 10,000 tools; needs
-#     ../shared/data/livemcpbench, or -livemcpbench DIR).
+#     ../shared/data/livemcpbench, or -livemcpbench DIR); then the progress
+#     row (issue 28: one call whose backend tool sends 100,000
+#     notifications/progress for its progressToken, on a Legacy client of a
+#     stateful backend and a Modern client of a stateless one, directly and
+#     through vmcp, and a Modern client through vmcp to a Legacy-only
+#     backend (a keyed session): time to the last notification and result,
+#     ratio to direct; vmcp's RSS before and peak, ratio).
 #     About 17 min. Extra arguments go to it (e.g. -rounds 5, -rows
 #     modern, -rows redis,forward, -redis-idle 2m, -profile DIR for vmcp
 #     pprof profiles).
