@@ -42,7 +42,13 @@
 #     vmcp_tool_search_seconds histogram) and as a round trip, the index
 #     builds while listing, and the definitions' size, then the same
 #     timings again with filler servers up to 10,000 tools; needs
-#     ../shared/data/livemcpbench, or -livemcpbench DIR).
+#     ../shared/data/livemcpbench, or -livemcpbench DIR); then the progress
+#     row (issue 28: one call whose backend tool sends 100,000
+#     notifications/progress for its progressToken, on a Legacy client of a
+#     stateful backend and a Modern client of a stateless one, directly and
+#     through vmcp, and a Modern client through vmcp to a Legacy-only
+#     backend (a keyed session): time to the last notification and result,
+#     ratio to direct; vmcp's RSS before and peak, ratio).
 #     About 17 min. Extra arguments go to it (e.g. -rounds 5, -rows
 #     modern, -rows redis,forward, -redis-idle 2m, -profile DIR for vmcp
 #     pprof profiles).

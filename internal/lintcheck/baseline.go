@@ -71,7 +71,7 @@ func (b *Baseline) Apply(fs []Finding) []Finding {
 }
 
 // baselineHeader opens every generated baseline file.
-const baselineHeader = `# vmcplint baseline: known violations of the size, doc and wire rules
+const baselineHeader = `# vmcplint baseline: known violations of the size, doc, wire and one-sender rules
 # (internal/lintcheck), one "file rule symbol" entry a line. A listed
 # violation is not reported; a new one fails lint, and so does an entry
 # that no longer fires. Regenerate with: scripts/lint.sh --update-baseline

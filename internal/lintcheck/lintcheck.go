@@ -1,6 +1,7 @@
 // Package lintcheck is vmcp's own lint pass (run by cmd/vmcplint from
 // scripts/lint.sh): the project's size rules on every Go file and, outside
-// pkg/wire, the rule that wire mechanics live in pkg/wire.
+// pkg/wire, the rule that wire mechanics live in pkg/wire, and the rule
+// that pkg/upstream is the one sender of backend requests.
 //
 // Rules (each finding prints as "file:line: rule: message"):
 //   - file-length: a Go file over MaxFileLines lines.
@@ -17,6 +18,8 @@
 //     (test programs and harnesses that play clients and backends and must
 //     spell the wire out themselves) and this package (which names the
 //     patterns it bans).
+//   - one-sender: see sender.go; it needs types, so it runs over the
+//     packages go/packages loads (LoadTyped, CheckTree), not in Check.
 //
 // The size rules apply to test files too.
 package lintcheck

@@ -116,6 +116,27 @@ func (r *RawSession) post(ctx context.Context, client http.Header, body []byte, 
 	if client != nil && len(r.b.cfg.ForwardHeaders) > 0 {
 		ctx = WithClientHeader(ctx, client)
 	}
+	hr, err := r.request(ctx, body, method, name, params)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := roundTrip(r.b.http, hr)
+	if err != nil {
+		if ctx.Err() == nil && r.e != nil {
+			r.e.broken.Store(true)
+		}
+		return nil, r.b.transportFailure(ctx, err)
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return resp, nil
+	}
+	return nil, r.refused(resp)
+}
+
+// request is the POST of body on the session: its media types, revision
+// and session id, and on a Modern request its Mcp-Method, Mcp-Name and a
+// tool's Mcp-Param-* headers (params).
+func (r *RawSession) request(ctx context.Context, body []byte, method, name string, params map[string]string) (*http.Request, error) {
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, r.b.cfg.URL, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -136,27 +157,25 @@ func (r *RawSession) post(ctx context.Context, client http.Header, body []byte, 
 	for k, v := range params {
 		h.Set(k, v)
 	}
-	resp, err := roundTrip(r.b.http, hr)
-	if err != nil {
-		if ctx.Err() == nil && r.e != nil {
-			r.e.broken.Store(true)
-		}
-		return nil, r.b.transportFailure(ctx, err)
-	}
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		return resp, nil
-	}
+	return hr, nil
+}
+
+// refused is the error of a POST the backend answered with a status other
+// than 2xx (it closes resp): ErrSessionExpired for a 404 on a session (the
+// session is marked broken), the JSON-RPC error the body holds, else the
+// HTTP status.
+func (r *RawSession) refused(resp *http.Response) error {
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusNotFound && r.id != "" {
 		r.e.broken.Store(true)
-		return nil, ErrSessionExpired
+		return ErrSessionExpired
 	}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	var we *jsonrpc.Error
 	if _, err := decodeResponse(b, 0, true); errors.As(err, &we) {
-		return nil, we
+		return we
 	}
-	return nil, fmt.Errorf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+	return fmt.Errorf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 }
 
 // nameHeaderValue is a relayed request's Mcp-Name value: the name as is

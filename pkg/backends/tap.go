@@ -1,15 +1,14 @@
 package backends
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"io"
 	"net/http"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // Tap sees a backend session's incoming progress notifications (and log
@@ -65,7 +64,9 @@ var tapMarkers = [][]byte{[]byte(`notifications/progress`), []byte(`elicitation/
 var logMarker = []byte(MethodLog)
 
 // tapHTTP wraps a backend session's HTTP client so every SSE response body
-// is scanned event by event and tapped messages reach the Tap first.
+// is read event by event (wire.EventReader: an event over wire.MaxEvent
+// fails the read with wire.ErrEventTooLarge instead of being gathered
+// whole) and tapped messages reach the Tap first.
 func tapHTTP(base *http.Client, tap Tap, logs bool) *http.Client {
 	return &http.Client{Transport: &tapTransport{base: base.Transport, tap: tap, logs: logs}}
 }
@@ -78,18 +79,20 @@ type tapTransport struct {
 
 func (t *tapTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
-	if err != nil || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+	if err != nil || wire.MediaType(resp.Header.Get("Content-Type")) != wire.MediaSSE {
 		return resp, err
 	}
-	resp.Body = &tapBody{ctx: req.Context(), src: bufio.NewReaderSize(resp.Body, tapBufSize), body: resp.Body, tap: t.tap, logs: t.logs}
+	resp.Body = newTapBody(req.Context(), resp.Body, t.tap, t.logs)
 	return resp, nil
 }
 
-// tapBody passes an SSE stream through unchanged, one whole event at a
-// time, calling the Tap on each event whose data is a tapped message.
+// tapBody passes an SSE stream on one whole event at a time, as
+// wire.EventReader reads it and wire.AppendEvent frames it again (the
+// same events, fields and data; comments dropped), calling the Tap on
+// each event whose data is a tapped message.
 type tapBody struct {
 	ctx     context.Context
-	src     *bufio.Reader
+	er      *wire.EventReader // released by Read when the stream ends
 	body    io.Closer
 	tap     Tap
 	logs    bool   // also tap notifications/message
@@ -98,9 +101,10 @@ type tapBody struct {
 	err     error
 }
 
-// tapBufSize is the read buffer of a tapped stream: a typical event fits;
-// longer lines are gathered piecewise.
-const tapBufSize = 1024
+// newTapBody taps body, an SSE stream read in ctx.
+func newTapBody(ctx context.Context, body io.ReadCloser, tap Tap, logs bool) *tapBody {
+	return &tapBody{ctx: ctx, er: wire.NewEventReader(body), body: body, tap: tap, logs: logs}
+}
 
 func (b *tapBody) Read(p []byte) (int, error) {
 	for len(b.pending) == 0 {
@@ -114,50 +118,28 @@ func (b *tapBody) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// readEvent reads lines up to and including the blank line that ends an
-// SSE event, taps its data, and queues the raw bytes.
+// readEvent reads the next event, taps its data, and queues it framed; at
+// the stream's end, or an error, it releases the reader (on the reading
+// goroutine, so a concurrent Close never races a release).
 func (b *tapBody) readEvent() {
-	b.event = b.event[:0]
-	for {
-		start := len(b.event)
-		line, err := b.src.ReadSlice('\n')
-		b.event = append(b.event, line...)
-		for err == bufio.ErrBufferFull { // a line longer than the buffer
-			line, err = b.src.ReadSlice('\n')
-			b.event = append(b.event, line...)
-		}
-		if err != nil {
-			b.err = err
-			break
-		}
-		if len(bytes.TrimSpace(b.event[start:])) == 0 {
-			break
-		}
+	ev, err := b.er.Event()
+	if err != nil {
+		b.err = err
+		b.er.Release()
+		b.er = nil
+		return
 	}
-	// Only events that mention a tapped method (rare) have their data
-	// gathered and decoded; the rest pass through untouched.
-	if hasMarker(b.event, b.logs) {
-		if msg, err := jsonrpc.DecodeMessage(eventData(b.event)); err == nil {
+	// Only events that mention a tapped method (rare) are decoded; the
+	// rest pass through untouched.
+	if hasMarker(ev.Data, b.logs) {
+		if msg, err := jsonrpc.DecodeMessage(bytes.Clone(ev.Data)); err == nil {
 			if r, ok := msg.(*jsonrpc.Request); ok && tapped(r.Method, b.logs) {
 				b.tap(b.ctx, r)
 			}
 		}
 	}
+	b.event = wire.AppendEvent(b.event[:0], ev)
 	b.pending = b.event
-}
-
-// eventData returns the concatenated data fields of one raw SSE event
-// (a new slice: the decoded message may keep it).
-func eventData(event []byte) []byte {
-	var data []byte
-	for len(event) > 0 {
-		line, rest, _ := bytes.Cut(event, []byte("\n"))
-		event = rest
-		if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-			data = append(data, bytes.TrimSpace(d)...)
-		}
-	}
-	return data
 }
 
 func hasMarker(data []byte, logs bool) bool {

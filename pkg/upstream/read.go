@@ -30,7 +30,7 @@ func (s *Stream) read(ex exchange) {
 	}
 	s.over.Store(true)
 	err = s.done(err)
-	last := item{msg: Message{Kind: KindResult, Result: res}, err: err}
+	last := newItem(Message{Kind: KindResult, Result: res}, err)
 	if !s.push(last) {
 		select { // cancelled: still queued where there is room
 		case s.q <- last:
@@ -102,7 +102,7 @@ func (s *Stream) onMessage(data []byte) (res json.RawMessage, final bool, err er
 		msg.Kind, msg.ID = KindAsk, m.ID
 		s.asked()
 	}
-	if !s.push(item{msg: msg}) {
+	if !s.push(newItem(msg, nil)) {
 		return nil, false, context.Cause(s.httpCtx)
 	}
 	return nil, false, nil

@@ -63,7 +63,7 @@ type Stream struct {
 	done    func(error) error
 	release func() // the backend session's use ends
 
-	q          chan item     // closed by the reader after the last item
+	q          chan *item    // closed by the reader after the last item (items from itemPool)
 	ended      chan struct{} // closed when the reader is done
 	httpCtx    context.Context
 	cancelHTTP context.CancelCauseFunc
@@ -77,16 +77,30 @@ type Stream struct {
 	over atomic.Bool // the outcome is known: Close no longer cancels
 }
 
+// item is one queued message or the final error. The queue holds
+// pointers to pooled items (itemPool): a queue of 16 values of 136 bytes
+// was 2.2 KB allocated per request, most never used.
 type item struct {
 	msg Message
 	err error
+}
+
+// itemPool holds free items: the reader takes one per message, Next gives
+// it back once it has copied it out.
+var itemPool = sync.Pool{New: func() any { return new(item) }}
+
+// newItem is a pooled item holding msg and err.
+func newItem(msg Message, err error) *item {
+	it := itemPool.Get().(*item)
+	it.msg, it.err = msg, err
+	return it
 }
 
 // newStream is the Stream of req on sess; client is the caller's context
 // (its end cancels the request), sctx the backend span's.
 func (c *Core) newStream(client, sctx context.Context, req *Request, t Target, sess session, done func(error) error) *Stream {
 	s := &Stream{core: c, t: t, backend: t.Backend.Name(), method: req.Method, target: t.Name, sess: sess,
-		id: c.nextID(), done: done, q: make(chan item, QueueCapacity), ended: make(chan struct{}),
+		id: c.nextID(), done: done, q: make(chan *item, QueueCapacity), ended: make(chan struct{}),
 		timeout: t.Backend.Timeout()}
 	s.httpCtx, s.cancelHTTP = context.WithCancelCause(context.WithoutCancel(sctx))
 	s.stopClient = context.AfterFunc(client, func() { s.cancelHTTP(context.Cause(client)) })
@@ -115,7 +129,10 @@ func (s *Stream) Next(ctx context.Context) (Message, error) {
 		if !ok {
 			return Message{}, ErrStreamEnded
 		}
-		return it.msg, it.err
+		msg, err := it.msg, it.err
+		*it = item{}
+		itemPool.Put(it)
+		return msg, err
 	case <-ctx.Done():
 		return Message{}, ctx.Err()
 	}
@@ -176,7 +193,7 @@ func (s *Stream) Wait() { <-s.ended }
 
 // push queues one message for the consumer, waiting while the queue is
 // full; false when the request was cancelled meanwhile.
-func (s *Stream) push(it item) bool {
+func (s *Stream) push(it *item) bool {
 	select {
 	case s.q <- it:
 		s.core.observeQueue(len(s.q))

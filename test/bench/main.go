@@ -46,6 +46,10 @@
 //     against the same vmcp without it → c=N throughput and vmcp CPU per
 //     call as ratios, Redis script runs per check (shortened rounds)
 //
+//   - progress (progress_row.go): one call whose backend sends
+//     -progress-count notifications/progress, Legacy and Modern clients,
+//     directly and through vmcp → time and vmcp peak RSS as ratios
+//
 //     go run ./test/bench [-vmcp bin/vmcp] [-rounds 3] [-c1 3s] [-cN 3s] [-rows redis,forward]
 package main
 
@@ -81,7 +85,7 @@ var (
 	walkTime   = flag.Duration("walk", 600*time.Millisecond, "time spent on tools/list walks per round")
 	nTools     = flag.Int("tools", 200, "extra backend tools (the list walk sees tools+2: echo and touch too)")
 	pageSize   = flag.Int("page-size", 50, "tools/list page size, backend and vmcp")
-	rowsFlag   = flag.String("rows", "legacy,modern,sdk,walk,idle,age,fanout,redis,forward,ratelimit,search", "rows to run: legacy, modern, sdk (a Legacy client of a stateless backend), walk, idle, age (long-lived Legacy sessions on a stdio backend), fanout, redis, forward, ratelimit (a matching rate-limit rule in memory and on Redis), search (tool search on LiveMCPBench)")
+	rowsFlag   = flag.String("rows", "legacy,modern,sdk,walk,idle,age,fanout,redis,forward,ratelimit,search,progress", "rows to run: legacy, modern, sdk (a Legacy client of a stateless backend), walk, idle, age (long-lived Legacy sessions on a stdio backend), fanout, redis, forward, ratelimit (a matching rate-limit rule in memory and on Redis), search (tool search on LiveMCPBench), progress (100,000 progress notifications in one call, both revisions)")
 	profileDir = flag.String("profile", "", "if set, write vmcp CPU and alloc profiles of one c=N run per row here")
 	vmcpEnv    = flag.String("vmcp-env", "", "extra environment for vmcp, e.g. GOGC=200 (comma separated)")
 	verbose    = flag.Bool("v", false, "print every round")
@@ -161,7 +165,7 @@ func run() error {
 	for _, x := range []struct {
 		name string
 		run  func(string) error
-	}{{"walk", runWalk}, {"idle", runIdle}, {"age", runAge}, {"fanout", runFanout}, {"redis", runRedis}, {"forward", runForward}, {"ratelimit", runRateLimit}, {"search", runSearch}} {
+	}{{"walk", runWalk}, {"idle", runIdle}, {"age", runAge}, {"fanout", runFanout}, {"redis", runRedis}, {"forward", runForward}, {"ratelimit", runRateLimit}, {"search", runSearch}, {"progress", runProgress}} {
 		if !extra[x.name] {
 			continue
 		}
@@ -199,7 +203,7 @@ func parseRows(list string) ([]row, map[string]bool, error) {
 			rows = append(rows, row{"Modern client → stateless backend", "", true})
 		case "sdk": // a Legacy client, a Modern backend session: relayed (the go-sdk path before)
 			rows = append(rows, row{"Legacy client → stateless backend", legacyVersion, true})
-		case "walk", "idle", "age", "fanout", "redis", "forward", "ratelimit", "search":
+		case "walk", "idle", "age", "fanout", "redis", "forward", "ratelimit", "search", "progress":
 			extra[r] = true
 		default:
 			return nil, nil, fmt.Errorf("-rows: unknown row %q", r)

@@ -1,7 +1,6 @@
 package legacy
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -30,10 +29,6 @@ import (
 // relayMethods maps each relayed method to the params key it is routed by.
 var relayMethods = map[string]string{"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
-// legacyVersions are the MCP-Protocol-Version header values the relay
-// accepts ("" is 2025-03-26); the go-sdk handler answers any other.
-var legacyVersions = map[string]bool{"": true, "2025-11-25": true, "2025-06-18": true, "2025-03-26": true, "2024-11-05": true}
-
 // message is a JSON-RPC message as the relay reads it (wire.Message).
 type message = wire.Message
 
@@ -52,23 +47,29 @@ func (d *Dispatcher) relay(w http.ResponseWriter, r *http.Request, s *clientSess
 		return false, nil
 	}
 	var m message
-	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' || wire.Decode(body, &m) != nil || m.JSONRPC != "2.0" {
+	if !wire.DecodeSingle(body, &m) {
 		return false, nil // batches and malformed messages get the go-sdk's answer
 	}
+	return d.relayMessage(w, r, s, &m)
+}
+
+// relayMessage serves one decoded message of relay's if it can (relay's
+// results).
+func (d *Dispatcher) relayMessage(w http.ResponseWriter, r *http.Request, s *clientSession, m *message) (handled bool, sdk *message) {
 	key, hasID := wire.IDKey(m.ID)
 	switch {
 	case m.Method == "" && hasID:
-		return s.relayState.answer(w, key, &m), nil
+		return s.relayState.answer(w, key, m), nil
 	case m.Method == "notifications/cancelled":
 		return s.relayState.cancel(w, m.Params), nil
-	case hasID && relayMethods[m.Method] != "" && d.relayCall(w, r, s, key, &m):
+	case hasID && relayMethods[m.Method] != "" && d.relayCall(w, r, s, key, m):
 		return true, nil
 	case hasID && listMembers[m.Method] != "":
 		tracing.Lookup(r.Header).Observe(m.Method, "", nil) // the endpoint's span and metrics
-		d.serveList(w, s, &m)
+		d.serveList(w, s, m)
 		return true, nil
 	case hasID && m.Method != "":
-		return false, &m
+		return false, m
 	case !hasID && m.Method != "" && !servedMethods[m.Method]:
 		d.ignoreNotification(w, s, m.Method)
 		return true, nil
@@ -81,7 +82,7 @@ func (d *Dispatcher) relay(w http.ResponseWriter, r *http.Request, s *clientSess
 // were checked at the edge, pkg/edge.)
 func relayable(r *http.Request) bool {
 	return wire.IsMediaType(r.Header.Get("Content-Type"), "application/json") &&
-		legacyVersions[r.Header.Get("Mcp-Protocol-Version")] && r.Header.Get("Last-Event-ID") == "" &&
+		wire.IsLegacyRevision(r.Header.Get("Mcp-Protocol-Version")) && r.Header.Get("Last-Event-ID") == "" &&
 		wire.AcceptsBoth(r.Header.Values("Accept"))
 }
 

@@ -18,6 +18,7 @@ import (
 	"net/http"
 	_ "net/http/pprof"
 	"os"
+	"slices"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,15 +32,13 @@ func main() {
 	debug := flag.String("pprof", "", "if set, serve net/http/pprof on this address (the bench counts goroutines there)")
 	catalogue := flag.String("catalogue", "", "if set, a LiveMCPBench data directory: also serve its servers at /lmb/I/mcp (catalogue.go)")
 	fill := flag.Int("fill", 0, "with -catalogue, filler servers at /fill/K/mcp, each with every catalogue tool renamed")
+	legacyOnly := flag.Bool("legacy-only", false, "serve Legacy revisions only (2025-11-25 and older): a Legacy backend to a Modern client of vmcp")
 	flag.Parse()
 	if *debug != "" {
 		go func() { log.Println(http.ListenAndServe(*debug, nil)) }() // DefaultServeMux: net/http/pprof
 	}
 
-	srv := mcp.NewServer(&mcp.Implementation{Name: "echoserver", Version: "bench"}, &mcp.ServerOptions{
-		PageSize: *pageSize,
-		Logger:   slog.New(slog.DiscardHandler),
-	})
+	srv := mcp.NewServer(&mcp.Implementation{Name: "echoserver", Version: "bench"}, serverOptions(*pageSize, *legacyOnly))
 	srv.AddTool(&mcp.Tool{Name: "echo", Description: "returns its text argument", InputSchema: textSchema("text to echo")}, echo)
 	for i := range *tools {
 		name := fmt.Sprintf("tool%04d", i)
@@ -58,6 +57,11 @@ func main() {
 			srv.AddTool(&mcp.Tool{Name: name, InputSchema: textSchema("ignored")}, echo)
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name}}}, nil
 		})
+	// progress sends count notifications/progress for the call's
+	// progressToken, then returns (the bench's progress row).
+	srv.AddTool(&mcp.Tool{Name: "progress", Description: "sends count progress notifications, then returns", InputSchema: map[string]any{
+		"type": "object", "properties": map[string]any{"count": map[string]any{"type": "integer"}},
+	}}, progress)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless: *stateless,
 		Logger:    slog.New(slog.DiscardHandler),
@@ -79,6 +83,16 @@ func main() {
 	log.Fatal(http.Serve(ln, mux))
 }
 
+// serverOptions are the server's options: tools/list pages of pageSize;
+// with legacyOnly only the Legacy revisions (older than 2026-07-28).
+func serverOptions(pageSize int, legacyOnly bool) *mcp.ServerOptions {
+	opts := &mcp.ServerOptions{PageSize: pageSize, Logger: slog.New(slog.DiscardHandler)}
+	if legacyOnly {
+		opts.SupportedProtocolVersions = slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool { return v >= "2026-07-28" })
+	}
+	return opts
+}
+
 func textSchema(desc string) map[string]any {
 	return map[string]any{
 		"type":       "object",
@@ -96,4 +110,27 @@ func echo(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, err
 		}
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: args.Text}}}, nil
+}
+
+// progress sends the call's count progress notifications (none without a
+// progressToken) and returns how many it sent.
+func progress(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var args struct {
+		Count int `json:"count"`
+	}
+	if len(req.Params.Arguments) > 0 {
+		if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+			return nil, err
+		}
+	}
+	tok := req.Params.GetProgressToken()
+	sent := 0
+	for i := 0; tok != nil && i < args.Count; i++ {
+		p := &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i + 1), Total: float64(args.Count)}
+		if err := req.Session.NotifyProgress(ctx, p); err != nil {
+			return nil, fmt.Errorf("progress %d of %d: %w", i+1, args.Count, err)
+		}
+		sent++
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(sent)}}}, nil
 }
