@@ -133,12 +133,15 @@ type Catalogue struct {
 // and Offered are the definitions' SHA-256 hashes (hex); Outcome is
 // "warned" (listed) or "denied" (withheld until accepted).
 type ToolChange struct {
-	Backend string    `json:"backend"`
-	Tool    string    `json:"tool"` // the backend's own name
-	Outcome string    `json:"outcome"`
-	Pinned  string    `json:"pinned"`
-	Offered string    `json:"offered"`
-	Since   time.Time `json:"since"`
+	Backend string `json:"backend"`
+	// Principal is the tag of the principal whose own view of a
+	// per-principal backend changed ("": a shared backend).
+	Principal string    `json:"principal,omitempty"`
+	Tool      string    `json:"tool"` // the backend's own name
+	Outcome   string    `json:"outcome"`
+	Pinned    string    `json:"pinned"`
+	Offered   string    `json:"offered"`
+	Since     time.Time `json:"since"`
 }
 
 // Conflict is one conflict resolved by order: Winner keeps Key; Loser's
