@@ -81,6 +81,9 @@ type Outbound struct {
 	Refused  uint64 `json:"refused"`  // OAuth error answers
 	Failed   uint64 `json:"failed"`   // no usable answer
 	Rejected uint64 `json:"rejected"` // backend 401s to an issued token
+	// RefusedCached counts requests failed by a refusal kept from the
+	// last 10 s, without asking the endpoint again.
+	RefusedCached uint64 `json:"refusedCached"`
 }
 
 // String is o as one line: "token_exchange: 3 issued, 1 refused, 0 failed, 0 rejected".
