@@ -79,10 +79,11 @@ func (a *Aggregator) regate() []OwnerChange {
 	var changed []OwnerChange
 	a.pmu.Lock()
 	for owner, p := range a.priv {
+		oldCat := a.built(p)
 		for b, raw := range p.raw {
 			old := p.inv[b]
 			p.inv[b] = a.admitFor(a.gate, owner, raw)
-			changed = append(changed, ownerChange(owner, old, true, p.inv[b], true, nil)...)
+			changed = append(changed, withOld(ownerChange(owner, old, true, p.inv[b], true, nil), oldCat)...)
 		}
 		p.cat = nil
 	}

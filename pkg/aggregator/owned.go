@@ -17,10 +17,12 @@ import (
 
 // OwnerChange is one change of an owner's own view: Owner is the
 // principal's key (identity.Principal.Key), Kinds the lists that changed
-// (never empty).
+// (never empty), Old the owner's catalogue before it when one was built
+// (nil: none, every kind counts as changed).
 type OwnerChange struct {
 	Owner string
 	Kinds []Kind
+	Old   *Catalogue
 }
 
 // OnOwnerChange registers f, called after each change of an owner's own
@@ -90,6 +92,23 @@ func sameJSON(x, y any) bool {
 		return b
 	}
 	return bytes.Equal(norm(bx), norm(by))
+}
+
+// built is p's catalogue if it was built over the current shared one
+// (nil otherwise; a.pmu held).
+func (a *Aggregator) built(p *private) *Catalogue {
+	if p == nil || p.cat == nil || p.base != a.cur.Load() {
+		return nil
+	}
+	return p.cat
+}
+
+// withOld is cs with Old set to old.
+func withOld(cs []OwnerChange, old *Catalogue) []OwnerChange {
+	for i := range cs {
+		cs[i].Old = old
+	}
+	return cs
 }
 
 // ownerChange is the change of owner's inventory of one backend from old

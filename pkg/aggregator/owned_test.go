@@ -16,7 +16,10 @@ func TestOwnInventoryChangeReachedNoListener(t *testing.T) {
 	t.Parallel()
 	a := New(Policy{Order: []string{"open", "vault"}}, nil)
 	var got []OwnerChange
+	var olds []*Catalogue
 	a.OnOwnerChange(func(c OwnerChange) {
+		olds = append(olds, c.Old)
+		c.Old = nil
 		assert.NotNil(t, a.For(c.Owner), "listeners may call For")
 		got = append(got, c)
 	})
@@ -24,12 +27,15 @@ func TestOwnInventoryChangeReachedNoListener(t *testing.T) {
 	a.UpdateFor("alice", Inventory{Backend: "vault", Tools: tools("secret")})
 	assert.Equal(t, []OwnerChange{{Owner: "alice", Kinds: []Kind{KindTools}}}, got, "the first listing; the same again tells nobody")
 
-	got = nil
+	assert.Nil(t, olds[0], "no catalogue of alice's before her first listing")
+	got, olds = nil, nil
+	before := a.For("alice")
 	a.UpdateFor("alice", Inventory{Backend: "vault", Tools: tools("secret"), Prompts: []*mcp.Prompt{{Name: "p"}}})
 	a.UpdateFor("bob", Inventory{Backend: "vault", Tools: tools("secret")})
 	a.UpdateFor("alice", Inventory{Backend: "vault", Tools: tools("secret"), Prompts: []*mcp.Prompt{{Name: "p"}}, Announced: []Kind{KindResources}})
 	assert.Equal(t, []OwnerChange{{Owner: "alice", Kinds: []Kind{KindPrompts}}, {Owner: "bob", Kinds: []Kind{KindTools}},
 		{Owner: "alice", Kinds: []Kind{KindResources}}}, got)
+	assert.Same(t, before, olds[0], "the catalogue alice saw before the change (policy.Changed compares it)")
 
 	got = nil
 	a.RemoveFor("bob", "vault")

@@ -62,9 +62,10 @@ func (a *Aggregator) putFor(owner string, inv, gated Inventory, now time.Time, a
 		a.priv[owner] = p
 	}
 	old, had := p.inv[inv.Backend]
+	oldCat := a.built(p)
 	p.inv[inv.Backend], p.raw[inv.Backend] = gated, inv
 	p.cat, p.used = nil, now
-	return ownerChange(owner, old, had, gated, true, announced)
+	return withOld(ownerChange(owner, old, had, gated, true, announced), oldCat)
 }
 
 // RemoveFor drops owner's own inventory of backend.
@@ -73,10 +74,10 @@ func (a *Aggregator) RemoveFor(owner, backend string) {
 	var changed []OwnerChange
 	if p := a.priv[owner]; p != nil {
 		if old, ok := p.inv[backend]; ok {
+			changed = withOld(ownerChange(owner, old, true, Inventory{}, false, nil), a.built(p))
 			delete(p.inv, backend)
 			delete(p.raw, backend)
 			p.cat = nil
-			changed = ownerChange(owner, old, true, Inventory{}, false, nil)
 		}
 	}
 	a.pmu.Unlock()
@@ -93,10 +94,10 @@ func (a *Aggregator) forgetPrivate(backends []string) []OwnerChange {
 	for owner, p := range a.priv {
 		for _, b := range backends {
 			if old, ok := p.inv[b]; ok {
+				changed = append(changed, withOld(ownerChange(owner, old, true, Inventory{}, false, nil), a.built(p))...)
 				delete(p.inv, b)
 				delete(p.raw, b)
 				p.cat = nil
-				changed = append(changed, ownerChange(owner, old, true, Inventory{}, false, nil)...)
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/devidp"
 	"github.com/vmcp/vmcp/pkg/identity"
@@ -103,11 +104,14 @@ func openBackend(t *testing.T) *harness.Backend {
 
 // userVMCP is a protected vmcp over open (shared) and vault (ub, token
 // exchange), with security.tool_changes mode.
-func userVMCP(t *testing.T, idp *devidp.IdP, open *harness.Backend, ub *userBackend, mode string) *harness.VMCP {
+func userVMCP(t *testing.T, idp *devidp.IdP, open *harness.Backend, ub *userBackend, mode string, rules ...config.AuthzRule) *harness.VMCP {
 	return harness.StartVMCP(t, func(c *config.Config) {
 		c.Auth = &config.Auth{Issuer: idp.Issuer(), Audience: audience,
 			Leeway: config.Duration(5 * time.Second), JWKSRefreshInterval: config.Duration(time.Minute)}
 		c.Security.ToolChanges = mode
+		if len(rules) > 0 {
+			c.Authorization = &config.Authorization{Rules: rules}
+		}
 	}, open.Config(), config.Backend{Name: "vault", URL: ub.URL, Transport: config.TransportStreamableHTTP,
 		Auth: &config.OutboundAuth{Type: config.OutboundTokenExchange, ClientID: "vmcp", ClientSecret: "vmcp-secret", Audience: vaultAud}})
 }
@@ -217,5 +221,43 @@ func TestPerPrincipalToolWithheldAsAnotherPrincipalsChange(t *testing.T) {
 	}
 	for _, who := range []string{"bob legacy", "bob modern"} {
 		assert.Empty(t, got[who], who)
+	}
+}
+
+// Under authorization rules, a change of a principal's own inventory that
+// its view hides (a tool no rule allows it) still sent its Modern listen
+// stream tools/list_changed. Only kinds whose view changed are told now:
+// the next list_changed alice's clients get, on both revisions, is a
+// later shared prompt change.
+func TestHiddenOwnInventoryChangeSentListChanged(t *testing.T) {
+	idp := outboundIdP(t, func(string) bool { return false })
+	ub := startUserBackend(t, tokenChecker(t, idp, vaultAud))
+	open := openBackend(t)
+	v := userVMCP(t, idp, open, ub, config.ToolChangesWarn,
+		config.AuthzRule{Allow: &config.AuthzItems{Tools: []string{"open_*", "vault_lookup"}, Prompts: []string{"*"}}})
+	cs, got := userClients(t, idp, v)
+	for who, c := range cs {
+		require.Equal(t, strings.Fields(who)[0]+" v1", lookupDesc(t, c), who)
+	}
+	ub.awaitGETs(t, "alice")
+
+	alice := identity.Principal{Issuer: idp.Issuer(), Subject: "alice"}.Key()
+	heard := make(chan aggregator.OwnerChange, 4)
+	v.Server.OnOwnerChangeForTest(func(c aggregator.OwnerChange) { heard <- c })
+	ub.server("alice").AddTool(&mcp.Tool{Name: "hidden", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
+	select { // the dispatchers acted on alice's change: her inventory has the tool, her view does not
+	case c := <-heard:
+		require.Equal(t, alice, c.Owner)
+		require.Equal(t, []aggregator.Kind{aggregator.KindTools}, c.Kinds)
+	case <-time.After(10 * time.Second):
+		t.Fatal("alice's backend was not listed again")
+	}
+	addPrompt(open.Server, "barrier")
+	for who, ch := range got {
+		require.Equal(t, "prompts", next(t, ch, who), "%s: the next list_changed is the shared one", who)
+		assert.Empty(t, ch, who)
 	}
 }
