@@ -33,6 +33,8 @@ type Aggregator struct {
 
 	pmu  sync.Mutex          // guards priv; taken after mu when both are held
 	priv map[string]*private // per-principal inventories by owner (private.go)
+	// ownerListeners hear of changes of owners' own inventories (owned.go; under pmu)
+	ownerListeners []func(OwnerChange)
 
 	bulk *bulkgc.Limiter // the server's bulk phases (nil: none)
 }
@@ -124,6 +126,8 @@ func (a *Aggregator) Update(inv Inventory) {
 // once): the aggregation policy p, the inventories of added or replaced
 // backends, and the removal of the backends named in removes.
 func (a *Aggregator) Replace(p Policy, updates []Inventory, removes []string) {
+	var owned []OwnerChange                  // the owners whose inventories of removed backends went
+	defer func() { a.notifyOwners(owned) }() // after a.mu is released
 	checked := make([]Inventory, 0, len(updates))
 	refused := make([][]Withheld, 0, len(updates))
 	for _, inv := range updates {
@@ -152,7 +156,7 @@ func (a *Aggregator) Replace(p Policy, updates []Inventory, removes []string) {
 		delete(a.raw, name)
 		delete(a.withheld, name)
 	}
-	a.forgetPrivate(removes)
+	owned = a.forgetPrivate(removes)
 	var announced []Kind
 	for i, inv := range checked {
 		announced = append(announced, inv.Announced...)

@@ -37,12 +37,20 @@ func (a *Aggregator) UpdateFor(owner string, inv Inventory) {
 		a.log.Warn("aggregator: tool withheld; the MCP server registry refuses it",
 			"backend", w.Backend, "tool", w.Name, "reason", w.Reason)
 	}
+	announced := inv.Announced
 	inv.Announced = nil
 	g, _ := a.gateNow()
-	gated := a.admit(g, inv)
+	gated := a.admitFor(g, owner, inv)
 	now := time.Now()
 	a.pmu.Lock()
-	defer a.pmu.Unlock()
+	changed := a.putFor(owner, inv, gated, now, announced)
+	a.pmu.Unlock()
+	a.notifyOwners(changed)
+}
+
+// putFor stores owner's inventory inv (gated: as the gate admitted it)
+// and returns the change of owner's view (a.pmu held).
+func (a *Aggregator) putFor(owner string, inv, gated Inventory, now time.Time, announced []Kind) []OwnerChange {
 	for k, p := range a.priv {
 		if now.Sub(p.used) > privateTTL {
 			delete(a.priv, k)
@@ -53,37 +61,47 @@ func (a *Aggregator) UpdateFor(owner string, inv Inventory) {
 		p = &private{inv: map[string]Inventory{}, raw: map[string]Inventory{}}
 		a.priv[owner] = p
 	}
+	old, had := p.inv[inv.Backend]
+	oldCat := a.built(p)
 	p.inv[inv.Backend], p.raw[inv.Backend] = gated, inv
 	p.cat, p.used = nil, now
+	return withOld(ownerChange(owner, old, had, gated, true, announced), oldCat)
 }
 
 // RemoveFor drops owner's own inventory of backend.
 func (a *Aggregator) RemoveFor(owner, backend string) {
 	a.pmu.Lock()
-	defer a.pmu.Unlock()
+	var changed []OwnerChange
 	if p := a.priv[owner]; p != nil {
-		if _, ok := p.inv[backend]; ok {
+		if old, ok := p.inv[backend]; ok {
+			changed = withOld(ownerChange(owner, old, true, Inventory{}, false, nil), a.built(p))
 			delete(p.inv, backend)
 			delete(p.raw, backend)
 			p.cat = nil
 		}
 	}
+	a.pmu.Unlock()
+	a.notifyOwners(changed)
 }
 
 // forgetPrivate drops every owner's own inventories of backends (removed
-// by a reload). Requires a.mu (the lock order: a.mu, then a.pmu).
-func (a *Aggregator) forgetPrivate(backends []string) {
+// by a reload) and returns the owners' changes, for notifyOwners once a.mu
+// is released. Requires a.mu (the lock order: a.mu, then a.pmu).
+func (a *Aggregator) forgetPrivate(backends []string) []OwnerChange {
 	a.pmu.Lock()
 	defer a.pmu.Unlock()
-	for _, p := range a.priv {
+	var changed []OwnerChange
+	for owner, p := range a.priv {
 		for _, b := range backends {
-			if _, ok := p.inv[b]; ok {
+			if old, ok := p.inv[b]; ok {
+				changed = append(changed, withOld(ownerChange(owner, old, true, Inventory{}, false, nil), a.built(p))...)
 				delete(p.inv, b)
 				delete(p.raw, b)
 				p.cat = nil
 			}
 		}
 	}
+	return changed
 }
 
 // For returns the catalogue owner sees: Current merged with owner's own

@@ -132,6 +132,9 @@ func (s *SessionSet) connect(b *Backend, e *sessionEntry) {
 	opts := s.options(b)
 	opts.Header = s.held
 	opts.Sending = append(opts.Sending, watchCalls(e))
+	if b.perPrincipal { // its list_changed updates the principal's own inventory (relist.go)
+		opts.Receiving = append(opts.Receiving, s.relistOn(b, e))
+	}
 	var mux *connMux
 	opts.onConn = func(m *connMux) { mux = m }
 	cs, client, err := b.open(withBinding(context.Background(), s.principal), opts)

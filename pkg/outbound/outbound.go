@@ -29,6 +29,9 @@ const (
 	OutcomeRefused  = "refused"  // it answered an OAuth error (invalid_grant, ...)
 	OutcomeFailed   = "failed"   // no answer, or one that is not OAuth
 	OutcomeRejected = "rejected" // the backend answered 401 to an issued token
+	// OutcomeRefusedCached is a request failed by a refusal kept from the
+	// last refusalTTL (refusal.go): the endpoint was not asked again.
+	OutcomeRefusedCached = "refused_cached"
 )
 
 // flightTimeout bounds one token request shared by concurrent callers (it
@@ -47,18 +50,20 @@ type Options struct {
 	// Counter counts token requests by backend, type and outcome (nil:
 	// none); it never has a per-user label.
 	Counter *prometheus.CounterVec
-	// MaxEntries bounds the cached tokens (default 10000).
+	// MaxEntries bounds the cached tokens, and apart from them the kept
+	// refusals (default 10000 each).
 	MaxEntries int
 }
 
 // Source issues one backend's outbound tokens. Safe for concurrent use.
 type Source struct {
-	o      Options
-	cache  *cache
-	flight singleflight.Group
-	url    tokenURL
+	o       Options
+	cache   *cache
+	refusal *refusals
+	flight  singleflight.Group
+	url     tokenURL
 
-	issued, refused, failed, rejected atomic.Uint64
+	issued, refused, failed, rejected, refusedCached atomic.Uint64
 }
 
 // New returns the Source for o (no I/O until the first Token).
@@ -72,7 +77,7 @@ func New(o Options) *Source {
 	if o.MaxEntries <= 0 {
 		o.MaxEntries = 10000
 	}
-	return &Source{o: o, cache: newCache(o.MaxEntries), url: tokenURL{fixed: o.Auth.TokenURL, issuer: o.Issuer}}
+	return &Source{o: o, cache: newCache(o.MaxEntries), refusal: newRefusals(o.MaxEntries), url: tokenURL{fixed: o.Auth.TokenURL, issuer: o.Issuer}}
 }
 
 // Type is the configured auth type (token_exchange, client_credentials).
@@ -87,7 +92,9 @@ var ErrNoSubject = errors.New("token exchange needs the client's validated acces
 
 // Token returns pr's token for the backend (client_credentials: vmcp's
 // own, whatever pr), from the cache or by one request to the token
-// endpoint shared by concurrent callers. The error is an *Error.
+// endpoint shared by concurrent callers. A refusal of pr's subject token
+// in the last refusalTTL is returned again without asking (refusal.go).
+// The error is an *Error.
 func (s *Source) Token(ctx context.Context, pr identity.Principal) (string, error) {
 	key, err := s.key(pr)
 	if err != nil {
@@ -96,19 +103,17 @@ func (s *Source) Token(ctx context.Context, pr identity.Principal) (string, erro
 	if tok, ok := s.cache.get(key, s.o.Now()); ok {
 		return tok, nil
 	}
+	if err := s.keptRefusal(key, pr.Token()); err != nil {
+		return "", err
+	}
 	ch := s.flight.DoChan(key, func() (any, error) {
 		if tok, ok := s.cache.get(key, s.o.Now()); ok { // a flight just ended
 			return tok, nil
 		}
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flightTimeout)
-		defer cancel()
-		t, err := s.fetch(fctx, pr.Token())
-		if err != nil {
+		if err := s.keptRefusal(key, pr.Token()); err != nil { // one just ended refused
 			return "", err
 		}
-		now := s.o.Now()
-		s.cache.put(key, t.token, t.useBy(now), now)
-		return t.token, nil
+		return s.flightFetch(ctx, key, pr.Token())
 	})
 	select {
 	case r := <-ch:
@@ -119,6 +124,37 @@ func (s *Source) Token(ctx context.Context, pr identity.Principal) (string, erro
 	case <-ctx.Done():
 		return "", &Error{Backend: s.o.Backend, Err: ctx.Err()}
 	}
+}
+
+// flightFetch is one flight's token request for key: an issued token is
+// cached, a refusal kept.
+func (s *Source) flightFetch(ctx context.Context, key, subject string) (any, error) {
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flightTimeout)
+	defer cancel()
+	t, err := s.fetch(fctx, subject)
+	now := s.o.Now()
+	var e *Error
+	if errors.As(err, &e) && e.Code != "" {
+		s.refusal.put(key, subject, e, now)
+	}
+	if err != nil {
+		return "", err
+	}
+	s.refusal.forget(key)
+	s.cache.put(key, t.token, t.useBy(now), now)
+	return t.token, nil
+}
+
+// keptRefusal is the refusal of subject for key kept from the last
+// refusalTTL, counted (nil: none).
+func (s *Source) keptRefusal(key, subject string) error {
+	e := s.refusal.get(key, subject, s.o.Now())
+	if e == nil {
+		return nil
+	}
+	s.refusedCached.Add(1)
+	s.count(OutcomeRefusedCached)
+	return e
 }
 
 // Renew drops stale, the token the backend answered 401 to, from pr's
@@ -153,12 +189,15 @@ type Stats struct {
 	Failed   uint64 `json:"failed"`   // other failures
 	Rejected uint64 `json:"rejected"` // backend 401s that renewed a token
 	Cached   int    `json:"cached"`   // tokens held now
+	// RefusedCached counts requests failed by a kept refusal (refusal.go)
+	// without asking the endpoint.
+	RefusedCached uint64 `json:"refusedCached"`
 }
 
 // Stats returns s's counts.
 func (s *Source) Stats() Stats {
 	return Stats{Type: s.Type(), Issued: s.issued.Load(), Refused: s.refused.Load(), Failed: s.failed.Load(),
-		Rejected: s.rejected.Load(), Cached: s.cache.len()}
+		Rejected: s.rejected.Load(), Cached: s.cache.len(), RefusedCached: s.refusedCached.Load()}
 }
 
 func (s *Source) count(outcome string) {

@@ -43,19 +43,28 @@ type Options struct {
 	// MaxDropped bounds each backend's pins of tools it no longer offers
 	// (0: MaxDroppedPins).
 	MaxDropped int
+	// MaxOwners bounds the principals whose own pins one backend keeps
+	// (AdmitFor; default DefaultMaxOwners): beyond it the least recently
+	// listed principal's pins are dropped, here and in the store.
+	MaxOwners int
 }
 
 // Change is a tool whose offered definition differs from its pin.
 type Change struct {
-	Backend string    `json:"backend"`
-	Tool    string    `json:"tool"` // the backend's own name
-	Pinned  string    `json:"pinned"`
-	Offered string    `json:"offered"`
-	Outcome string    `json:"outcome"` // warned | denied
-	Since   time.Time `json:"since"`
+	Backend string `json:"backend"`
+	// Principal is the tag (identity.Principal.Tag) of the principal whose
+	// own view changed, for a per-principal backend ("": shared).
+	Principal string    `json:"principal,omitempty"`
+	Tool      string    `json:"tool"` // the backend's own name
+	Pinned    string    `json:"pinned"`
+	Offered   string    `json:"offered"`
+	Outcome   string    `json:"outcome"` // warned | denied
+	Since     time.Time `json:"since"`
 }
 
-type key struct{ backend, tool string }
+// key is one pinned tool: owner is a principal's tag for a
+// per-principal backend's tool (owners.go), "" for a shared backend's.
+type key struct{ backend, owner, tool string }
 
 // entry is what this node knows of one tool: the pin and the definition
 // the backend offers now (hashes).
@@ -72,14 +81,17 @@ type Pins struct {
 	obs   sync.Mutex // one Admit or Accept at a time (store I/O inside)
 	mu    sync.Mutex // guards the fields below
 	mode  string
-	armed map[key]bool // accepted by the config, for the next change seen
-	state map[key]*entry
-	logs  *rate.Limiter
-	stop  func()
-	keep  time.Duration       // security.pin_retention (retain.go)
-	live  map[string][]string // the tools each live backend offers, for refresh
-	quit  chan struct{}       // ends refreshing; done is closed when it has
-	done  chan struct{}
+	armed map[key]bool // accepted by the config, for the next change seen (owner "")
+	// armedUsed are the principals' tools an armed accept took (owners.go)
+	armedUsed map[key]bool
+	state     map[key]*entry
+	seen      map[string]*owners // per backend: the principals with pins (owners.go)
+	logs      *rate.Limiter
+	stop      func()
+	keep      time.Duration       // security.pin_retention (retain.go)
+	live      map[string][]string // the tools each live shared backend offers, for refresh
+	quit      chan struct{}       // ends refreshing; done is closed when it has
+	done      chan struct{}
 
 	closeOnce sync.Once
 }
@@ -93,8 +105,8 @@ func New(opts Options) *Pins {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	p := &Pins{opts: opts, mode: cmp.Or(opts.Mode, config.ToolChangesWarn), armed: map[key]bool{},
-		state: map[key]*entry{}, logs: rate.NewLimiter(rate.Every(time.Second), 10),
+	p := &Pins{opts: opts, mode: cmp.Or(opts.Mode, config.ToolChangesWarn), armed: map[key]bool{}, armedUsed: map[key]bool{},
+		state: map[key]*entry{}, seen: map[string]*owners{}, logs: rate.NewLimiter(rate.Every(time.Second), 10),
 		keep: config.DefaultPinRetention, live: map[string][]string{}, quit: make(chan struct{}), done: make(chan struct{})}
 	p.stop = opts.Store.Watch(p.heard)
 	go p.refreshing(p.quit, p.done)
@@ -119,6 +131,12 @@ func (p *Pins) Close() {
 // decided once (its first occurrence; later ones are left out). tools is
 // not modified.
 func (p *Pins) Admit(backend string, tools []*mcp.Tool) []*mcp.Tool {
+	return p.admitAll(backend, "", tools)
+}
+
+// admitAll is Admit of the tools backend offers owner (a principal's
+// tag; "": a shared backend).
+func (p *Pins) admitAll(backend, owner string, tools []*mcp.Tool) []*mcp.Tool {
 	p.obs.Lock()
 	defer p.obs.Unlock()
 	out := make([]*mcp.Tool, 0, len(tools))
@@ -128,19 +146,22 @@ func (p *Pins) Admit(backend string, tools []*mcp.Tool) []*mcp.Tool {
 		if offered[t.Name] { // a name listed twice: the aggregator keeps the first
 			continue
 		}
-		offered[t.Name], live = true, append(live, t.Name)
-		if p.admit(backend, t, &down) {
+		offered[t.Name] = true
+		if owner == "" { // a principal's own pins are bounded by MaxOwners, not retained (retain.go)
+			live = append(live, t.Name)
+		}
+		if p.admit(key{backend, owner, t.Name}, t, &down) {
 			out = append(out, t)
 		}
 	}
 	p.mu.Lock()
 	for k := range p.state {
-		if k.backend == backend && !offered[k.tool] {
+		if k.backend == backend && k.owner == owner && !offered[k.tool] {
 			delete(p.state, k)
 		}
 	}
 	p.mu.Unlock()
-	if !down {
+	if !down && owner == "" {
 		p.retain(backend, live) // retain.go
 	}
 	return out
@@ -148,8 +169,8 @@ func (p *Pins) Admit(backend string, tools []*mcp.Tool) []*mcp.Tool {
 
 // admit decides one tool; p.obs is held. *down: the store failed earlier
 // in this listing (set on failure).
-func (p *Pins) admit(backend string, t *mcp.Tool, down *bool) bool {
-	h, k := Hash(t), key{backend, t.Name}
+func (p *Pins) admit(k key, t *mcp.Tool, down *bool) bool {
+	h := Hash(t)
 	p.mu.Lock()
 	e := p.state[k]
 	if e != nil && e.offered == h && !e.unstored {
@@ -174,8 +195,7 @@ func (p *Pins) admit(backend string, t *mcp.Tool, down *bool) bool {
 		return true
 	}
 	e.since = time.Now().UTC()
-	mode, armed := p.mode, p.armed[k]
-	delete(p.armed, k)
+	mode, armed := p.mode, p.takeArmed(k)
 	p.mu.Unlock()
 	return p.changed(k, h, pinned, mode, armed)
 }
@@ -192,7 +212,7 @@ func (p *Pins) pin(k key, local string, down *bool) (string, bool) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	pinned, err := p.opts.Store.Pin(ctx, k.backend, k.tool, local) // this node's pin, if any, was first here
+	pinned, err := p.opts.Store.Pin(ctx, k.backend, k.stored(), local) // this node's pin, if any, was first here
 	if err != nil {
 		*down = true
 		p.count(k.backend, OutcomeStoreError)
@@ -210,7 +230,7 @@ func (p *Pins) changed(k key, h, pinned, mode string, armed bool) bool {
 		outcome := OutcomeAllowed
 		if armed {
 			outcome = OutcomeAccepted
-			p.opts.Log.Info("tool definition change accepted by the config", "backend", k.backend, "tool", k.tool, "hash", h)
+			p.opts.Log.Info("tool definition change accepted by the config", "backend", k.backend, "tool", k.tool, "principal", k.owner, "hash", h)
 		}
 		p.repin(k, h)
 		p.count(k.backend, outcome)
@@ -235,7 +255,7 @@ func (p *Pins) repin(k key, h string) {
 	p.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	if err := p.opts.Store.Set(ctx, k.backend, k.tool, h); err != nil {
+	if err := p.opts.Store.Set(ctx, k.backend, k.stored(), h); err != nil {
 		p.count(k.backend, OutcomeStoreError)
 		p.warn("tool pin store failed; the new pin is this node's alone", k, "error", err)
 	}
@@ -249,8 +269,10 @@ var ErrNoChange = fmt.Errorf("no pending definition change")
 var ErrOtherOffered = fmt.Errorf("the backend now offers another definition")
 
 // Accept makes the definition backend offers for tool its pin (here and,
-// clustered, on every node), so deny lists it again. An error wraps
-// ErrNoChange when the tool's definition is its pin or unknown here.
+// clustered, on every node), so deny lists it again; for a per-principal
+// backend, the definition each principal with a pending change is
+// offered. An error wraps ErrNoChange when the tool's definition is its
+// pin or unknown here.
 func (p *Pins) Accept(backend, tool string) error { return p.AcceptOffered(backend, tool, "") }
 
 // AcceptOffered is Accept of the definition whose hash is offered (as
@@ -258,24 +280,36 @@ func (p *Pins) Accept(backend, tool string) error { return p.AcceptOffered(backe
 // the tool again while the operator reviews it is not accepted unseen: an
 // error wraps ErrOtherOffered then.
 func (p *Pins) AcceptOffered(backend, tool, offered string) error {
-	k := key{backend, tool}
 	p.obs.Lock()
 	p.mu.Lock()
-	e := p.state[k]
-	if e == nil || e.offered == e.pinned || (offered != "" && e.offered != offered) {
-		p.mu.Unlock()
+	var take []key
+	var hashes []string
+	other := ""
+	for k, e := range p.state {
+		switch {
+		case k.backend != backend || k.tool != tool || e.offered == e.pinned:
+		case offered != "" && e.offered != offered:
+			other = e.offered
+		default:
+			take, hashes = append(take, k), append(hashes, e.offered)
+		}
+	}
+	p.mu.Unlock()
+	if len(take) == 0 {
 		p.obs.Unlock()
-		if e != nil && e.offered != e.pinned {
-			return fmt.Errorf("tool %q of backend %q: %w (%s, not %s)", tool, backend, ErrOtherOffered, e.offered, offered)
+		if other != "" {
+			return fmt.Errorf("tool %q of backend %q: %w (%s, not %s)", tool, backend, ErrOtherOffered, other, offered)
 		}
 		return fmt.Errorf("tool %q of backend %q: %w", tool, backend, ErrNoChange)
 	}
-	h := e.offered
-	p.mu.Unlock()
-	p.repin(k, h)
+	for i, k := range take {
+		p.repin(k, hashes[i])
+	}
 	p.obs.Unlock()
-	p.count(backend, OutcomeAccepted)
-	p.opts.Log.Info("tool definition change accepted", "backend", backend, "tool", tool, "hash", h)
+	for i, k := range take {
+		p.count(backend, OutcomeAccepted)
+		p.opts.Log.Info("tool definition change accepted", "backend", backend, "tool", tool, "principal", k.owner, "hash", hashes[i])
+	}
 	p.notify()
 	return nil
 }
@@ -286,11 +320,11 @@ func (p *Pins) Configure(s config.Security) {
 	p.mu.Lock()
 	p.mode = cmp.Or(s.ToolChanges, config.ToolChangesWarn)
 	p.keep = cmp.Or(s.PinRetention.D(), config.DefaultPinRetention)
-	p.armed = map[key]bool{}
+	p.armed, p.armedUsed = map[key]bool{}, map[key]bool{}
 	var now []key
 	for _, r := range s.AcceptToolChanges {
-		k := key{r.Backend, r.Tool}
-		if e := p.state[k]; e != nil && e.offered != e.pinned {
+		k := key{backend: r.Backend, tool: r.Tool} // any principal's (armed ignores owner)
+		if p.pending(r.Backend, r.Tool) {
 			now = append(now, k)
 			continue
 		}
@@ -318,12 +352,15 @@ func (p *Pins) Forget(backends []string) {
 			delete(p.state, k)
 		}
 	}
+	for _, b := range backends {
+		delete(p.seen, b)
+	}
 }
 
 // heard applies another node's new pin.
 func (p *Pins) heard(backend, tool, hash string) {
 	p.mu.Lock()
-	e := p.state[key{backend, tool}]
+	e := p.state[storedKey(backend, tool)]
 	moved := e != nil && e.pinned != hash
 	if moved {
 		e.pinned = hash
@@ -346,28 +383,17 @@ func (p *Pins) Changes() []Change {
 	var out []Change
 	for k, e := range p.state {
 		if e.offered != e.pinned {
-			out = append(out, Change{Backend: k.backend, Tool: k.tool, Pinned: e.pinned, Offered: e.offered, Outcome: outcome, Since: e.since})
+			out = append(out, Change{Backend: k.backend, Principal: k.owner, Tool: k.tool, Pinned: e.pinned, Offered: e.offered, Outcome: outcome, Since: e.since})
 		}
 	}
-	slices.SortFunc(out, func(x, y Change) int { return cmp.Or(cmp.Compare(x.Backend, y.Backend), cmp.Compare(x.Tool, y.Tool)) })
+	slices.SortFunc(out, func(x, y Change) int {
+		return cmp.Or(cmp.Compare(x.Backend, y.Backend), cmp.Compare(x.Tool, y.Tool), cmp.Compare(x.Principal, y.Principal))
+	})
 	return out
 }
 
 func (p *Pins) notify() {
 	if p.opts.OnChange != nil {
 		p.opts.OnChange()
-	}
-}
-
-func (p *Pins) count(backend, outcome string) {
-	if p.opts.Counter != nil {
-		p.opts.Counter.WithLabelValues(backend, outcome).Inc()
-	}
-}
-
-// warn logs at most 10 lines at once and one a second after that.
-func (p *Pins) warn(msg string, k key, attrs ...any) {
-	if p.logs.Allow() {
-		p.opts.Log.Warn("pin: "+msg, append([]any{"backend", k.backend, "tool", k.tool}, attrs...)...)
 	}
 }

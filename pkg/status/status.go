@@ -84,6 +84,9 @@ type Outbound struct {
 	Refused  uint64 `json:"refused"`  // OAuth error answers
 	Failed   uint64 `json:"failed"`   // no usable answer
 	Rejected uint64 `json:"rejected"` // backend 401s to an issued token
+	// RefusedCached counts requests failed by a refusal kept from the
+	// last 10 s, without asking the endpoint again.
+	RefusedCached uint64 `json:"refusedCached"`
 }
 
 // String is o as one line: "token_exchange: 3 issued, 1 refused, 0 failed, 0 rejected".
@@ -136,12 +139,15 @@ type Catalogue struct {
 // and Offered are the definitions' SHA-256 hashes (hex); Outcome is
 // "warned" (listed) or "denied" (withheld until accepted).
 type ToolChange struct {
-	Backend string    `json:"backend"`
-	Tool    string    `json:"tool"` // the backend's own name
-	Outcome string    `json:"outcome"`
-	Pinned  string    `json:"pinned"`
-	Offered string    `json:"offered"`
-	Since   time.Time `json:"since"`
+	Backend string `json:"backend"`
+	// Principal is the tag of the principal whose own view of a
+	// per-principal backend changed ("": a shared backend).
+	Principal string    `json:"principal,omitempty"`
+	Tool      string    `json:"tool"` // the backend's own name
+	Outcome   string    `json:"outcome"`
+	Pinned    string    `json:"pinned"`
+	Offered   string    `json:"offered"`
+	Since     time.Time `json:"since"`
 }
 
 // Conflict is one conflict resolved by order: Winner keeps Key; Loser's

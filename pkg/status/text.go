@@ -109,8 +109,12 @@ func writeToolChanges(w io.Writer, now time.Time, cs []ToolChange) {
 		if x.Outcome == "denied" {
 			what = "withheld"
 		}
-		fmt.Fprintf(w, "tool definition changed: backend %s tool %q %s since %s (pinned %.12s, offered %.12s; vmcp accept-tool-change %s %s)\n",
-			x.Backend, x.Tool, what, stamp(now, x.Since), x.Pinned, x.Offered, x.Backend, x.Tool)
+		who := ""
+		if x.Principal != "" {
+			who = " for principal " + x.Principal
+		}
+		fmt.Fprintf(w, "tool definition changed: backend %s tool %q%s %s since %s (pinned %.12s, offered %.12s; vmcp accept-tool-change %s %s)\n",
+			x.Backend, x.Tool, who, what, stamp(now, x.Since), x.Pinned, x.Offered, x.Backend, x.Tool)
 	}
 }
 

@@ -68,7 +68,7 @@ func (s *Server) AcceptToolChangeOffered(backend, tool, offered string) error {
 func (s *Server) toolChanges() []status.ToolChange {
 	var out []status.ToolChange
 	for _, c := range s.pins.Changes() {
-		out = append(out, status.ToolChange{Backend: c.Backend, Tool: c.Tool, Outcome: c.Outcome,
+		out = append(out, status.ToolChange{Backend: c.Backend, Principal: c.Principal, Tool: c.Tool, Outcome: c.Outcome,
 			Pinned: c.Pinned, Offered: c.Offered, Since: c.Since})
 	}
 	return out

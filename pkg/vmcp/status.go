@@ -99,5 +99,5 @@ func outboundRow(s *outbound.Stats) *status.Outbound {
 	if s == nil {
 		return nil
 	}
-	return &status.Outbound{Type: s.Type, Issued: s.Issued, Refused: s.Refused, Failed: s.Failed, Rejected: s.Rejected}
+	return &status.Outbound{Type: s.Type, Issued: s.Issued, Refused: s.Refused, Failed: s.Failed, Rejected: s.Rejected, RefusedCached: s.RefusedCached}
 }

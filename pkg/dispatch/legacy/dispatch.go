@@ -116,6 +116,7 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 		d.server.AddReceivingMiddleware(opts.Observe) // added last: outermost
 	}
 	d.server.AddSendingMiddleware(d.targeted)
+	d.server.AddSendingMiddleware(d.ownListChanged) // outside targeted (ownviews.go)
 	d.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return d.server }, &mcp.StreamableHTTPOptions{
 		EventStore:          sessionEnds{opts.EventStore, d},
 		MaxRequestBodyBytes: opts.MaxBodyBytes,
@@ -123,6 +124,7 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 	})
 	d.sync(agg.Current())
 	agg.OnChange(func(_, cur *aggregator.Catalogue, _ []aggregator.Kind) { d.sync(cur) })
+	agg.OnOwnerChange(d.ownerChanged)
 	return d
 }
 
@@ -264,6 +266,7 @@ func (d *Dispatcher) discover(ctx context.Context, ss *mcp.ServerSession) {
 	}
 	d.mgr.DiscoverFor(ctx, s.principal(), nil, s.backends)
 	d.markAll(s)
+	s.discovered.Store(true) // its own view's changes are told from now on (ownviews.go)
 }
 
 // admit registers a new client session, or fails when sessions.max is

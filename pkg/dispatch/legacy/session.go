@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -27,6 +28,9 @@ type clientSession struct {
 	relayState *relayState
 	idle       *idleTimer
 	marks      viewMarks // the list views it was shown (lists.go)
+	// discovered is set once its principal's own backends were listed at
+	// initialize: own-view changes are told from then on (ownviews.go).
+	discovered atomic.Bool
 	// ended is cancelled when the session is deleted or closed; it cancels
 	// the session's in-flight backend calls (the SDK's session Close waits
 	// for in-flight requests, so nothing else would end them).

@@ -144,6 +144,7 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 	mgr.OnResourceUpdated(d.subs.ResourceUpdated)
 	mgr.OnUndeliverable(d.undeliverable) // progress and logs that reach no call (stream.go)
 	agg.OnChange(d.catalogueChanged)
+	agg.OnOwnerChange(d.ownerChanged) // a principal's own view (ownviews.go)
 	return d
 }
 
