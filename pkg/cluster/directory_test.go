@@ -12,23 +12,32 @@ import (
 	"github.com/vmcp/vmcp/pkg/cluster/clustertest"
 )
 
-// fast is a Timing for tests: records expire within a second.
+// fast is a Timing for tests: short periods (beats, pings, probes), so
+// what they do shows at once, and long lifetimes and operation bounds, so
+// that a loaded machine starving the heartbeat for seconds neither expires
+// a live node's records nor marks Redis down. Tests of expiry drive it
+// (elapseRedis, the memory store's clock) or shorten a TTL of their own.
 var fast = Timing{
 	Heartbeat:    100 * time.Millisecond,
-	NodeTTL:      500 * time.Millisecond,
-	SessionTTL:   500 * time.Millisecond,
+	NodeTTL:      5 * time.Second,
+	SessionTTL:   5 * time.Second,
 	StreamPing:   200 * time.Millisecond,
-	OpTimeout:    300 * time.Millisecond,
+	OpTimeout:    5 * time.Second,
 	Probe:        50 * time.Millisecond,
-	DialTimeout:  500 * time.Millisecond,
+	DialTimeout:  5 * time.Second,
 	WriteTimeout: time.Second,
 }
+
+// eventWait bounds a wait for what the code under test does on its own (a
+// heartbeat, a probe, a refresh): generous, as a loaded machine can
+// starve it for seconds.
+const eventWait = 20 * time.Second
 
 // testConn is a redisConn on the test Redis under a fresh prefix.
 func testConn(t *testing.T) *redisConn {
 	t.Helper()
 	url := clustertest.URL(t)
-	c, err := newRedisConn(Redis{URL: url}, clustertest.Prefix(t, url), time.Second, discard)
+	c, err := newRedisConn(Redis{URL: url}, clustertest.Prefix(t, url), fast.OpTimeout, discard)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.close() })
 	return c

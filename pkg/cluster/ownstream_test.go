@@ -154,8 +154,8 @@ func TestClusterOwnStreamStuckClientHeldUpOtherSessionsMessages(t *testing.T) {
 	t.Cleanup(func() { _ = c.Close() })
 	startSession(t, c, "stuck")
 	startSession(t, c, "live")
-	stuck := attachPipe(t, c, "stuck", 2*time.Second)
-	live := bufio.NewReader(attachPipe(t, c, "live", 2*time.Second))
+	stuck := attachPipe(t, c, "stuck", eventWait)
+	live := bufio.NewReader(attachPipe(t, c, "live", eventWait))
 	ctx, store := context.Background(), c.EventStore()
 	sent := make(chan error, 1)
 	go func() {
