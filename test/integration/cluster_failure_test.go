@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 	"github.com/vmcp/vmcp/pkg/cluster/clustertest"
+	"github.com/vmcp/vmcp/test/integration/harness"
 )
 
 func TestClusterKilledNodeLosesItsSessionsOnly(t *testing.T) {
@@ -49,7 +50,7 @@ func onKilledNodeLosesItsSessionsOnly(t *testing.T, topo clustertest.Redis) {
 	got, err = kept.echo(t, "still")
 	require.NoError(t, err, "other nodes' sessions are unaffected")
 	require.Equal(t, "echo:still", got)
-	clAddTool(e, "post_mortem")
+	harness.AddEcho(e.backend.Server, "post_mortem") // not clAddTool: the dead node's backend session has no GET stream any more
 	kept.awaitListChanged(t, 1, 15*time.Second) // its GET stream may have to resume first
 
 	require.Eventually(t, func() bool {

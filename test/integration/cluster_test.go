@@ -195,8 +195,12 @@ func clBackend(t testing.TB) *harness.Backend {
 	})
 }
 
-// clAddTool adds a tool to the backend at run time (list_changed).
-func clAddTool(e *clEnv, name string) {
+// clAddTool adds a tool to the backend at run time (list_changed), once
+// every node's GET stream to the backend is connected (before, the
+// go-sdk drops the notification and no node hears of the change).
+func clAddTool(t *testing.T, e *clEnv, name string) {
+	t.Helper()
+	e.backend.AwaitGETStreams(t, stateWait)
 	harness.AddEcho(e.backend.Server, name)
 }
 
@@ -234,14 +238,14 @@ func onLegacyFullFlowThroughBalancer(t *testing.T, topo clustertest.Redis) {
 	require.Equal(t, "hello ada", harness.Text(t, res), "elicitation answered through another node")
 
 	// list_changed on the GET stream (opened through some node, served by the owner).
-	clAddTool(e, "late")
+	clAddTool(t, e, "late")
 	c.awaitListChanged(t, 1, 10*time.Second)
 
 	// The GET stream drops; while the client is away another list_changed
 	// is sent; the client resumes with Last-Event-ID on another node and
 	// gets exactly that one.
 	e.lb.cutStreams()
-	clAddTool(e, "later")
+	clAddTool(t, e, "later")
 	c.awaitListChanged(t, 1, 15*time.Second)
 	c.noMore(t, 500*time.Millisecond)
 
@@ -327,7 +331,7 @@ func onListChangedReachesClientsOnEveryNode(t *testing.T, topo clustertest.Redis
 		require.Equal(t, n.name, e.owner(t, c.cs.ID()))
 		clients = append(clients, c)
 	}
-	clAddTool(e, "fresh")
+	clAddTool(t, e, "fresh")
 	for _, c := range clients {
 		c.awaitListChanged(t, 1, 10*time.Second)
 	}

@@ -74,6 +74,7 @@ func TestIdleLegacyGETStreamsEachHeldAServerGoroutine(t *testing.T) {
 		return k
 	}
 	require.Eventually(t, func() bool { return hanging() == 0 }, 5*time.Second, 10*time.Millisecond, "GET handlers hanging in the go-sdk")
+	be.AwaitGETStreams(t, stateWait) // else the go-sdk drops the list_changed below
 	harness.AddEcho(be.Server, "added")
 	for i := range n {
 		select {

@@ -222,6 +222,9 @@ func TestModernListenToolListChanged(t *testing.T) {
 			require.Eventually(t, func() bool { return v.Server.ModernListens() == 2 }, stateWait, 5*time.Millisecond,
 				"the client's own listen is open")
 
+			if mode == harness.Stateful { // else the go-sdk drops a list_changed sent before vmcp's GET stream is connected
+				be.AwaitGETStreams(t, stateWait)
+			}
 			harness.AddEcho(be.Server, "added")
 			m := ls.next(t)
 			require.Equal(t, "notifications/tools/list_changed", m["method"])
@@ -252,6 +255,9 @@ func TestModernListenResourceSubscriptionsAreIsolated(t *testing.T) {
 			require.Equal(t, map[string]any{"resourceSubscriptions": []any{"doc://a"}}, a.ack)
 			require.Equal(t, map[string]any{"resourceSubscriptions": []any{"doc://b"}}, b.ack, "a URI nobody serves is not honored")
 			require.Equal(t, 1, be.count(&be.subs, "doc://a"), "one upstream subscription for two streams")
+			if mode == harness.Stateful { // else the go-sdk drops an update sent before vmcp's GET stream is connected
+				harness.AwaitGETStreams(t, be.srv, stateWait)
+			}
 
 			require.NoError(t, be.srv.ResourceUpdated(ctx(t), &mcp.ResourceUpdatedNotificationParams{URI: "doc://a"}))
 			for _, s := range []struct {
