@@ -51,7 +51,7 @@ func onKilledNodeLosesItsSessionsOnly(t *testing.T, topo clustertest.Redis) {
 	require.NoError(t, err, "other nodes' sessions are unaffected")
 	require.Equal(t, "echo:still", got)
 	harness.AddEcho(e.backend.Server, "post_mortem") // not clAddTool: the dead node's backend session has no GET stream any more
-	kept.awaitListChanged(t, 1, 15*time.Second) // its GET stream may have to resume first
+	kept.awaitListChanged(t, 1, 15*time.Second)      // its GET stream may have to resume first
 
 	require.Eventually(t, func() bool {
 		return !e.keyExists(t, e.keys.Node(doomed.name)) && !e.keyExists(t, e.keys.Session(lost.cs.ID())) && !e.keyExists(t, e.keys.Events(lost.cs.ID()))
