@@ -103,7 +103,7 @@ func TestClusterIdleGETStreamHoldsNoServerGoroutine(t *testing.T) {
 		return strings.Count(stacks, "net/http.(*conn).serve("), strings.Count(stacks, "backgroundRead")
 	}
 	// A handler returns once its stream is attached; its goroutine ends just after.
-	require.Eventually(t, func() bool { conns, reads := serving(); return conns == 0 && reads == 0 }, 5*time.Second, 10*time.Millisecond,
+	require.Eventually(t, func() bool { conns, reads := serving(); return conns == 0 && reads == 0 }, eventWait, 10*time.Millisecond,
 		"server connection goroutines and background reads with %d streams open", n)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -268,7 +268,7 @@ func TestClusterOwnStreamSlowReplayHeldUpOtherSessionsMessages(t *testing.T) {
 	}
 	close(gate.release)
 	locks := func() int { c.locks.mu.Lock(); defer c.locks.mu.Unlock(); return len(c.locks.m) }
-	require.Eventually(t, func() bool { return locks() == 0 && c.holder("A") != nil }, 10*time.Second, 5*time.Millisecond,
+	require.Eventually(t, func() bool { return locks() == 0 && c.holder("A") != nil }, eventWait, 5*time.Millisecond,
 		"A's stream attached, and no session lock outlives its use")
 	select { // a GET failing after the test had ended panicked it
 	case err := <-opened:

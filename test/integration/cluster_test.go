@@ -228,7 +228,7 @@ func onLegacyFullFlowThroughBalancer(t *testing.T, topo clustertest.Redis) {
 		select {
 		case p := <-c.progress:
 			require.Equal(t, want, p)
-		case <-time.After(5 * time.Second):
+		case <-time.After(stateWait):
 			t.Fatalf("progress %v missing", want)
 		}
 	}
@@ -239,14 +239,14 @@ func onLegacyFullFlowThroughBalancer(t *testing.T, topo clustertest.Redis) {
 
 	// list_changed on the GET stream (opened through some node, served by the owner).
 	clAddTool(t, e, "late")
-	c.awaitListChanged(t, 1, 10*time.Second)
+	c.awaitListChanged(t, 1, stateWait)
 
 	// The GET stream drops; while the client is away another list_changed
 	// is sent; the client resumes with Last-Event-ID on another node and
 	// gets exactly that one.
 	e.lb.cutStreams()
 	clAddTool(t, e, "later")
-	c.awaitListChanged(t, 1, 15*time.Second)
+	c.awaitListChanged(t, 1, stateWait)
 	c.noMore(t, 500*time.Millisecond)
 
 	owner := e.owner(t, id)
@@ -276,7 +276,7 @@ func onLegacyFullFlowThroughBalancer(t *testing.T, topo clustertest.Redis) {
 	require.NoError(t, c.cs.Close())
 	require.Eventually(t, func() bool {
 		return !e.keyExists(t, e.keys.Session(id)) && !e.keyExists(t, e.keys.Events(id))
-	}, 5*time.Second, 20*time.Millisecond)
+	}, stateWait, 20*time.Millisecond)
 	require.True(t, slices.ContainsFunc(e.lb.hopsOf(id), func(h clHop) bool { return h.method == http.MethodDelete }))
 	for _, n := range e.nodes {
 		require.Zero(t, n.srv.SessionCount(), "node %s", n.name)
@@ -333,6 +333,6 @@ func onListChangedReachesClientsOnEveryNode(t *testing.T, topo clustertest.Redis
 	}
 	clAddTool(t, e, "fresh")
 	for _, c := range clients {
-		c.awaitListChanged(t, 1, 10*time.Second)
+		c.awaitListChanged(t, 1, stateWait)
 	}
 }

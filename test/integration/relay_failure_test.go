@@ -228,7 +228,7 @@ func TestRelayJSONResponseBackendProgressDelivered(t *testing.T) {
 		late := v.Server.Metrics().ProgressDropped.WithLabelValues("j", "after_end")
 		require.Eventually(t, func() bool {
 			return len(c.progress.all())+int(testutil.ToFloat64(late)) == 3*(i+1)
-		}, 5*time.Second, 10*time.Millisecond, "progress notifications for %s: delivered or dropped as late", tok)
+		}, stateWait, 10*time.Millisecond, "progress notifications for %s: delivered or dropped as late", tok)
 	}
 	assert.Equal(t, c.wireCount("notifications/progress"), c.onPost("notifications/progress"), "progress only on the calls' own streams, none on the GET stream")
 }
