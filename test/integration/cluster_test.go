@@ -99,11 +99,7 @@ func clStartNodeWith(t testing.TB, name string, topo clustertest.Redis, prefix s
 	n.hs = &http.Server{Handler: count, ReadHeaderTimeout: 10 * time.Second, ErrorLog: diag.errorLog("http server " + name)}
 	go func() { _ = n.hs.Serve(ln) }()
 	t.Cleanup(n.stop)
-	deadline := time.Now().Add(10 * time.Second)
-	for !n.srv.Ready() && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	require.True(t, n.srv.Ready(), "node %s has no backend", name)
+	require.Eventually(t, n.srv.Ready, stateWait, 10*time.Millisecond, "node %s has no backend", name)
 	return n
 }
 
