@@ -97,13 +97,15 @@ func keysNow(t *testing.T, v *redisView) int64 {
 	return v.read(t).Keys
 }
 
-// waitKeys waits up to 10 s until v holds at most want keys (cleanup
+// waitKeys waits up to 30 s until v holds at most want keys (cleanup
 // after DELETE may finish after the response).
 func waitKeys(t *testing.T, v *redisView, want int64) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); keysNow(t, v) > want; time.Sleep(20 * time.Millisecond) {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(30 * time.Second); keysNow(t, v) > want; <-tick.C {
 		if time.Now().After(deadline) {
-			t.Fatalf("Redis holds %d keys 10s after the last DELETE, want %d (those before any session): %v", keysNow(t, v), want, v.allKeys(t))
+			t.Fatalf("Redis holds %d keys 30s after the last DELETE, want %d (those before any session): %v", keysNow(t, v), want, v.allKeys(t))
 		}
 	}
 }
