@@ -55,7 +55,7 @@ func onKilledNodeLosesItsSessionsOnly(t *testing.T, topo clustertest.Redis) {
 
 	require.Eventually(t, func() bool {
 		return !e.keyExists(t, e.keys.Node(doomed.name)) && !e.keyExists(t, e.keys.Session(lost.cs.ID())) && !e.keyExists(t, e.keys.Events(lost.cs.ID()))
-	}, 3*clTiming.SessionTTL, 50*time.Millisecond, "the dead node's records expire")
+	}, stateWait, 50*time.Millisecond, "the dead node's records expire")
 }
 
 // clInitialize sends a raw Legacy initialize and returns status and body.

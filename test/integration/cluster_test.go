@@ -32,7 +32,7 @@ var clTiming = cluster.Timing{
 	NodeTTL:      1500 * time.Millisecond,
 	SessionTTL:   1500 * time.Millisecond,
 	StreamPing:   333 * time.Millisecond,
-	OpTimeout:    500 * time.Millisecond,
+	OpTimeout:    5 * time.Second, // Redis is local: a longer operation is a starved machine, not Redis down
 	Probe:        100 * time.Millisecond,
 	DialTimeout:  500 * time.Millisecond,
 	WriteTimeout: 2 * time.Second,
