@@ -274,8 +274,12 @@ func TestModernListenResourceSubscriptionsAreIsolated(t *testing.T) {
 			m := b.next(t)
 			require.Equal(t, "doc://b", m["params"].(map[string]any)["uri"])
 			requireSubscriptionID(t, m["params"].(map[string]any), `7`)
-			a.quiet(t, 300*time.Millisecond)
-			a2.quiet(t, 0)
+			// A later doc://a update is the sentinel: it is the next message on
+			// a and a2, so doc://b's update reached neither before it.
+			require.NoError(t, be.srv.ResourceUpdated(ctx(t), &mcp.ResourceUpdatedNotificationParams{URI: "doc://a"}))
+			for _, ls := range []*listenStream{a, a2} {
+				require.Equal(t, "doc://a", ls.next(t)["params"].(map[string]any)["uri"], "only its own URI's updates")
+			}
 
 			listens := v.Server.ModernListens()
 			a.cancel() // closing a stream is cancellation
