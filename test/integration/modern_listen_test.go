@@ -222,9 +222,7 @@ func TestModernListenToolListChanged(t *testing.T) {
 			require.Eventually(t, func() bool { return v.Server.ModernListens() == 2 }, stateWait, 5*time.Millisecond,
 				"the client's own listen is open")
 
-			if mode == harness.Stateful { // else the go-sdk drops a list_changed sent before vmcp's GET stream is connected
-				be.AwaitGETStreams(t, stateWait)
-			}
+			be.AwaitGETStreams(t, stateWait) // else the go-sdk drops a list_changed sent before vmcp's GET stream is connected
 			harness.AddEcho(be.Server, "added")
 			m := ls.next(t)
 			require.Equal(t, "notifications/tools/list_changed", m["method"])
@@ -258,7 +256,6 @@ func TestModernListenResourceSubscriptionsAreIsolated(t *testing.T) {
 			if mode == harness.Stateful { // else the go-sdk drops an update sent before vmcp's GET stream is connected
 				harness.AwaitGETStreams(t, be.srv, stateWait)
 			}
-
 			require.NoError(t, be.srv.ResourceUpdated(ctx(t), &mcp.ResourceUpdatedNotificationParams{URI: "doc://a"}))
 			for _, s := range []struct {
 				ls *listenStream
@@ -274,8 +271,7 @@ func TestModernListenResourceSubscriptionsAreIsolated(t *testing.T) {
 			m := b.next(t)
 			require.Equal(t, "doc://b", m["params"].(map[string]any)["uri"])
 			requireSubscriptionID(t, m["params"].(map[string]any), `7`)
-			// A later doc://a update is the sentinel: it is the next message on
-			// a and a2, so doc://b's update reached neither before it.
+			// Sentinel: a later doc://a update is next on a and a2 (no doc://b before it).
 			require.NoError(t, be.srv.ResourceUpdated(ctx(t), &mcp.ResourceUpdatedNotificationParams{URI: "doc://a"}))
 			for _, ls := range []*listenStream{a, a2} {
 				require.Equal(t, "doc://a", ls.next(t)["params"].(map[string]any)["uri"], "only its own URI's updates")
