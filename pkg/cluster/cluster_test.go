@@ -2,9 +2,11 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -12,20 +14,22 @@ import (
 )
 
 func TestClusterMemoryModeNeedsNothing(t *testing.T) {
-	c, err := New(Options{MaxEventsPerSession: testMaxEvents, Timing: fast})
-	require.NoError(t, err)
-	defer c.Close()
-	require.NoError(t, c.Check())
-	require.Equal(t, "memory", c.Status().Store)
-	require.NoError(t, c.SessionStarted(context.Background(), "S", "", 0))
-	require.Equal(t, 1, c.Status().Owned)
-	time.Sleep(3 * fast.SessionTTL)
-	owner, err := c.liveOwner(context.Background(), "S")
-	require.NoError(t, err, "the heartbeat keeps records alive")
-	require.Equal(t, c.Self(), owner)
-	c.SessionEnded("S")
-	_, err = c.liveOwner(context.Background(), "S")
-	require.ErrorIs(t, err, ErrNotFound)
+	synctest.Test(t, func(t *testing.T) { // fake time: the heartbeat's beats are not raced
+		c, err := New(Options{MaxEventsPerSession: testMaxEvents, Timing: fast})
+		require.NoError(t, err)
+		defer c.Close()
+		require.NoError(t, c.Check())
+		require.Equal(t, "memory", c.Status().Store)
+		require.NoError(t, c.SessionStarted(context.Background(), "S", "", 0))
+		require.Equal(t, 1, c.Status().Owned)
+		time.Sleep(3 * fast.SessionTTL) // the bubble's clock
+		owner, err := c.liveOwner(context.Background(), "S")
+		require.NoError(t, err, "the heartbeat keeps records alive")
+		require.Equal(t, c.Self(), owner)
+		c.SessionEnded("S")
+		_, err = c.liveOwner(context.Background(), "S")
+		require.ErrorIs(t, err, ErrNotFound)
+	})
 }
 
 func TestClusterModeRequiresAdvertiseURL(t *testing.T) {
@@ -43,25 +47,47 @@ func TestClusterDeadNodeRecordsExpire(t *testing.T) {
 	doomed := testCluster(t, proxy.URL(), prefix, "doomed", "http://127.0.0.1:2")
 	ctx := context.Background()
 	require.NoError(t, doomed.SessionStarted(ctx, "S", "", 0))
-	time.Sleep(3 * fast.SessionTTL)
+	awaitRenewed(t, live.redis, live.redis.keys.node("doomed"), fast.NodeTTL)
+	awaitRenewed(t, live.redis, live.redis.keys.sess("S"), fast.SessionTTL)
 	owner, err := live.liveOwner(ctx, "S")
-	require.NoError(t, err, "refreshed by the heartbeat beyond its TTL")
+	require.NoError(t, err, "refreshed by the heartbeat")
 	require.Equal(t, "doomed", owner.ID)
 
 	proxy.Cut()
-	require.Eventually(t, func() bool {
-		_, err := live.liveOwner(ctx, "S")
-		return err != nil
-	}, 3*fast.SessionTTL, 10*time.Millisecond)
-	_, err = live.liveOwner(ctx, "S")
-	require.ErrorIs(t, err, ErrNotFound)
 	rdb := clustertest.Client(t, url)
-	// The node record and the session record expire on their own TTLs (here
-	// both short); the session's may outlive the node's by a refresh period.
+	elapseUntil(t, live.redis, fast.SessionTTL, func() bool { // nothing renews the doomed node's records now
+		_, err := live.liveOwner(ctx, "S")
+		keys, kerr := clustertest.Keys(ctx, rdb, prefix+"sess:")
+		return errors.Is(err, ErrNotFound) && kerr == nil && len(keys) == 0
+	}, "the dead node's records expired")
+}
+
+// elapseUntil moves Redis time forward by d (elapseRedis) until done
+// holds: a write of a node cut off Redis that was in flight through the
+// proxy when it was cut may land after one move.
+func elapseUntil(t *testing.T, c *redisConn, d time.Duration, done func() bool, what string) {
+	t.Helper()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(eventWait); ; <-tick.C {
+		elapseRedis(t, c, d)
+		if done() {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), what)
+	}
+}
+
+// awaitRenewed sets key's TTL far beyond ttl and waits until something
+// (the heartbeat) sets it again, within ttl: proof that it renews key.
+func awaitRenewed(t *testing.T, c *redisConn, key string, ttl time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, c.rdb.PExpire(ctx, key, time.Hour).Err())
 	require.Eventually(t, func() bool {
-		keys, err := clustertest.Keys(ctx, rdb, prefix+"sess:")
-		return err == nil && len(keys) == 0
-	}, 3*fast.SessionTTL, 10*time.Millisecond, "the dead node's session records expired")
+		left, err := c.rdb.PTTL(ctx, key).Result()
+		return err == nil && left > 0 && left <= ttl
+	}, eventWait, 10*time.Millisecond, "%s renewed", key)
 }
 
 // Redis stops: Check fails naming Redis, promptly. Redis comes back empty:
@@ -75,7 +101,7 @@ func TestClusterRedisOutageAndRecovery(t *testing.T) {
 	require.NoError(t, c.SessionStarted(ctx, "S", "", 0))
 
 	srv.Stop()
-	require.Eventually(t, func() bool { return c.Check() != nil }, fast.Heartbeat+2*fast.OpTimeout, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return c.Check() != nil }, eventWait, 10*time.Millisecond)
 	err := c.Check()
 	require.ErrorIs(t, err, ErrUnavailable)
 	require.True(t, strings.Contains(err.Error(), "Redis at "+srv.Addr), err.Error())
@@ -84,16 +110,18 @@ func TestClusterRedisOutageAndRecovery(t *testing.T) {
 	require.ErrorIs(t, err, ErrUnavailable)
 
 	srv.Restart()
-	require.Eventually(t, func() bool { return c.Check() == nil }, time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return c.Check() == nil }, eventWait, 10*time.Millisecond)
 	_, err = c.liveOwner(ctx, "unknown")
 	require.ErrorIs(t, err, ErrUnavailable, "just after recovery, a missing record may be one not yet re-registered")
 	require.Eventually(t, func() bool {
 		owner, err := c.liveOwner(ctx, "S")
 		return err == nil && owner.ID == "n1"
-	}, fast.Heartbeat, 5*time.Millisecond, "the owner re-registers its session after Redis lost it")
-	time.Sleep(c.recoveryWindow()) // every live node has renewed its record by then (NodeTTL)
-	_, err = c.liveOwner(ctx, "unknown")
-	require.ErrorIs(t, err, ErrNotFound)
+	}, eventWait, 5*time.Millisecond, "the owner re-registers its session after Redis lost it")
+	require.Eventually(t, func() bool {
+		_, err := c.liveOwner(ctx, "unknown")
+		return errors.Is(err, ErrNotFound)
+	}, eventWait, 10*time.Millisecond, "a missing record is gone once every live node has renewed its record (NodeTTL)")
+	require.GreaterOrEqual(t, time.Since(c.upSince()), c.recoveryWindow(), "not before")
 }
 
 func TestClusterSessionsPerPrincipalAreLimited(t *testing.T) {

@@ -3,6 +3,8 @@ package cluster
 import (
 	"context"
 	"errors"
+	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,23 +12,32 @@ import (
 	"github.com/vmcp/vmcp/pkg/cluster/clustertest"
 )
 
-// fast is a Timing for tests: records expire within a second.
+// fast is a Timing for tests: short periods (beats, pings, probes), so
+// what they do shows at once, and long lifetimes and operation bounds, so
+// that a loaded machine starving the heartbeat for seconds neither expires
+// a live node's records nor marks Redis down. Tests of expiry drive it
+// (elapseRedis, the memory store's clock) or shorten a TTL of their own.
 var fast = Timing{
 	Heartbeat:    100 * time.Millisecond,
-	NodeTTL:      500 * time.Millisecond,
-	SessionTTL:   500 * time.Millisecond,
+	NodeTTL:      5 * time.Second,
+	SessionTTL:   5 * time.Second,
 	StreamPing:   200 * time.Millisecond,
-	OpTimeout:    300 * time.Millisecond,
+	OpTimeout:    5 * time.Second,
 	Probe:        50 * time.Millisecond,
-	DialTimeout:  500 * time.Millisecond,
+	DialTimeout:  5 * time.Second,
 	WriteTimeout: time.Second,
 }
+
+// eventWait bounds a wait for what the code under test does on its own (a
+// heartbeat, a probe, a refresh): generous, as a loaded machine can
+// starve it for seconds.
+const eventWait = 20 * time.Second
 
 // testConn is a redisConn on the test Redis under a fresh prefix.
 func testConn(t *testing.T) *redisConn {
 	t.Helper()
 	url := clustertest.URL(t)
-	c, err := newRedisConn(Redis{URL: url}, clustertest.Prefix(t, url), time.Second, discard)
+	c, err := newRedisConn(Redis{URL: url}, clustertest.Prefix(t, url), fast.OpTimeout, discard)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.close() })
 	return c
@@ -34,8 +45,46 @@ func testConn(t *testing.T) *redisConn {
 
 // backends runs f on the memory and the Redis implementation.
 func backends(t *testing.T, f func(t *testing.T, d Directory)) {
-	t.Run("memory", func(t *testing.T) { f(t, newMemoryDirectory()) })
-	t.Run("redis", func(t *testing.T) { f(t, &redisDirectory{c: testConn(t)}) })
+	timedBackends(t, func(t *testing.T, d Directory, _ func(time.Duration)) { f(t, d) })
+}
+
+// timedBackends runs f on the memory and the Redis implementation with
+// elapse, which moves the directory's time forward by a duration: the
+// memory store's clock, and on Redis every key's remaining TTL (PTTL
+// minus it; deleted at zero). Expiry is driven, not raced: a record
+// renewed with a minute's TTL lives however slow the machine is, and one
+// elapse later it has expired.
+func timedBackends(t *testing.T, f func(t *testing.T, d Directory, elapse func(time.Duration))) {
+	t.Run("memory", func(t *testing.T) {
+		s := newMemStore()
+		now := time.Now()
+		s.now = func() time.Time { return now } // f's goroutine only
+		f(t, &memDirectory{s: s}, func(d time.Duration) { now = now.Add(d) })
+	})
+	t.Run("redis", func(t *testing.T) {
+		c := testConn(t)
+		f(t, &redisDirectory{c: c}, func(d time.Duration) { elapseRedis(t, c, d) })
+	})
+}
+
+// elapseRedis shortens the TTL of every key under c's prefix by d,
+// deleting those whose TTL ends within d (keys without a TTL are kept).
+func elapseRedis(t *testing.T, c *redisConn, d time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	keys, err := clustertest.AllKeys(ctx, c.rdb, c.keys.prefix)
+	require.NoError(t, err)
+	for _, k := range keys {
+		ttl, err := c.rdb.PTTL(ctx, k).Result()
+		require.NoError(t, err)
+		switch {
+		case ttl < 0: // no TTL (-1) or gone meanwhile (-2)
+		case ttl <= d:
+			require.NoError(t, c.rdb.Del(ctx, k).Err())
+		default:
+			require.NoError(t, c.rdb.PExpire(ctx, k, ttl-d).Err())
+		}
+	}
 }
 
 func TestClusterDirectoryContract(t *testing.T) { backends(t, contractBasics) }
@@ -117,25 +166,31 @@ func contractRecordsCarryThePrincipal(t *testing.T, d Directory) {
 }
 
 func TestClusterDirectoryRecordsExpireAndRefreshRecreates(t *testing.T) {
-	backends(t, contractRecordsExpireAndRefreshRecreates)
+	timedBackends(t, contractRecordsExpireAndRefreshRecreates)
 }
 
-func contractRecordsExpireAndRefreshRecreates(t *testing.T, d Directory) {
+func contractRecordsExpireAndRefreshRecreates(t *testing.T, d Directory, elapse func(time.Duration)) {
 	ctx := context.Background()
 	a := NodeInfo{ID: "a", URL: "http://127.0.0.1:1"}
-	announce(t, d, a, time.Minute)
-	require.NoError(t, d.Claim(ctx, "s", "a", "", 150*time.Millisecond))
-	require.NoError(t, d.Refresh(ctx, "a", map[string]string{"s": ""}, 150*time.Millisecond))
-	time.Sleep(300 * time.Millisecond)
+	announce(t, d, a, time.Hour)
+	require.NoError(t, d.Claim(ctx, "s", "a", "", time.Minute))
+	elapse(45 * time.Second)
+	require.NoError(t, d.Refresh(ctx, "a", map[string]string{"s": ""}, time.Minute))
+	elapse(45 * time.Second)
 	_, _, err := d.Lookup(ctx, "s")
+	require.NoError(t, err, "a refresh renews the record for its TTL")
+	elapse(30 * time.Second)
+	_, _, err = d.Lookup(ctx, "s")
 	require.ErrorIs(t, err, ErrNotFound, "an unrefreshed record expires")
 	require.NoError(t, d.Refresh(ctx, "a", map[string]string{"s": ""}, time.Minute))
 	owner, _, err := d.Lookup(ctx, "s")
 	require.NoError(t, err, "refresh re-creates a lost record")
 	require.Equal(t, a, owner)
 
-	announce(t, d, NodeInfo{ID: "b", URL: "http://127.0.0.1:2"}, 150*time.Millisecond)
-	time.Sleep(300 * time.Millisecond)
+	announce(t, d, NodeInfo{ID: "b", URL: "http://127.0.0.1:2"}, time.Minute)
+	_, err = d.Node(ctx, "b")
+	require.NoError(t, err)
+	elapse(2 * time.Minute)
 	_, err = d.Node(ctx, "b")
 	require.ErrorIs(t, err, ErrNotFound, "a node that stops announcing is dead")
 }
@@ -150,19 +205,20 @@ func announce(t *testing.T, d Directory, n NodeInfo, ttl time.Duration) {
 // Announce tells the node when its record was not there (first announce,
 // expired, or lost with Redis data): the node re-asserts its sessions then.
 func TestClusterDirectoryAnnounceReportsAMissingNodeRecord(t *testing.T) {
-	backends(t, contractAnnounceReportsAMissingNodeRecord)
+	timedBackends(t, contractAnnounceReportsAMissingNodeRecord)
 }
 
-func contractAnnounceReportsAMissingNodeRecord(t *testing.T, d Directory) {
+func contractAnnounceReportsAMissingNodeRecord(t *testing.T, d Directory, elapse func(time.Duration)) {
 	ctx := context.Background()
 	a := NodeInfo{ID: "a", URL: "http://127.0.0.1:1"}
-	missing, err := d.Announce(ctx, a, 150*time.Millisecond)
+	missing, err := d.Announce(ctx, a, time.Minute)
 	require.NoError(t, err)
 	require.True(t, missing, "the first announce")
-	missing, err = d.Announce(ctx, a, 150*time.Millisecond)
+	elapse(45 * time.Second)
+	missing, err = d.Announce(ctx, a, time.Minute)
 	require.NoError(t, err)
 	require.False(t, missing, "renewed in time")
-	time.Sleep(300 * time.Millisecond)
+	elapse(2 * time.Minute)
 	missing, err = d.Announce(ctx, a, time.Minute)
 	require.NoError(t, err)
 	require.True(t, missing, "expired meanwhile")
@@ -174,7 +230,12 @@ func contractAnnounceReportsAMissingNodeRecord(t *testing.T, d Directory) {
 
 func TestClusterRedisDownFailsFastWithErrUnavailableAndRecovers(t *testing.T) {
 	srv := clustertest.Start(t)
-	c, err := newRedisConn(Redis{URL: srv.URL()}, "t:", 300*time.Millisecond, discard)
+	var dials atomic.Int64
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}
+	c, err := newRedisConn(Redis{URL: srv.URL(), Dialer: dial}, "t:", 10*time.Second, discard)
 	require.NoError(t, err)
 	defer c.close()
 	d := &redisDirectory{c: c}
@@ -185,10 +246,10 @@ func TestClusterRedisDownFailsFastWithErrUnavailableAndRecovers(t *testing.T) {
 	_, _, err = d.Lookup(ctx, "s")
 	require.ErrorIs(t, err, ErrUnavailable)
 	require.Contains(t, err.Error(), "Redis at "+srv.Addr)
-	start := time.Now()
+	before := dials.Load()
 	_, _, err = d.Lookup(ctx, "s")
 	require.ErrorIs(t, err, ErrUnavailable)
-	require.Less(t, time.Since(start), 50*time.Millisecond, "while known down, operations fail at once")
+	require.Equal(t, before, dials.Load(), "while known down, operations fail at once, without trying Redis")
 	require.Error(t, c.probe(ctx))
 
 	srv.Restart()

@@ -125,7 +125,7 @@ func checkKeptHistory(t *testing.T, s mcp.EventStore) {
 
 func TestClusterEventStoreFailedAppendIsAGapNotAShift(t *testing.T) {
 	srv := clustertest.Start(t)
-	c, err := newRedisConn(Redis{URL: srv.URL()}, "t:", 300*time.Millisecond, discard)
+	c, err := newRedisConn(Redis{URL: srv.URL()}, "t:", fast.OpTimeout, discard)
 	require.NoError(t, err)
 	defer c.close()
 	s := testEvents(t, c, 100)
@@ -133,7 +133,7 @@ func TestClusterEventStoreFailedAppendIsAGapNotAShift(t *testing.T) {
 	appendN(t, s, "S", "", 0, 2)
 	srv.Stop()
 	_ = s.Append(ctx, "S", "", []byte("lost")) // queued; its write fails
-	require.Eventually(t, func() bool { return c.err() != nil }, time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return c.err() != nil }, eventWait, 5*time.Millisecond)
 	require.ErrorIs(t, s.Append(ctx, "S", "", []byte("lost too")), ErrUnavailable, "known down: fails at once")
 	srv.Restart()
 	require.NoError(t, c.probe(ctx))

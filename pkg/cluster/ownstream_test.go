@@ -103,7 +103,7 @@ func TestClusterIdleGETStreamHoldsNoServerGoroutine(t *testing.T) {
 		return strings.Count(stacks, "net/http.(*conn).serve("), strings.Count(stacks, "backgroundRead")
 	}
 	// A handler returns once its stream is attached; its goroutine ends just after.
-	require.Eventually(t, func() bool { conns, reads := serving(); return conns == 0 && reads == 0 }, 5*time.Second, 10*time.Millisecond,
+	require.Eventually(t, func() bool { conns, reads := serving(); return conns == 0 && reads == 0 }, eventWait, 10*time.Millisecond,
 		"server connection goroutines and background reads with %d streams open", n)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -154,8 +154,8 @@ func TestClusterOwnStreamStuckClientHeldUpOtherSessionsMessages(t *testing.T) {
 	t.Cleanup(func() { _ = c.Close() })
 	startSession(t, c, "stuck")
 	startSession(t, c, "live")
-	stuck := attachPipe(t, c, "stuck", 2*time.Second)
-	live := bufio.NewReader(attachPipe(t, c, "live", 2*time.Second))
+	stuck := attachPipe(t, c, "stuck", eventWait)
+	live := bufio.NewReader(attachPipe(t, c, "live", eventWait))
 	ctx, store := context.Background(), c.EventStore()
 	sent := make(chan error, 1)
 	go func() {
@@ -268,7 +268,7 @@ func TestClusterOwnStreamSlowReplayHeldUpOtherSessionsMessages(t *testing.T) {
 	}
 	close(gate.release)
 	locks := func() int { c.locks.mu.Lock(); defer c.locks.mu.Unlock(); return len(c.locks.m) }
-	require.Eventually(t, func() bool { return locks() == 0 && c.holder("A") != nil }, 10*time.Second, 5*time.Millisecond,
+	require.Eventually(t, func() bool { return locks() == 0 && c.holder("A") != nil }, eventWait, 5*time.Millisecond,
 		"A's stream attached, and no session lock outlives its use")
 	select { // a GET failing after the test had ended panicked it
 	case err := <-opened:

@@ -29,17 +29,17 @@ func TestForwardToAFrozenOwnerEndsOnceItIsDeclaredDead(t *testing.T) {
 		}
 		res <- resp
 	}()
-	require.Eventually(t, func() bool { return p.a.watchedNodes() == 1 }, 5*time.Second, 10*time.Millisecond, "the forward is in flight")
+	require.Eventually(t, func() bool { return p.a.watchedNodes() == 1 }, eventWait, 10*time.Millisecond, "the forward is in flight")
 	require.NoError(t, p.b.Close()) // its record goes; its server stays frozen
 	select {
 	case resp := <-res:
 		require.NotNil(t, resp)
 		require.Equal(t, 599, resp.StatusCode)
 		require.Equal(t, ErrNotFound.Error(), resp.Header.Get("X-Forward-Error"))
-	case <-time.After(10 * fast.Heartbeat * 5):
+	case <-time.After(eventWait):
 		t.Fatal("the forward still waits on the dead owner")
 	}
-	require.Eventually(t, func() bool { return p.a.watchedNodes() == 0 }, 5*time.Second, 10*time.Millisecond, "the watch ended with its forward")
+	require.Eventually(t, func() bool { return p.a.watchedNodes() == 0 }, eventWait, 10*time.Millisecond, "the watch ended with its forward")
 }
 
 // TestNodeWatchEndsWithItsLastForward: forwards that complete leave no
@@ -52,5 +52,5 @@ func TestNodeWatchEndsWithItsLastForward(t *testing.T) {
 		resp.Body.Close()
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 	}
-	require.Eventually(t, func() bool { return p.a.watchedNodes() == 0 }, 5*time.Second, 10*time.Millisecond, "a watch outlived its forwards")
+	require.Eventually(t, func() bool { return p.a.watchedNodes() == 0 }, eventWait, 10*time.Millisecond, "a watch outlived its forwards")
 }

@@ -26,7 +26,7 @@ func resumeAtTheTimeout(t *testing.T, d time.Duration) bool {
 		return nil, ctx.Err()
 	}, func(bool) {})
 	defer c.Cancel(errors.New("test over"))
-	out, err := c.Next(t.Context(), time.Second)
+	out, err := c.Next(t.Context(), noIdle)
 	if !assert.NoError(t, err) || !assert.Len(t, out.Asks, 1) {
 		return false
 	}

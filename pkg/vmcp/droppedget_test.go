@@ -140,7 +140,7 @@ func TestSilentlyDroppedGETStreamLockedTheSessionOut(t *testing.T) {
 	proxy := startFreezingProxy(t, v.Addr)
 
 	first := openSSE(t, standaloneGET(t, "http://"+proxy.lis.Addr().String()+v.Cfg.Path, sid))
-	addTool(b, "before")
+	addTool(t, b, "before")
 	first.next(t, "notifications/tools/list_changed") // the first stream is live, through the proxy
 
 	proxy.freeze()
@@ -152,12 +152,16 @@ func TestSilentlyDroppedGETStreamLockedTheSessionOut(t *testing.T) {
 	case <-time.After(edgeWait):
 		t.Fatal("vmcp did not end the replaced stream")
 	}
-	addTool(b, "after")
+	addTool(t, b, "after")
 	second.next(t, "notifications/tools/list_changed")
 }
 
-// addTool adds a tool to b's server (tools/list_changed to vmcp).
-func addTool(b *harness.Backend, name string) {
+// addTool adds a tool to b's server (tools/list_changed to vmcp), once
+// vmcp's GET streams to b are connected (before, the go-sdk drops the
+// notification).
+func addTool(t *testing.T, b *harness.Backend, name string) {
+	t.Helper()
+	b.AwaitGETStreams(t, edgeWait)
 	b.Server.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{}, nil

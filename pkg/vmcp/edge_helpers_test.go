@@ -22,7 +22,7 @@ import (
 )
 
 // edgeWait bounds every wait in the edge tests (nothing sleeps for it).
-const edgeWait = 10 * time.Second
+const edgeWait = 20 * time.Second
 
 // served is a vmcp running Serve on a real loopback listener: the
 // production path, with its http.Server settings.

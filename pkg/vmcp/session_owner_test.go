@@ -125,11 +125,12 @@ func TestAnotherPrincipalCannotUseASessionItDidNotCreate(t *testing.T) {
 	status, lines, _ := stream(t, v.URL, alice, a2.ID())
 	require.Equal(t, http.StatusOK, status, "the owner reopens its stream")
 
+	b.AwaitGETStreams(t, edgeWait)    // else the go-sdk drops the list_changed
 	harness.AddEcho(b.Server, "late") // tools/list_changed to every session
 	awaitLine(t, lines, "notifications/tools/list_changed")
 	select {
 	case <-changed:
-	case <-time.After(10 * time.Second):
+	case <-time.After(edgeWait):
 		t.Fatal("the first session's own GET stream got no tools/list_changed")
 	}
 

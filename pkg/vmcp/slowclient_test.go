@@ -25,7 +25,7 @@ const (
 	headerTimeout = 1200 * time.Millisecond
 	// cutSlack is how late after its timeout a connection may close (a
 	// loaded 2-core machine running -race).
-	cutSlack = 3 * time.Second
+	cutSlack = 10 * time.Second
 )
 
 func shortEdgeTimeouts(c *config.Config) {

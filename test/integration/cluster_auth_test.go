@@ -80,8 +80,8 @@ func TestClusterSessionBelongsToItsPrincipalOnEveryNode(t *testing.T) {
 	require.Contains(t, body, `"text":"1"`, "no call of B reached the session")
 	require.Greater(t, n1.forwarded.Load(), before, "the owner's request was forwarded from n2")
 
-	clAddTool(&clEnv{backend: b}, "late")
-	a.awaitListChanged(t, 1, 10*time.Second) // the owner's GET stream lives on
+	clAddTool(t, &clEnv{backend: b}, "late")
+	a.awaitListChanged(t, 1, stateWait) // the owner's GET stream lives on
 
 	// A session with no live GET stream: B cannot take it from either node.
 	a2 := clConnect(t, n1.url, clLegacy, false, &http.Client{Transport: &authtest.Bearer{Token: alice}})

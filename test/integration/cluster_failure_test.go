@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 	"github.com/vmcp/vmcp/pkg/cluster/clustertest"
+	"github.com/vmcp/vmcp/test/integration/harness"
 )
 
 func TestClusterKilledNodeLosesItsSessionsOnly(t *testing.T) {
@@ -49,12 +50,12 @@ func onKilledNodeLosesItsSessionsOnly(t *testing.T, topo clustertest.Redis) {
 	got, err = kept.echo(t, "still")
 	require.NoError(t, err, "other nodes' sessions are unaffected")
 	require.Equal(t, "echo:still", got)
-	clAddTool(e, "post_mortem")
-	kept.awaitListChanged(t, 1, 15*time.Second) // its GET stream may have to resume first
+	harness.AddEcho(e.backend.Server, "post_mortem") // not clAddTool: the dead node's backend session has no GET stream any more
+	kept.awaitListChanged(t, 1, stateWait)           // its GET stream may have to resume first
 
 	require.Eventually(t, func() bool {
 		return !e.keyExists(t, e.keys.Node(doomed.name)) && !e.keyExists(t, e.keys.Session(lost.cs.ID())) && !e.keyExists(t, e.keys.Events(lost.cs.ID()))
-	}, 3*clTiming.SessionTTL, 50*time.Millisecond, "the dead node's records expire")
+	}, stateWait, 50*time.Millisecond, "the dead node's records expire")
 }
 
 // clInitialize sends a raw Legacy initialize and returns status and body.
@@ -107,7 +108,7 @@ func TestClusterRedisDownIs503AndRecovers(t *testing.T) {
 			}
 		}
 		return true
-	}, 5*time.Second, 20*time.Millisecond, "readyz reports Redis down on every node")
+	}, stateWait, 20*time.Millisecond, "readyz reports Redis down on every node")
 	_, state := clReady(t, e.nodes[0])
 	require.Contains(t, state, "Redis at "+srv.Addr)
 	for range 2 { // both nodes
@@ -122,11 +123,11 @@ func TestClusterRedisDownIs503AndRecovers(t *testing.T) {
 	require.Eventually(t, func() bool {
 		code, _ := clInitialize(t, e.lb.URL)
 		return code == http.StatusOK
-	}, 5*time.Second, 50*time.Millisecond, "new sessions work again")
+	}, stateWait, 50*time.Millisecond, "new sessions work again")
 	require.Eventually(t, func() bool {
 		got, err := c.echo(t, "back")
 		return err == nil && got == "echo:back"
-	}, 5*time.Second, 50*time.Millisecond, "the existing session survived: its owner re-registered it")
+	}, stateWait, 50*time.Millisecond, "the existing session survived: its owner re-registered it")
 	for range 4 { // through both nodes
 		got, err := c.echo(t, "steady")
 		require.NoError(t, err)

@@ -97,17 +97,17 @@ func onResumeOnAnotherNodeReplaysExactlyTheMissedEvents(t *testing.T, topo clust
 
 	first := clGET(t, b.url, id, "")
 	require.Equal(t, http.StatusOK, first.resp.StatusCode)
-	clAddTool(e, "t1")
-	observer.awaitListChanged(t, 1, 10*time.Second)
+	clAddTool(t, e, "t1")
+	observer.awaitListChanged(t, 1, stateWait)
 	evID, data := first.next(t, 5*time.Second)
 	require.Equal(t, "_0", evID)
 	require.Contains(t, data, "notifications/tools/list_changed")
 	first.close()
 
-	clAddTool(e, "t2")
-	observer.awaitListChanged(t, 1, 10*time.Second)
-	clAddTool(e, "t3")
-	observer.awaitListChanged(t, 1, 10*time.Second)
+	clAddTool(t, e, "t2")
+	observer.awaitListChanged(t, 1, stateWait)
+	clAddTool(t, e, "t3")
+	observer.awaitListChanged(t, 1, stateWait)
 
 	resumed := clGET(t, c.url, id, "_0")
 	require.Equal(t, http.StatusOK, resumed.resp.StatusCode)
@@ -152,7 +152,7 @@ func onSecondGETOfTheOwnerGot409InsteadOfReplacingTheStream(t *testing.T, topo c
 			t.Fatal("the replaced stream did not end")
 		}
 	}
-	clAddTool(e, "after-replace")
+	clAddTool(t, e, "after-replace")
 	_, data := second.next(t, 10*time.Second)
 	require.Contains(t, data, "notifications/tools/list_changed", "the replacement gets the next notification")
 }

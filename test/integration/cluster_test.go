@@ -32,7 +32,7 @@ var clTiming = cluster.Timing{
 	NodeTTL:      1500 * time.Millisecond,
 	SessionTTL:   1500 * time.Millisecond,
 	StreamPing:   333 * time.Millisecond,
-	OpTimeout:    500 * time.Millisecond,
+	OpTimeout:    5 * time.Second, // Redis is local: a longer operation is a starved machine, not Redis down
 	Probe:        100 * time.Millisecond,
 	DialTimeout:  500 * time.Millisecond,
 	WriteTimeout: 2 * time.Second,
@@ -99,11 +99,7 @@ func clStartNodeWith(t testing.TB, name string, topo clustertest.Redis, prefix s
 	n.hs = &http.Server{Handler: count, ReadHeaderTimeout: 10 * time.Second, ErrorLog: diag.errorLog("http server " + name)}
 	go func() { _ = n.hs.Serve(ln) }()
 	t.Cleanup(n.stop)
-	deadline := time.Now().Add(10 * time.Second)
-	for !n.srv.Ready() && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	require.True(t, n.srv.Ready(), "node %s has no backend", name)
+	require.Eventually(t, n.srv.Ready, stateWait, 10*time.Millisecond, "node %s has no backend", name)
 	return n
 }
 
@@ -195,8 +191,12 @@ func clBackend(t testing.TB) *harness.Backend {
 	})
 }
 
-// clAddTool adds a tool to the backend at run time (list_changed).
-func clAddTool(e *clEnv, name string) {
+// clAddTool adds a tool to the backend at run time (list_changed), once
+// every node's GET stream to the backend is connected (before, the
+// go-sdk drops the notification and no node hears of the change).
+func clAddTool(t *testing.T, e *clEnv, name string) {
+	t.Helper()
+	e.backend.AwaitGETStreams(t, stateWait)
 	harness.AddEcho(e.backend.Server, name)
 }
 
@@ -224,7 +224,7 @@ func onLegacyFullFlowThroughBalancer(t *testing.T, topo clustertest.Redis) {
 		select {
 		case p := <-c.progress:
 			require.Equal(t, want, p)
-		case <-time.After(5 * time.Second):
+		case <-time.After(stateWait):
 			t.Fatalf("progress %v missing", want)
 		}
 	}
@@ -234,15 +234,15 @@ func onLegacyFullFlowThroughBalancer(t *testing.T, topo clustertest.Redis) {
 	require.Equal(t, "hello ada", harness.Text(t, res), "elicitation answered through another node")
 
 	// list_changed on the GET stream (opened through some node, served by the owner).
-	clAddTool(e, "late")
-	c.awaitListChanged(t, 1, 10*time.Second)
+	clAddTool(t, e, "late")
+	c.awaitListChanged(t, 1, stateWait)
 
 	// The GET stream drops; while the client is away another list_changed
 	// is sent; the client resumes with Last-Event-ID on another node and
 	// gets exactly that one.
 	e.lb.cutStreams()
-	clAddTool(e, "later")
-	c.awaitListChanged(t, 1, 15*time.Second)
+	clAddTool(t, e, "later")
+	c.awaitListChanged(t, 1, stateWait)
 	c.noMore(t, 500*time.Millisecond)
 
 	owner := e.owner(t, id)
@@ -272,7 +272,7 @@ func onLegacyFullFlowThroughBalancer(t *testing.T, topo clustertest.Redis) {
 	require.NoError(t, c.cs.Close())
 	require.Eventually(t, func() bool {
 		return !e.keyExists(t, e.keys.Session(id)) && !e.keyExists(t, e.keys.Events(id))
-	}, 5*time.Second, 20*time.Millisecond)
+	}, stateWait, 20*time.Millisecond)
 	require.True(t, slices.ContainsFunc(e.lb.hopsOf(id), func(h clHop) bool { return h.method == http.MethodDelete }))
 	for _, n := range e.nodes {
 		require.Zero(t, n.srv.SessionCount(), "node %s", n.name)
@@ -327,8 +327,8 @@ func onListChangedReachesClientsOnEveryNode(t *testing.T, topo clustertest.Redis
 		require.Equal(t, n.name, e.owner(t, c.cs.ID()))
 		clients = append(clients, c)
 	}
-	clAddTool(e, "fresh")
+	clAddTool(t, e, "fresh")
 	for _, c := range clients {
-		c.awaitListChanged(t, 1, 10*time.Second)
+		c.awaitListChanged(t, 1, stateWait)
 	}
 }

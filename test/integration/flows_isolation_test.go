@@ -90,6 +90,7 @@ func TestIsolationConcurrentSessionsGetOnlyTheirOwnMessages(t *testing.T) {
 		return s
 	}
 	sessions := []*isoSession{connect("A"), connect("B")}
+	sf.AwaitGETStreams(t, flowWait) // else the go-sdk drops updates sent before vmcp's GET streams are connected
 
 	var wg sync.WaitGroup
 	for _, s := range sessions {

@@ -70,6 +70,7 @@ func TestListChangedOncePerSessionPerChange(t *testing.T) {
 		tool    string
 	}{{alpha, "added1"}, {beta, "added2"}, {alpha, "added3"}}
 	for n, ch := range changes {
+		ch.backend.AwaitGETStreams(t, flowWait) // else the go-sdk drops a list_changed sent before vmcp's GET streams are connected
 		harness.AddEcho(ch.backend.Server, ch.tool)
 		want := ch.backend.Name + "_" + ch.tool
 		for _, s := range sessions {

@@ -43,7 +43,7 @@ func TestIdleLegacySessionsEachHeldTwoGoroutinesOfTheirOwn(t *testing.T) {
 	for range n {
 		v.Connect(t, legacy, nil)
 	}
-	require.Eventually(t, func() bool { return v.Server.Cluster().Status().Streams >= n }, 10*time.Second, 10*time.Millisecond, "every session's GET stream is served")
+	require.Eventually(t, func() bool { return v.Server.Cluster().Status().Streams >= n }, stateWait, 10*time.Millisecond, "every session's GET stream is served")
 	after := vmcpBackground()
 	assert.Less(t, after-before, n/2, "vmcp goroutines outside requests grow with idle sessions: %d → %d for %d sessions", before, after, n)
 }
@@ -63,7 +63,7 @@ func TestIdleLegacyGETStreamsEachHeldAServerGoroutine(t *testing.T) {
 		v.Connect(t, legacy, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{},
 			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
 	}
-	require.Eventually(t, func() bool { return v.Server.Cluster().Status().OwnStreams == n }, 10*time.Second, 10*time.Millisecond,
+	require.Eventually(t, func() bool { return v.Server.Cluster().Status().OwnStreams == n }, stateWait, 10*time.Millisecond,
 		"every session's GET stream is served by vmcp: %+v", v.Server.Cluster().Status())
 	hanging := func() (k int) {
 		for _, s := range goroutineStacks() {
@@ -73,7 +73,8 @@ func TestIdleLegacyGETStreamsEachHeldAServerGoroutine(t *testing.T) {
 		}
 		return k
 	}
-	require.Eventually(t, func() bool { return hanging() == 0 }, 5*time.Second, 10*time.Millisecond, "GET handlers hanging in the go-sdk")
+	require.Eventually(t, func() bool { return hanging() == 0 }, stateWait, 10*time.Millisecond, "GET handlers hanging in the go-sdk")
+	be.AwaitGETStreams(t, stateWait) // else the go-sdk drops the list_changed below
 	harness.AddEcho(be.Server, "added")
 	for i := range n {
 		select {

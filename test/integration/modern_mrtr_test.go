@@ -364,13 +364,13 @@ func everythingServer(t *testing.T) config.Backend {
 		_ = srv.Process.Kill()
 		_ = srv.Wait()
 	})
-	for deadline := time.Now().Add(stateWait); ; time.Sleep(20 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
+	require.Eventually(t, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
 			c.Close()
-			break
 		}
-		require.True(t, time.Now().Before(deadline), "the everything-server did not come up")
-	}
+		return err == nil
+	}, stateWait, 20*time.Millisecond, "the everything-server did not come up")
 	return config.Backend{Name: "everything", URL: "http://" + addr + "/mcp", Transport: config.TransportStreamableHTTP}
 }
 

@@ -105,7 +105,7 @@ func TestRelayForwardedProgressWithNullToken(t *testing.T) {
 					res, err := fc.call(flowCtx(t), backend+"_nulltok", nil, tok)
 					require.Equal(t, "nulltok:<nil>", flowText(res, err))
 					// the progress precedes the result on its stream: counted by now
-					assert.Eventually(t, func() bool { return testutil.ToFloat64(none) > n0 }, time.Second, 5*time.Millisecond, "progress without a token not counted as no_token")
+					assert.Eventually(t, func() bool { return testutil.ToFloat64(none) > n0 }, stateWait, 5*time.Millisecond, "progress without a token not counted as no_token")
 					assert.Equal(t, 1.0, testutil.ToFloat64(none)-n0, "counted once")
 					assert.Equal(t, u0, testutil.ToFloat64(unknown), "not counted as a token no call sent")
 					assert.Zero(t, fc.wireCount("notifications/progress"), "never forwarded to the client")

@@ -228,7 +228,7 @@ func TestRelayJSONResponseBackendProgressDelivered(t *testing.T) {
 		late := v.Server.Metrics().ProgressDropped.WithLabelValues("j", "after_end")
 		require.Eventually(t, func() bool {
 			return len(c.progress.all())+int(testutil.ToFloat64(late)) == 3*(i+1)
-		}, 5*time.Second, 10*time.Millisecond, "progress notifications for %s: delivered or dropped as late", tok)
+		}, stateWait, 10*time.Millisecond, "progress notifications for %s: delivered or dropped as late", tok)
 	}
 	assert.Equal(t, c.wireCount("notifications/progress"), c.onPost("notifications/progress"), "progress only on the calls' own streams, none on the GET stream")
 }
@@ -252,11 +252,16 @@ func TestRelayLargeArgumentsAndResults(t *testing.T) {
 	})
 	v := raVMCP(t, nil, []string{"b_size"}, b)
 	c := connectFlow(t, v, "A", nil)
+	// Megabytes of JSON through three go-sdk codecs under -race: a loaded
+	// machine took over 30 s (flowCtx), so these calls get vmcp's own
+	// backend timeout (raVMCP: 5 min).
+	big, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
 	blob := strings.Repeat("x", 3<<20)
-	res, err := c.call(flowCtx(t), "b_size", map[string]any{"blob": blob, "want": 0}, nil)
+	res, err := c.call(big, "b_size", map[string]any{"blob": blob, "want": 0}, nil)
 	require.Equal(t, fmt.Sprintf("%d:", len(blob)), flowText(res, err))
 	want := 12 << 20
-	res, err = c.call(flowCtx(t), "b_size", map[string]any{"blob": "", "want": want}, nil)
+	res, err = c.call(big, "b_size", map[string]any{"blob": "", "want": want}, nil)
 	require.NoError(t, err)
 	require.Equal(t, want+2, len(flowText(res, err)), "12 MiB result")
 

@@ -8,9 +8,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -84,41 +84,46 @@ func TestModernHeldJSONBodiesAndOddResultType(t *testing.T) {
 	require.Contains(t, got, `"keep":true`)
 }
 
-// Progress under another token is dropped; the call's own arrives.
+// Progress under another token is dropped; the call's own arrives. A
+// second call is the sentinel: the client handles notifications in the
+// order they arrive, so once its progress is seen, anything the first
+// call's stream carried has been seen too.
 func TestModernHeldProgressOtherToken(t *testing.T) {
-	ab := startAdvBackend(t, func(w http.ResponseWriter, req map[string]json.RawMessage, _ int64) {
+	ab := startAdvBackend(t, func(w http.ResponseWriter, req map[string]json.RawMessage, n int64) {
 		tok := advMeta(req)["progressToken"]
 		advSSE(w, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"other","progress":1}}`,
-			`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":`+string(tok)+`,"progress":2}}`,
+			`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":`+string(tok)+`,"progress":`+fmt.Sprint(n+1)+`}}`,
 			advResult(req, `{"content":[]}`))
 	})
 	v := advVMCP(t, ab)
-	var got atomic.Int64
-	var last atomic.Value
+	var got seen[float64]
 	cs := v.Connect(t, legacy, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
-		got.Add(1)
-		last.Store(r.Params.Progress)
+		got.add(r.Params.Progress)
 	}})
-	_, err := cs.CallTool(ctx(t), &mcp.CallToolParams{Name: "ev_evil", Arguments: map[string]any{}, Meta: mcp.Meta{"progressToken": "mine"}})
-	require.NoError(t, err)
-	require.Eventually(t, func() bool { return got.Load() == 1 }, raWait, 10*time.Millisecond)
-	time.Sleep(200 * time.Millisecond)
-	require.EqualValues(t, 1, got.Load())
-	require.Equal(t, 2.0, last.Load())
+	for _, tok := range []string{"mine", "sentinel"} {
+		_, err := cs.CallTool(ctx(t), &mcp.CallToolParams{Name: "ev_evil", Arguments: map[string]any{}, Meta: mcp.Meta{"progressToken": tok}})
+		require.NoError(t, err)
+	}
+	got.await(t, 3.0)
+	require.Equal(t, []float64{2, 3}, got.all(), "each call's own progress, nothing under the other token")
 }
 
 // Logs reach only the session that set a level; the level is in the
-// _meta of that session's posts only.
+// _meta of that session's posts only. A last call on each session, with a
+// level set, is the sentinel: once its log is seen, every earlier one
+// (handled in order of arrival) has been too.
 func TestModernHeldLogLevelIsolation(t *testing.T) {
-	ab := startAdvBackend(t, func(w http.ResponseWriter, req map[string]json.RawMessage, _ int64) {
+	ab := startAdvBackend(t, func(w http.ResponseWriter, req map[string]json.RawMessage, n int64) {
 		lvl := string(advMeta(req)["io.modelcontextprotocol/logLevel"])
-		advSSE(w, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"error","data":`+jsonOf(lvl)+`}}`,
+		advSSE(w, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"error","data":`+jsonOf(fmt.Sprint(n, lvl))+`}}`,
 			advResult(req, `{"content":[{"type":"text","text":`+jsonOf(lvl)+`}]}`))
 	})
 	v := advVMCP(t, ab)
-	logs := map[string]*atomic.Int64{"set": {}, "unset": {}}
+	logs := map[string]*seen[string]{"set": {}, "unset": {}}
 	conn := func(k string) *mcp.ClientSession {
-		return v.Connect(t, legacy, &mcp.ClientOptions{LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { logs[k].Add(1) }})
+		return v.Connect(t, legacy, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+			logs[k].add(fmt.Sprint(r.Params.Data))
+		}})
 	}
 	set, unset := conn("set"), conn("unset")
 	require.NoError(t, set.SetLoggingLevel(ctx(t), &mcp.SetLoggingLevelParams{Level: "info"}))
@@ -126,10 +131,37 @@ func TestModernHeldLogLevelIsolation(t *testing.T) {
 		require.Equal(t, `"info"`, callText(t, set, "ev_evil", ""))
 		require.Equal(t, "", callText(t, unset, "ev_evil", ""))
 	}
-	require.Eventually(t, func() bool { return logs["set"].Load() == 5 }, raWait, 10*time.Millisecond)
-	time.Sleep(200 * time.Millisecond)
-	require.EqualValues(t, 5, logs["set"].Load())
-	require.Zero(t, logs["unset"].Load())
+	require.NoError(t, unset.SetLoggingLevel(ctx(t), &mcp.SetLoggingLevelParams{Level: "info"}))
+	require.Equal(t, `"info"`, callText(t, set, "ev_evil", ""))
+	require.Equal(t, `"info"`, callText(t, unset, "ev_evil", ""))
+	logs["set"].await(t, `11"info"`)
+	logs["unset"].await(t, `12"info"`)
+	require.Equal(t, []string{`1"info"`, `3"info"`, `5"info"`, `7"info"`, `9"info"`, `11"info"`}, logs["set"].all())
+	require.Equal(t, []string{`12"info"`}, logs["unset"].all(), "no log of the calls made without a level")
+}
+
+// seen is what a client's handler received, in order.
+type seen[T comparable] struct {
+	mu   sync.Mutex
+	list []T
+}
+
+func (s *seen[T]) add(v T) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.list = append(s.list, v)
+}
+
+func (s *seen[T]) all() []T {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]T(nil), s.list...)
+}
+
+// await waits until v has been received.
+func (s *seen[T]) await(t *testing.T, v T) {
+	t.Helper()
+	require.Eventually(t, func() bool { return slices.Contains(s.all(), v) }, raWait, 5*time.Millisecond, "%v never arrived: %v", v, s.all())
 }
 
 // 404 and 500 and a backend gone mid-call are errors, not hangs.

@@ -492,7 +492,7 @@ func TestRelayRelayedCallWithIDInFlightOnSDKPathRefused(t *testing.T) {
 		if ok {
 			t.Logf("completion after the cancel: %s", m.raw)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(raWait):
 		t.Error("the cancel of id 7 did not end the completion in flight as 7")
 	}
 	close(release)

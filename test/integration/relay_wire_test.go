@@ -201,7 +201,7 @@ func TestRelayCancelWithEquivalentIDSpelling(t *testing.T) {
 		select {
 		case got := <-bl.done:
 			require.Equal(t, marker, got)
-		case <-time.After(5 * time.Second):
+		case <-time.After(raWait):
 			t.Fatalf("call %s cancelled as %s: the backend call was not cancelled", ids[0], ids[1])
 		}
 	}

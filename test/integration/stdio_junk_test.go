@@ -154,7 +154,7 @@ func TestStdioMaxProcessesRefusesBeyondTheLimit(t *testing.T) {
 	require.Eventually(t, func() bool {
 		res, err := whoami(fourth)
 		return err == nil && !res.IsError
-	}, 10*time.Second, 20*time.Millisecond, "a process slot was not released")
+	}, stateWait, 20*time.Millisecond, "a process slot was not released")
 }
 
 // errorText is a tool error result's text as an error.

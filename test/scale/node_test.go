@@ -76,8 +76,10 @@ func runNode(spec string) error {
 	go func() { _, _ = io.Copy(io.Discard, os.Stdin); stop() }()
 	ready := make(chan struct{})
 	go func() {
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
 		for !srv.Ready() && ctx.Err() == nil {
-			time.Sleep(10 * time.Millisecond)
+			<-tick.C
 		}
 		fmt.Printf("listening %s%s\n", base, cfg.Path)
 		close(ready)

@@ -97,13 +97,15 @@ func keysNow(t *testing.T, v *redisView) int64 {
 	return v.read(t).Keys
 }
 
-// waitKeys waits up to 10 s until v holds at most want keys (cleanup
+// waitKeys waits up to 30 s until v holds at most want keys (cleanup
 // after DELETE may finish after the response).
 func waitKeys(t *testing.T, v *redisView, want int64) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); keysNow(t, v) > want; time.Sleep(20 * time.Millisecond) {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(30 * time.Second); keysNow(t, v) > want; <-tick.C {
 		if time.Now().After(deadline) {
-			t.Fatalf("Redis holds %d keys 10s after the last DELETE, want %d (those before any session): %v", keysNow(t, v), want, v.allKeys(t))
+			t.Fatalf("Redis holds %d keys 30s after the last DELETE, want %d (those before any session): %v", keysNow(t, v), want, v.allKeys(t))
 		}
 	}
 }
@@ -120,17 +122,35 @@ func sessionKeys(t *testing.T, v *redisView, ids []string) []string {
 	return out
 }
 
-// requireNoSessionKeys fails if a key in v still names one of ids
-// within of their DELETEs (a session is released on a goroutine after
-// its DELETE is answered). Keep within below the records' TTL, so that a
-// record re-set after its release is caught before it expires.
-func requireNoSessionKeys(t *testing.T, v *redisView, ids []string, within time.Duration) {
+// requireNoSessionKeys fails if keys naming one of ids are still in v
+// 20 s after their DELETEs (a session is released on a goroutine after
+// its DELETE is answered), or come back within the nodes' next beats
+// heartbeats in all: a record re-set by a refresh after its release is
+// caught before it expires.
+func requireNoSessionKeys(t *testing.T, v *redisView, ids []string, beats int) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for len(sessionKeys(t, v, ids)) > 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(20 * time.Second); len(sessionKeys(t, v, ids)) > 0 && time.Now().Before(deadline); {
+		<-tick.C
 	}
-	require.Empty(t, sessionKeys(t, v, ids), "keys of closed sessions left behind %s after their DELETEs", within)
+	require.Empty(t, sessionKeys(t, v, ids), "keys of closed sessions left behind 20 s after their DELETEs")
+	if beats > 0 {
+		awaitBeats(t, v, beats)
+		require.Empty(t, sessionKeys(t, v, ids), "keys of closed sessions re-set by a refresh after their DELETEs")
+	}
+}
+
+// awaitBeats waits (a minute at most) until the nodes on v have beaten n
+// times in all (each heartbeat runs one SADD).
+func awaitBeats(t *testing.T, v *redisView, n int) {
+	t.Helper()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	s0 := v.read(t)
+	for deadline := time.Now().Add(time.Minute); v.read(t).Sub(s0).Calls["sadd"] < int64(n); <-tick.C {
+		require.True(t, time.Now().Before(deadline), "the nodes did not beat %d times within a minute", n)
+	}
 }
 
 // requireOwned checks every node owns want sessions (its /readyz), so

@@ -103,7 +103,9 @@ func openSessions(nodes []*node, n int, base http.RoundTripper) ([]*session, err
 	if err != nil {
 		return ss, err
 	}
-	for deadline := time.Now().Add(30 * time.Second); gets.Load() < int64(n); time.Sleep(10 * time.Millisecond) {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(30 * time.Second); gets.Load() < int64(n); <-tick.C {
 		if time.Now().After(deadline) {
 			return ss, fmt.Errorf("%d of %d GET streams answered within 30s", gets.Load(), n)
 		}

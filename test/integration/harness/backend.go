@@ -49,6 +49,7 @@ type Backend struct {
 	Server *mcp.Server      // the go-sdk server; add or remove features at any time
 	HTTP   *httptest.Server // the HTTP server
 
+	mode      Mode
 	closeOnce sync.Once
 }
 
@@ -65,7 +66,7 @@ func StartBackend(t testing.TB, name string, mode Mode, setup func(*mcp.Server))
 	mux := http.NewServeMux()
 	mux.Handle(backendPath, h)
 	hs := httptest.NewServer(mux)
-	b := &Backend{Name: name, URL: hs.URL + backendPath, Server: srv, HTTP: hs}
+	b := &Backend{Name: name, URL: hs.URL + backendPath, Server: srv, HTTP: hs, mode: mode}
 	t.Cleanup(b.Close)
 	return b
 }
@@ -80,24 +81,36 @@ func (b *Backend) Config() config.Backend {
 // behind the go-sdk client's (backends/getstream.go), so it may still be
 // opening after a first call. The probe is a progress notification, which
 // travels on that stream alone (vmcp counts it undeliverable: unknown token).
+// A stateless backend has no GET streams: it returns at once.
 func (b *Backend) AwaitGETStreams(t testing.TB, within time.Duration) {
+	t.Helper()
+	if b.mode == Stateful {
+		AwaitGETStreams(t, b.Server, within)
+	}
+}
+
+// AwaitGETStreams is Backend.AwaitGETStreams for any stateful backend
+// server: a notification it sends outside a request (list_changed,
+// resources/updated, a late log) before a session's GET stream is
+// connected is dropped by the go-sdk, so a test sends one only after this.
+func AwaitGETStreams(t testing.TB, srv *mcp.Server, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
-	for !b.getStreamsConnected() {
+	for !getStreamsConnected(srv) {
 		if time.Now().After(deadline) {
-			t.Fatalf("backend %s: its sessions' GET streams not connected within %s", b.Name, within)
+			t.Fatalf("backend sessions' GET streams not connected within %s", within)
 		}
 		<-tick.C
 	}
 }
 
-// getStreamsConnected reports whether b has sessions and every one took an
-// out-of-band message.
-func (b *Backend) getStreamsConnected() bool {
+// getStreamsConnected reports whether srv has sessions and every one took
+// an out-of-band message.
+func getStreamsConnected(srv *mcp.Server) bool {
 	n := 0
-	for ss := range b.Server.Sessions() {
+	for ss := range srv.Sessions() {
 		n++
 		if ss.NotifyProgress(context.Background(), &mcp.ProgressNotificationParams{ProgressToken: "probe", Progress: 1}) != nil {
 			return false
