@@ -67,7 +67,6 @@ type Backend struct {
 	onUpdated atomic.Pointer[func(backend, uri string)] // resources/updated handler (Manager.OnResourceUpdated)
 	// onUndeliverable handles messages that reach no call (sink.go).
 	onUndeliverable atomic.Pointer[func(method, backend string, err error)]
-	calls           calls // the calls attached to the control connection (sink.go)
 
 	procs atomic.Int64 // live stdio processes of client sessions (max_processes)
 	// noLegacy: this Modern backend refused a Legacy session, or (HTTP)
