@@ -164,8 +164,9 @@ func (d *Dispatcher) serveDo(rq *request, req *upstream.Request, t upstream.Targ
 }
 
 // pinnedTool is the catalogue's tool for a tools/call retry pinned to the
-// backend and tool the catalogue still routes it to (nil otherwise, so the
-// retry takes the SDK path).
+// backend and tool the catalogue still routes it to (nil otherwise: the
+// retry goes without the tool's Mcp-Param-* headers, and a backend that
+// requires them refuses it).
 func (d *Dispatcher) pinnedTool(c *mrtrCall, st mrtr.State) *mcp.Tool {
 	if c.method != "tools/call" {
 		return nil
@@ -208,7 +209,7 @@ func (d *Dispatcher) finish(c *mrtrCall, res any, retry bool) ([]byte, error) {
 		}
 		return marshalMRTR(&out, r.NeedsInput())
 	case *mcp.ReadResourceResult:
-		out := *r // r may be an SDK client's cached value: never mutate it
+		out := *r
 		out.Meta = d.resultMeta(r.Meta)
 		hint := backends.HintOf(r.Cacheable, r.Meta)
 		if retry || r.NeedsInput() {
