@@ -67,25 +67,6 @@ func (d *Dispatcher) newCallStream(rq *request, backend string, meta mcp.Meta) *
 // asked reports whether the client asked for progress or logs.
 func (s *callStream) asked() bool { return s.token != nil || s.minLevel >= 0 }
 
-// backendMeta sets in m (the _meta sent to the backend) the minted
-// progress token in place of the client's, and for a Modern backend the
-// client's logLevel. m may be nil.
-func (s *callStream) backendMeta(m mcp.Meta, modern bool) mcp.Meta {
-	if s.minted == "" && (!modern || s.minLevel < 0) {
-		return m
-	}
-	if m == nil {
-		m = make(mcp.Meta, 4)
-	}
-	if s.minted != "" {
-		m["progressToken"] = s.minted
-	}
-	if modern && s.minLevel >= 0 {
-		m[mcp.MetaKeyLogLevel] = logLevels[s.minLevel]
-	}
-	return m
-}
-
 // level is the client's logLevel, "" for none.
 func (s *callStream) level() string {
 	if s.minLevel < 0 {
