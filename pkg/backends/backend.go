@@ -67,7 +67,6 @@ type Backend struct {
 	onUpdated atomic.Pointer[func(backend, uri string)] // resources/updated handler (Manager.OnResourceUpdated)
 	// onUndeliverable handles messages that reach no call (sink.go).
 	onUndeliverable atomic.Pointer[func(method, backend string, err error)]
-	calls           calls // the calls attached to the control connection (sink.go)
 
 	procs atomic.Int64 // live stdio processes of client sessions (max_processes)
 	// noLegacy: this Modern backend refused a Legacy session, or (HTTP)
@@ -89,7 +88,6 @@ type Backend struct {
 	hist       History // state changes and failures, for /status
 	control    *mcp.ClientSession
 	controlMux *connMux // shares a stdio or SSE control connection (connmux.go)
-	renew      renewal  // forgotten control connections (renew.go)
 	init       *mcp.InitializeResult
 	tools      int
 	hints      map[string]CacheHint // list method -> cache hint of the last walk (cacheguard.go)
@@ -282,9 +280,6 @@ func (b *Backend) setState(s State, err error) {
 	changed := b.state != s
 	b.hist.record(s, changed, err, time.Now())
 	b.state, b.lastErr = s, err
-	if changed && s == StateDown {
-		b.controlSet() // a call waiting in Renewed gives up
-	}
 	b.mu.Unlock()
 	if changed {
 		if b.onState != nil {

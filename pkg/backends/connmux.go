@@ -49,6 +49,7 @@ type Exchange struct {
 	id    string
 	token string // "": none (or not routed: another request has it)
 	own   bool   // logs and asks may go to it
+	sole  bool   // logs may go to it while it is the only request in flight
 	ctx   context.Context
 	in    chan []byte // capacity 1: the mux blocks on a full one
 }
@@ -112,7 +113,10 @@ func (c *connMux) ownerOf(r *jsonrpc.Request) *Exchange {
 			return c.tokens[tok]
 		}
 	case MethodLog:
-		return c.oldestOwn()
+		if e := c.oldestOwn(); e != nil {
+			return e
+		}
+		return c.only()
 	case methodCancelled: // the backend withdrew an ask: to the request it went to
 		return c.asks[cancelledID(r.Params)]
 	case "elicitation/create", "sampling/createMessage", "roots/list":
@@ -156,6 +160,17 @@ func (c *connMux) oldestOwn() *Exchange {
 	return nil
 }
 
+// only is the one Exchange in flight when it may take the logs of a
+// connection shared by many clients (sole), else nil: a log relates to no
+// request on the wire, so with several in flight it goes to none (never
+// to the wrong one).
+func (c *connMux) only() *Exchange {
+	if len(c.order) == 1 && c.order[0].sole {
+		return c.order[0]
+	}
+	return nil
+}
+
 // deliver hands msg to e, waiting while e is full, until e's request or
 // the read ends.
 func (e *Exchange) deliver(ctx context.Context, msg jsonrpc.Message) {
@@ -186,7 +201,12 @@ func (c *connMux) end(err error) {
 // start registers a request with id (a string beginning "vmcp-u") and
 // progress token tok ("" none) before it is written; ctx ends it.
 func (c *connMux) start(ctx context.Context, id, tok string, own bool) (*Exchange, error) {
-	e := &Exchange{m: c, id: id, own: own, ctx: ctx, in: make(chan []byte, 1)}
+	return c.startAs(&Exchange{m: c, id: id, own: own, ctx: ctx, in: make(chan []byte, 1)}, tok)
+}
+
+// startAs is start for e, built by the caller.
+func (c *connMux) startAs(e *Exchange, tok string) (*Exchange, error) {
+	id := e.id
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {

@@ -19,6 +19,7 @@ type ConnSession struct {
 	mux     *connMux
 	version string
 	modern  bool
+	sole    bool // the control connection as ControlConn gives it (connMux.only)
 }
 
 // Conn returns the client's backend session for backend name (opened on
@@ -58,6 +59,20 @@ func (b *Backend) controlConn() (*ConnSession, error) {
 	return &ConnSession{b: b, mux: b.controlMux, version: v, modern: wire.IsModern(v)}, nil
 }
 
+// ControlConn is b's control connection (stdio or SSE) as a ConnSession
+// for requests of no principal (a Modern client's with auth off, that
+// cannot be asked): progress reaches a request by its token, logs while
+// it is the only request in flight, asks never. It fails with
+// ErrBackendDown while the backend is down or reached over streamable HTTP.
+func (b *Backend) ControlConn() (*ConnSession, error) {
+	r, err := b.controlConn()
+	if err != nil {
+		return nil, err
+	}
+	r.sole = true
+	return r, nil
+}
+
 // Backend is the backend this session belongs to.
 func (r *ConnSession) Backend() *Backend { return r.b }
 
@@ -95,7 +110,7 @@ func (r *ConnSession) Start(ctx context.Context, tok string, body []byte) (*Exch
 	if !strings.HasPrefix(id, ownedPrefix) {
 		return nil, fmt.Errorf("not a request with an id %s<n>", ownedPrefix)
 	}
-	e, err := r.mux.start(ctx, id, tok, r.Own())
+	e, err := r.mux.startAs(&Exchange{m: r.mux, id: id, own: r.Own(), sole: r.sole, ctx: ctx, in: make(chan []byte, 1)}, tok)
 	if err != nil {
 		return nil, r.failed(err)
 	}

@@ -159,7 +159,6 @@ func (b *Backend) connectControl(ctx context.Context) (*mcp.ClientSession, error
 	}
 	b.mu.Lock()
 	b.control, b.controlMux, b.init, b.tools = cs, mux, cs.InitializeResult(), len(inv.Tools)
-	b.controlSet()
 	b.mu.Unlock()
 	b.noLegacy.Store(false) // perhaps another server now (revision.go)
 	b.sink(inv, true)
@@ -178,7 +177,7 @@ func (b *Backend) watch(ctx context.Context, cs *mcp.ClientSession) (forgotten b
 		if !forgotten {
 			select {
 			case <-closed:
-				forgotten = b.wasForgotten(cs, waitErr)
+				forgotten = SessionForgotten(waitErr)
 			default:
 			}
 		}
@@ -195,7 +194,7 @@ func (b *Backend) watch(ctx context.Context, cs *mcp.ClientSession) (forgotten b
 			announced := b.takeAnnounced()
 			inv, err := b.list(ctx, cs)
 			if err != nil {
-				if b.wasForgotten(cs, err) {
+				if SessionForgotten(err) {
 					return true
 				}
 				b.log.Warn("refresh failed", "error", err)
@@ -209,7 +208,7 @@ func (b *Backend) watch(ctx context.Context, cs *mcp.ClientSession) (forgotten b
 			b.sink(inv, true)
 		case <-tick.C:
 			if err := b.probe(ctx, cs); err != nil {
-				if b.wasForgotten(cs, err) {
+				if SessionForgotten(err) {
 					return true
 				}
 				b.setState(StateDown, err)

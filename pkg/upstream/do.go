@@ -63,8 +63,9 @@ func (c *Core) target(req *Request) (Target, error) {
 }
 
 // session is the backend session req goes on (session.go's rule): the
-// Legacy client's own for Legacy clients, a stateless one on a Modern
-// HTTP backend, else one keyed by principal and declared capabilities.
+// Legacy client's own for Legacy clients, none on a Modern HTTP backend
+// (ViaDirect), the control connection for a request routed ViaShared,
+// else one keyed by principal and declared capabilities.
 // Streamable HTTP sessions are posted on raw; stdio and SSE ones are
 // written on through the go-sdk connection (transport.go).
 func (c *Core) session(ctx context.Context, req *Request, t Target) (session, func(), error) {
@@ -73,8 +74,9 @@ func (c *Core) session(ctx context.Context, req *Request, t Target) (session, fu
 		sess, err := sessionOf(ctx, req.Sessions, b)
 		return sess, noRelease, err
 	}
-	if raw, ok := b.Stateless(); ok {
-		return httpSession{raw}, noRelease, nil
+	if t.Via == ViaDirect || t.Via == ViaShared {
+		sess, err := sessionless(b, t.Via)
+		return sess, noRelease, err
 	}
 	set, release, err := c.sessions.set(req, b)
 	if err != nil {

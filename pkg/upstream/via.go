@@ -1,9 +1,5 @@
 package upstream
 
-import (
-	"github.com/vmcp/vmcp/pkg/backends"
-)
-
 // Via is the transport a request takes to its backend.
 type Via string
 
@@ -19,10 +15,14 @@ const (
 	// ViaSession: the Legacy client's own go-sdk backend session (a
 	// method the relay does not take).
 	ViaSession Via = "session"
-	// ViaDirect: one self-contained POST to a Modern streamable HTTP backend.
+	// ViaDirect: Do as one self-contained POST to a Modern streamable
+	// HTTP backend (no session; Mcp-Param-* headers built by Do), for any
+	// request and any principal, per-principal backends included.
 	ViaDirect Via = "direct"
-	// ViaShared: the backend's control connection, shared by Modern
-	// clients (lists; requests of no principal that need no session).
+	// ViaShared: Do on the control connection of a stdio or SSE backend,
+	// shared by Modern clients, for requests of no principal that need no
+	// session (auth off, the client cannot be asked). Lists and health use
+	// the control connection too, outside Do.
 	ViaShared Via = "shared"
 	// ViaKeyed: Do on a Legacy backend session keyed by the Modern
 	// client's principal and capabilities (session.go), on any transport;
@@ -37,16 +37,8 @@ var relayed = map[string]bool{"tools/call": true, "prompts/get": true, "resource
 // backend sessions: tools/call, prompts/get and resources/read raw
 // (Core.Do, which builds a Modern backend's Mcp-Param-* headers), on any
 // transport, and completion/complete on a streamable HTTP backend; the
-// rest through the go-sdk client. A Modern client's request to a Modern
-// HTTP backend needs no session: a tools/call is one direct POST unless
-// the tool mirrors arguments in Mcp-Param-* headers (the go-sdk client
-// builds those), the rest uses the shared control connection. To any
-// other backend, a call, get or read goes on a keyed session (never one
-// another principal's requests run on, opened at a Legacy revision so the
-// backend can ask) when the backend is Legacy HTTP, the client can be
-// asked, it has a principal, or the backend is per-principal; so does a
-// principal's completion. Everything else uses the shared control
-// connection.
+// rest through the go-sdk client. A Modern client's request is always
+// sent by Do (chooseModern).
 func choose(req *Request, t Target) Via {
 	if req.Revision == RevisionLegacy {
 		if relayed[req.Method] || (req.Method == "completion/complete" && t.Backend.HTTP()) {
@@ -57,18 +49,22 @@ func choose(req *Request, t Target) Via {
 	return chooseModern(req, t)
 }
 
-// chooseModern is choose for a Modern client's request.
+// chooseModern is choose for a Modern client's request. To a Modern HTTP
+// backend it needs no session: every request is one direct POST. To any
+// other backend, a call, get or read goes on a keyed session (never one
+// another principal's requests run on, opened at a Legacy revision so the
+// backend can ask) when the backend is Legacy HTTP, the client can be
+// asked, it has a principal, or the backend is per-principal; so does a
+// completion, except that asking plays no part. What is left (a stdio or
+// SSE backend, no principal, nothing to ask) goes on the control
+// connection.
 func chooseModern(req *Request, t Target) Via {
-	modernBackend := t.Backend.Modern()
-	http, anonymous := t.Backend.HTTP(), req.Principal.Anonymous()
 	switch {
-	case modernBackend && http && req.Method == "tools/call" && t.Tool != nil && !backends.HeaderParams(t.Tool):
+	case t.Backend.Modern() && t.Backend.HTTP():
 		return ViaDirect
-	case modernBackend && http:
-		return ViaShared
 	case relayed[req.Method] && needsKeyed(req, t):
 		return ViaKeyed
-	case req.Method == "completion/complete" && !anonymous:
+	case req.Method == "completion/complete" && (t.Backend.HTTP() || !req.Principal.Anonymous() || t.Backend.PerPrincipal()):
 		return ViaKeyed
 	}
 	return ViaShared

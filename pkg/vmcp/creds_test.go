@@ -50,6 +50,13 @@ func startGated(t *testing.T, name string, accept ...string) *gated {
 // startGatedMode is startGated with a Modern-capable (Stateless) server too.
 func startGatedMode(t *testing.T, name string, mode harness.Mode, accept ...string) *gated {
 	t.Helper()
+	return startGatedWith(t, name, mode, nil, accept...)
+}
+
+// startGatedWith is startGatedMode with setup (nil: none) adding to the
+// server's tools, prompts and resources.
+func startGatedWith(t *testing.T, name string, mode harness.Mode, setup func(*mcp.Server), accept ...string) *gated {
+	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: "test"}, &mcp.ServerOptions{
 		CompletionHandler: func(_ context.Context, r *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{name + "-" + r.Params.Argument.Value}}}, nil
@@ -61,6 +68,9 @@ func startGatedMode(t *testing.T, name string, mode harness.Mode, accept ...stri
 	srv.AddResource(&mcp.Resource{URI: "doc://" + name, Name: name + "-doc"}, func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.Params.URI, Text: name + " doc"}}}, nil
 	})
+	if setup != nil {
+		setup(srv)
+	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{Stateless: mode == harness.Stateless})
 	g := &gated{accept: map[string]bool{}, changed: make(chan struct{})}

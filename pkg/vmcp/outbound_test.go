@@ -174,7 +174,7 @@ func assertOwnTokens(t *testing.T, g *gated, sub string, check func(string) stri
 
 // The per-principal backend's prompts and resources were not published
 // (only its tools were). Now alice lists and gets them on both revisions
-// (and completes its prompt's arguments on Legacy); bob sees none of them.
+// and completes its prompt's arguments; bob sees none of them.
 func TestTokenExchangeBackendPromptsAndResourcesAreAlicesOnly(t *testing.T) {
 	idp := outboundIdP(t, func(sub string) bool { return sub == "bob" })
 	tokA, err := idp.ClientToken(t.Context(), "alice", "")
@@ -199,12 +199,10 @@ func TestTokenExchangeBackendPromptsAndResourcesAreAlicesOnly(t *testing.T) {
 			rr, err := a.ReadResource(ctx10(t), &mcp.ReadResourceParams{URI: "doc://vault"})
 			require.NoError(t, err)
 			require.Equal(t, "vault doc", rr.Contents[0].Text)
-			if version != "" { // Modern completion/complete still takes the shared connection (upstream.choose), which a per-principal backend lacks
-				cr, err := a.Complete(ctx10(t), &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "vault_vault-prompt"},
-					Argument: mcp.CompleteParamsArgument{Name: "x", Value: "v"}})
-				require.NoError(t, err)
-				require.Equal(t, []string{"vault-v"}, cr.Completion.Values)
-			}
+			cr, err := a.Complete(ctx10(t), &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "vault_vault-prompt"},
+				Argument: mcp.CompleteParamsArgument{Name: "x", Value: "v"}})
+			require.NoError(t, err)
+			require.Equal(t, []string{"vault-v"}, cr.Completion.Values)
 
 			b, _, err := connect(t, v.URL, tokB, version, nil)
 			require.NoError(t, err)

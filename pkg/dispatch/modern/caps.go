@@ -11,7 +11,7 @@ import (
 // capabilities (nothing else: a backend never sees more than the client
 // declared) as the capabilities of a backend session, with a key naming
 // them; false when the client declared none of them, so the backend cannot
-// ask and the shared connection serves the call. Roots are offered without
+// ask it (upstream.Request.Asks). Roots are offered without
 // listChanged: a Modern client sends no roots/list_changed to relay.
 // client is the request's clientCapabilities: a map, or raw JSON
 // (decodeCallTool), decoded only if it may declare one of them.

@@ -14,7 +14,9 @@ import (
 )
 
 // callToolDirect sends a tools/call the core routes ViaDirect (a Modern
-// streamable HTTP backend, a tool without Mcp-Param-* bindings) through
+// streamable HTTP backend; Do builds the Mcp-Param-* headers of a tool
+// that mirrors arguments in them, and carries a per-principal backend's
+// token for the request's principal) through
 // the call core's one sender (upstream.Core.Do): the progress and logs the
 // backend sends during the call go to the client's stream as they are
 // read, one at a time (the Stream's bounded queue stalls the backend when

@@ -2,7 +2,6 @@ package modern
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 
@@ -11,9 +10,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/mrtr"
-	"github.com/vmcp/vmcp/pkg/tracing"
 	"github.com/vmcp/vmcp/pkg/upstream"
-	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // mrtrCall is one tools/call, prompts/get or resources/read: the requests
@@ -27,12 +24,10 @@ type mrtrCall struct {
 	responses mcp.InputResponseMap // the client's inputResponses
 	state     string               // the client's requestState
 	principal identity.Principal   // who asked: the requestState vmcp mints is bound to it
-	args      any                  // the arguments a Legacy backend gets (nil: none; park_stream.go)
-	// send performs the call on cs with the given _meta, inputResponses and
-	// backend requestState and returns the SDK result.
-	send func(ctx context.Context, cs *mcp.ClientSession, meta mcp.Meta, in mcp.InputResponseMap, state string) (any, error)
-	// direct, if set, serves the call through the call core's sender when
-	// it routes it ViaDirect (direct.go), with the backend requestState inner.
+	args      any                  // the arguments the backend gets (nil: none; park_stream.go)
+	// direct, if set, serves the call when the core routes it ViaDirect
+	// (a tools/call: direct.go's raw path), with the backend requestState
+	// inner.
 	direct func(rq *request, req *upstream.Request, t upstream.Target, inner string) ([]byte, error)
 }
 
@@ -51,13 +46,6 @@ func (d *Dispatcher) callTool(rq *request, p *callParams) ([]byte, error) {
 	if len(p.Arguments) == 0 {
 		c.args = emptyObject
 	}
-	c.send = func(ctx context.Context, cs *mcp.ClientSession, meta mcp.Meta, in mcp.InputResponseMap, state string) (any, error) {
-		params := &mcp.CallToolParams{Meta: meta, Name: c.target, InputResponses: in, RequestState: state}
-		if len(p.Arguments) > 0 {
-			params.Arguments = p.Arguments
-		}
-		return cs.CallTool(ctx, params)
-	}
 	c.direct = func(rq *request, req *upstream.Request, t upstream.Target, inner string) ([]byte, error) {
 		q := *p
 		q.RequestState = inner
@@ -72,20 +60,13 @@ func (d *Dispatcher) getPrompt(rq *request, p *mcp.GetPromptParams) ([]byte, err
 	if p.Arguments != nil {
 		c.args = p.Arguments
 	}
-	c.send = func(ctx context.Context, cs *mcp.ClientSession, meta mcp.Meta, in mcp.InputResponseMap, state string) (any, error) {
-		return cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: meta, Name: c.target, Arguments: p.Arguments, InputResponses: in, RequestState: state})
-	}
 	return d.serveMRTR(rq, c)
 }
 
 // readResource routes resources/read by URI (exact resource, else
 // template); an unknown URI is the SDK's resource-not-found error (-32602).
 func (d *Dispatcher) readResource(rq *request, p *mcp.ReadResourceParams) ([]byte, error) {
-	c := &mrtrCall{method: "resources/read", name: p.URI, meta: p.Meta, responses: p.InputResponses, state: p.RequestState}
-	c.send = func(ctx context.Context, cs *mcp.ClientSession, meta mcp.Meta, in mcp.InputResponseMap, state string) (any, error) {
-		return cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: meta, URI: c.target, InputResponses: in, RequestState: state})
-	}
-	return d.serveMRTR(rq, c)
+	return d.serveMRTR(rq, &mrtrCall{method: "resources/read", name: p.URI, meta: p.Meta, responses: p.InputResponses, state: p.RequestState})
 }
 
 // upstreamRequest is the call core's view of rq for method and name.
@@ -95,14 +76,15 @@ func (d *Dispatcher) upstreamRequest(rq *request, method, name string) *upstream
 		Principal: identity.From(rq.r.Context()), Header: rq.r.Header, Asks: asks}
 }
 
-// serveMRTR serves c through the call core. A requestState vmcp issued is
-// verified first (-32602 if tampered, foreign or for another request): a
-// parked call's is resumed, a Modern backend's pins the retry to that
-// backend with its own state. The core's transport decides the rest: a
-// direct POST to a Modern HTTP backend; Do on a keyed session (any other
-// backend the client can be asked through or has a principal for, and
-// every Legacy HTTP one), parked while it asks the client
-// (park_stream.go); else the backend's shared control connection.
+// serveMRTR serves c through the call core's one sender (Do). A
+// requestState vmcp issued is verified first (-32602 if tampered, foreign
+// or for another request): a parked call's is resumed, a Modern backend's
+// pins the retry to that backend with its own state. The core's transport
+// decides the rest: a call, get or read on a keyed session (any backend
+// but Modern HTTP the client can be asked through or has a principal
+// for, and every Legacy HTTP one) is parked while it asks the client
+// (park_stream.go); a tools/call to a Modern HTTP backend takes the raw
+// path (direct.go); anything else is one request through Do (serveDo).
 func (d *Dispatcher) serveMRTR(rq *request, c *mrtrCall) ([]byte, error) {
 	retry := c.state != "" || c.responses != nil
 	req := d.upstreamRequest(rq, c.method, c.name)
@@ -112,20 +94,18 @@ func (d *Dispatcher) serveMRTR(rq *request, c *mrtrCall) ([]byte, error) {
 		return out, err
 	}
 	c.backend, c.target = t.Backend.Name(), t.Name
-	st := d.newCallStream(rq, c.backend, c.meta)
-	switch t.Via {
-	case upstream.ViaKeyed:
+	d.newCallStream(rq, c.backend, c.meta)
+	switch {
+	case t.Via == upstream.ViaKeyed:
 		return d.parkStream(rq, req, t, c)
-	case upstream.ViaDirect:
-		if c.direct != nil {
-			out, err := c.direct(rq, req, t, inner)
-			if err != nil {
-				return nil, err
-			}
-			return d.sealRaw(c, out)
+	case t.Via == upstream.ViaDirect && c.direct != nil:
+		out, err := c.direct(rq, req, t, inner)
+		if err != nil {
+			return nil, err
 		}
+		return d.sealRaw(c, out)
 	}
-	return d.serveShared(rq, req, t, c, st, inner, retry)
+	return d.serveDo(rq, req, t, c, inner, retry)
 }
 
 // resolve finds c's target: routed for a first call; for a retry, pinned
@@ -152,50 +132,41 @@ func (d *Dispatcher) resolve(rq *request, c *mrtrCall, req *upstream.Request) (t
 	return t, st.Inner, false, nil, err
 }
 
-// serveShared serves c on t's backend's control connection. A request the
-// backend no longer knows the session of (it restarted: not processed) is
-// sent once more on the next control connection.
-func (d *Dispatcher) serveShared(rq *request, req *upstream.Request, t upstream.Target, c *mrtrCall, st *callStream, inner string, retry bool) ([]byte, error) {
-	cs, err := t.Backend.Shared()
-	if err != nil {
-		return nil, d.core.Start(req, t)(err)
-	}
-	modern := t.Backend.Modern()
-	if !modern {
-		c.responses, inner = nil, "" // a Legacy backend knows no multi round-trip
-	}
-	res, err := upstream.Call(d.core, rq.r.Context(), req, t, func(ctx context.Context) (any, error) {
-		res, err := d.callShared(ctx, rq, t.Backend, cs, c, st, modern, inner)
-		if err != nil && ctx.Err() == nil && backends.SessionForgotten(err) {
-			if cs, err = t.Backend.Renewed(ctx, cs); err != nil {
-				return nil, err
-			}
-			return d.callShared(ctx, rq, t.Backend, cs, c, st, modern, inner)
-		}
-		return res, err
-	})
+// serveDo serves c, routed ViaDirect (a Modern HTTP backend) or
+// ViaShared (the control connection of a stdio or SSE backend), as one
+// request through Do: a Modern backend gets the client's inputResponses
+// and its own requestState inner (the retry of its input_required, which
+// finish seals into vmcp's), a Legacy one neither (it knows no multi
+// round-trip). Progress and logs reach the client's stream as they are
+// read; an ask is refused to the backend (this client cannot be asked).
+func (d *Dispatcher) serveDo(rq *request, req *upstream.Request, t upstream.Target, c *mrtrCall, inner string, retry bool) ([]byte, error) {
+	ps, err := d.newParkedStream(rq, req, t, c, c.meta)
 	if err != nil {
 		return nil, err
+	}
+	in := c.responses
+	if !t.Backend.Modern() {
+		in, inner = nil, ""
+	}
+	params, err := c.backendParams(in, inner)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := ps.round(rq.r.Context(), nil, params)
+	if err != nil {
+		return nil, err
+	}
+	res, err := decodeResult(c.method, raw)
+	if err != nil {
+		return nil, backends.WireError(c.backend, err)
 	}
 	return d.finish(c, res, retry)
 }
 
-// callShared sends c on b's control connection cs, shared by every Modern
-// client, under the call core's ctx: the client's progressToken is
-// replaced by one minted for this call, and what the backend sends during
-// the call reaches st (by that token, by the call's context on HTTP, as
-// b's only call over stdio).
-func (d *Dispatcher) callShared(ctx context.Context, rq *request, b *backends.Backend, cs *mcp.ClientSession, c *mrtrCall, st *callStream, modern bool, inner string) (any, error) {
-	release := b.Attach(st, st.minted)
-	defer release()
-	meta := st.backendMeta(d.forwardMeta(rq, cs, c.meta), modern)
-	tracing.RewriteMeta(ctx, meta) // a client's _meta.traceparent names vmcp's backend span instead
-	return c.send(backends.WithSink(ctx, st), cs, meta, c.responses, inner)
-}
-
 // pinnedTool is the catalogue's tool for a tools/call retry pinned to the
-// backend and tool the catalogue still routes it to (nil otherwise, so the
-// retry takes the SDK path).
+// backend and tool the catalogue still routes it to (nil otherwise: the
+// retry goes without the tool's Mcp-Param-* headers, and a backend that
+// requires them refuses it).
 func (d *Dispatcher) pinnedTool(c *mrtrCall, st mrtr.State) *mcp.Tool {
 	if c.method != "tools/call" {
 		return nil
@@ -238,7 +209,7 @@ func (d *Dispatcher) finish(c *mrtrCall, res any, retry bool) ([]byte, error) {
 		}
 		return marshalMRTR(&out, r.NeedsInput())
 	case *mcp.ReadResourceResult:
-		out := *r // r may be an SDK client's cached value: never mutate it
+		out := *r
 		out.Meta = d.resultMeta(r.Meta)
 		hint := backends.HintOf(r.Cacheable, r.Meta)
 		if retry || r.NeedsInput() {
@@ -294,21 +265,7 @@ func (d *Dispatcher) complete(rq *request, p *mcp.CompleteParams) ([]byte, error
 	if err != nil {
 		return nil, err
 	}
-	if t.Via == upstream.ViaKeyed {
-		return d.completeKeyed(rq, req, t, params, p.Meta)
-	}
-	res, err := upstream.Call(d.core, rq.r.Context(), req, t, func(ctx context.Context) (*mcp.CompleteResult, error) {
-		cs, err := t.Backend.Shared()
-		if err != nil {
-			return nil, err
-		}
-		params.Meta = d.forwardMeta(rq, cs, p.Meta)
-		return cs.Complete(ctx, params)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return d.completed(res)
+	return d.completeDo(rq, req, t, params, p.Meta)
 }
 
 // completed is a backend's completion result as vmcp answers it.
@@ -317,22 +274,6 @@ func (d *Dispatcher) completed(res *mcp.CompleteResult) ([]byte, error) {
 	out.ResultType = "complete"
 	out.Meta = d.resultMeta(res.Meta)
 	return json.Marshal(&out)
-}
-
-// forwardMeta is the _meta sent to a backend: the client's keys without the
-// reserved io.modelcontextprotocol/* ones, plus, for a Modern backend, the
-// client's own clientCapabilities, so the SDK client does not inject vmcp's
-// and the backend never sees a capability the client did not declare.
-func (d *Dispatcher) forwardMeta(rq *request, cs *mcp.ClientSession, m mcp.Meta) mcp.Meta {
-	out := backends.ForwardMeta(m)
-	if r := cs.InitializeResult(); r == nil || !wire.IsModern(r.ProtocolVersion) {
-		return out
-	}
-	if out == nil {
-		out = make(mcp.Meta, 3) // the SDK adds protocolVersion and clientInfo
-	}
-	out[mcp.MetaKeyClientCapabilities] = rq.clientCaps
-	return out
 }
 
 func invalidParams(format string, args ...any) error {

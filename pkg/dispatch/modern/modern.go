@@ -1,13 +1,14 @@
 // Package modern serves Modern MCP clients (protocol 2026-07-28 and later)
 // statelessly: every POST carries its own protocol version and client
 // capabilities in _meta, is parsed once, validated (headers, _meta, size,
-// media type), routed through the aggregator's catalogue to the backend's
-// shared control connection, and answered with one JSON reply, or an SSE
+// media type), routed through the aggregator's catalogue and sent to the
+// backend by the call core (upstream.Core.Do: this package sends nothing
+// itself), and answered with one JSON reply, or an SSE
 // stream for subscriptions/listen (listen.go) and for a call with progress
 // or logs to deliver (stream.go). No per-request
 // mcp.ServerSession exists. Multi round-trip requests pass through Modern
 // backends with sealed requestState and are parked for Legacy ones
-// (forward.go, park.go, park_session.go, pool.go).
+// (forward.go, direct.go, park.go, park_stream.go).
 package modern
 
 import (

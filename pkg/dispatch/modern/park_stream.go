@@ -322,10 +322,12 @@ func decodeResult(method string, raw json.RawMessage) (any, error) {
 	return res, nil
 }
 
-// completeKeyed serves a completion routed ViaKeyed (a principal's, to a
-// Legacy HTTP backend) through Do on the principal's keyed session:
-// params are the backend's (its reference), meta the client's _meta.
-func (d *Dispatcher) completeKeyed(rq *request, req *upstream.Request, t upstream.Target, params *mcp.CompleteParams, meta mcp.Meta) ([]byte, error) {
+// completeDo serves a completion through Do, whatever its transport: a
+// direct POST to a Modern HTTP backend (a per-principal one with the
+// principal's token), a keyed session (a principal's, or to a Legacy HTTP
+// backend), or a stdio or SSE backend's control connection. params are
+// the backend's (its reference), meta the client's _meta.
+func (d *Dispatcher) completeDo(rq *request, req *upstream.Request, t upstream.Target, params *mcp.CompleteParams, meta mcp.Meta) ([]byte, error) {
 	c := &mrtrCall{method: "completion/complete", backend: t.Backend.Name()}
 	d.newCallStream(rq, c.backend, meta)
 	ps, err := d.newParkedStream(rq, req, t, c, meta)

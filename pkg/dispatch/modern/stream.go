@@ -20,11 +20,12 @@ import (
 // and the result (or error) is its last event. A request without logLevel
 // never gets a log message (logging: "MUST NOT").
 
-// callStream is the backends.Sink of one Modern request: the seam between a
-// backend call (direct POST, shared control connection, parked session) and
-// the client's response. The dispatcher creates it in serveMRTR; backends
-// deliver to it through Notify (direct.go readSSE, the control connection's
-// tap via WithSink/Attach) and parked calls through deliver (park.go).
+// callStream is where the notifications of one Modern request's backend
+// request go: the seam between the call core's Stream (every transport:
+// direct POST, control connection, keyed session, parked call) and the
+// client's response. The dispatcher creates it in serveMRTR; the Stream's
+// readers deliver to it through Notify (direct.go) and deliver
+// (park_stream.go).
 type callStream struct {
 	rq       *request
 	d        *Dispatcher       // counts undeliverable messages
@@ -66,25 +67,6 @@ func (d *Dispatcher) newCallStream(rq *request, backend string, meta mcp.Meta) *
 // asked reports whether the client asked for progress or logs.
 func (s *callStream) asked() bool { return s.token != nil || s.minLevel >= 0 }
 
-// backendMeta sets in m (the _meta sent to the backend) the minted
-// progress token in place of the client's, and for a Modern backend the
-// client's logLevel. m may be nil.
-func (s *callStream) backendMeta(m mcp.Meta, modern bool) mcp.Meta {
-	if s.minted == "" && (!modern || s.minLevel < 0) {
-		return m
-	}
-	if m == nil {
-		m = make(mcp.Meta, 4)
-	}
-	if s.minted != "" {
-		m["progressToken"] = s.minted
-	}
-	if modern && s.minLevel >= 0 {
-		m[mcp.MetaKeyLogLevel] = logLevels[s.minLevel]
-	}
-	return m
-}
-
 // level is the client's logLevel, "" for none.
 func (s *callStream) level() string {
 	if s.minLevel < 0 {
@@ -93,8 +75,9 @@ func (s *callStream) level() string {
 	return string(logLevels[s.minLevel])
 }
 
-// Notify is backends.Sink: progress must carry the token minted for this
-// call (anything else is dropped and counted); then deliver.
+// Notify delivers a notification of the call's backend request: progress
+// must carry the token minted for this call (anything else is dropped and
+// counted); then deliver.
 func (s *callStream) Notify(method string, params json.RawMessage) {
 	if method == backends.MethodProgress {
 		tok, err := backends.TokenOf(params)
