@@ -91,7 +91,9 @@ func viaKinds() map[string]viaKind {
 			{revision: m, method: "completion/complete", asks: true, want: upstream.ViaShared},
 			{revision: m, method: "completion/complete", alice: true, want: upstream.ViaKeyed},
 			{revision: l, method: "tools/call", want: upstream.ViaRelay},
-			{revision: l, method: "completion/complete", want: upstream.ViaSession},
+			{revision: l, method: "completion/complete", want: upstream.ViaRelay},
+			{revision: l, method: "resources/subscribe", want: upstream.ViaRelay},
+			{revision: l, method: "resources/unsubscribe", want: upstream.ViaRelay},
 		}},
 	}
 }

@@ -65,7 +65,7 @@ func TestStdioBackendOneProcessPerClientSession(t *testing.T) {
 	a := v.Connect(t, legacy, nil)
 	b := v.Connect(t, legacy, nil)
 
-	require.ElementsMatch(t, []string{"local_echo", "local_whoami", "local_counter", "local_roots", "local_roots_changed", "local_report", "local_ask", "local_wait", "local_cancelled"}, harness.ToolNames(t, a))
+	require.ElementsMatch(t, []string{"local_echo", "local_whoami", "local_counter", "local_roots", "local_roots_changed", "local_report", "local_ask", "local_wait", "local_cancelled", "local_touch"}, harness.ToolNames(t, a))
 	require.Equal(t, "hi", callText(t, a, "local_echo", "hi"))
 	idA := callText(t, a, "local_whoami", "")
 	require.NotEmpty(t, idA)

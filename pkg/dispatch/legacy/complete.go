@@ -13,15 +13,13 @@ import (
 	"github.com/vmcp/vmcp/pkg/wire"
 )
 
-// errNoAsks refuses a server-to-client request on a completion's stream:
-// a completion has no call stream for vmcp to ask the client on.
-var errNoAsks = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "vmcp relays no server-to-client request during completion/complete"}
+// errNoAsks refuses a server-to-client request on the stream of a
+// completion or subscription: it has no call stream to ask the client on.
+var errNoAsks = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "vmcp relays no server-to-client request during completion/complete or resources/(un)subscribe"}
 
-// completeDo sends completion/complete (params p, routed to t, a
-// streamable HTTP backend: ViaRelay) through upstream.Core.Do on the
-// client's own backend session and decodes the backend's result. Log
-// messages on its stream go to the client by its level; the session's end
-// cancels it.
+// completeDo sends completion/complete (params p, routed to t: ViaRelay)
+// through upstream.Core.Do on the client's own backend session, on any
+// transport, and decodes the backend's result.
 func (d *Dispatcher) completeDo(ctx context.Context, s *clientSession, req *upstream.Request, t upstream.Target, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
 	raw, err := json.Marshal(p)
 	if err != nil {
@@ -31,6 +29,24 @@ func (d *Dispatcher) completeDo(ctx context.Context, s *clientSession, req *upst
 	if err != nil {
 		return nil, err
 	}
+	res, err := d.sendDo(ctx, s, req, t, params)
+	if err != nil {
+		return nil, err
+	}
+	var out mcp.CompleteResult
+	if err := json.Unmarshal(res, &out); err != nil {
+		return nil, backends.WireError(t.Backend.Name(), fmt.Errorf("malformed completion/complete result: %w", err))
+	}
+	return &out, nil
+}
+
+// sendDo sends one request of the session that is neither a call, a get
+// nor a read (completion/complete, resources/(un)subscribe; params without
+// the envelope, its _meta forwarded) through upstream.Core.Do on the
+// client's own backend session and returns the backend's raw result. Log
+// messages on its stream go to the client by its level, an ask is refused
+// to the backend (no call stream to ask on); the session's end cancels it.
+func (d *Dispatcher) sendDo(ctx context.Context, s *clientSession, req *upstream.Request, t upstream.Target, params map[string]json.RawMessage) (json.RawMessage, error) {
 	s.mu.Lock()
 	level := s.logLevel
 	s.mu.Unlock()
@@ -53,11 +69,7 @@ func (d *Dispatcher) completeDo(ctx context.Context, s *clientSession, req *upst
 		case err != nil:
 			return nil, err
 		case m.Kind == upstream.KindResult:
-			var res mcp.CompleteResult
-			if err := json.Unmarshal(m.Result, &res); err != nil {
-				return nil, backends.WireError(st.Backend(), fmt.Errorf("malformed completion/complete result: %w", err))
-			}
-			return &res, nil
+			return m.Result, nil
 		case m.Kind == upstream.KindAsk:
 			if aerr := st.Answer(ctx, m.ID, nil, errNoAsks); aerr != nil {
 				d.undeliverable(m.Method+" response", s.id, st.Backend(), aerr)
@@ -68,7 +80,7 @@ func (d *Dispatcher) completeDo(ctx context.Context, s *clientSession, req *upst
 	}
 }
 
-// completionNote delivers a notification on a completion's stream: a log
+// completionNote delivers a notification on sendDo's stream: a log
 // message to the client by its level; anything else is undeliverable.
 func (d *Dispatcher) completionNote(s *clientSession, backend string, m *upstream.Message) {
 	err := errors.New("no call stream to deliver it on")

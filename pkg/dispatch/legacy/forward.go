@@ -2,6 +2,7 @@ package legacy
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
@@ -126,16 +127,7 @@ func (d *Dispatcher) complete(ctx context.Context, req *mcp.CompleteRequest) (*m
 	if err != nil {
 		return nil, err
 	}
-	if t.Via == upstream.ViaRelay {
-		return d.completeDo(ctx, s, ureq, t, params)
-	}
-	return upstream.Call(d.core, ctx, ureq, t, func(cctx context.Context) (*mcp.CompleteResult, error) {
-		cs, err := s.backends.Get(cctx, backend)
-		if err != nil {
-			return nil, err
-		}
-		return cs.Complete(cctx, params)
-	})
+	return d.completeDo(ctx, s, ureq, t, params) // ViaRelay on every transport
 }
 
 // subscribe forwards resources/subscribe over the caller's own backend
@@ -159,16 +151,11 @@ func (d *Dispatcher) subscription(ctx context.Context, ss *mcp.ServerSession, ex
 	if err != nil {
 		return err
 	}
-	_, err = upstream.Call(d.core, ctx, req, t, func(cctx context.Context) (struct{}, error) {
-		cs, err := s.backends.Get(cctx, t.Backend.Name())
-		if err != nil {
-			return struct{}{}, err
-		}
-		if method == "resources/subscribe" {
-			return struct{}{}, cs.Subscribe(cctx, &mcp.SubscribeParams{URI: t.Name})
-		}
-		return struct{}{}, cs.Unsubscribe(cctx, &mcp.UnsubscribeParams{URI: t.Name})
-	})
+	name, err := json.Marshal(t.Name)
+	if err != nil {
+		return err
+	}
+	_, err = d.sendDo(ctx, s, req, t, map[string]json.RawMessage{"uri": name})
 	return err
 }
 

@@ -24,7 +24,10 @@ var stdioBuild struct {
 // 1), "roots" (the client's roots, comma-separated), "roots_changed"
 // (notifications/roots/list_changed received) and "report" (one log per
 // level debug/info/warning/error, then progress 1..n; returns
-// "reported:<marker>"). The program is built once
+// "reported:<marker>"), plus the prompt "greet" (any argument completes
+// with "alpha" and "alpha2"), the subscribable resource mem://note and the
+// tool "touch" (notifications/resources/updated for it to its
+// subscribers). The program is built once
 // per test binary with `go build` into a temporary directory; a build
 // failure fails the test.
 func StdioBackend(t testing.TB, name string) config.Backend {

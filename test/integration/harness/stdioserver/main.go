@@ -9,7 +9,9 @@
 // the request's token, the marker as message), and returns
 // "reported:<marker>"; "ask" elicits a name ("asked:<action>:<name>"),
 // "wait" returns only when cancelled, "cancelled" counts those
-// (servertools).
+// (servertools). The prompt "greet" completes any argument with "alpha"
+// and "alpha2"; mem://note may be subscribed, and "touch" tells its
+// subscribers it changed (notes.go).
 // With STDIOSERVER_LEGACY set it negotiates only Legacy revisions. With
 // STDIOSERVER_JUNK set it prints a banner and a junk line on stdout before
 // serving, a junk line before each "echo" result, and a line on stderr, as
@@ -42,6 +44,7 @@ func main() {
 	opts := &mcp.ServerOptions{
 		RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) { rootsChanged.Add(1) },
 	}
+	noteOptions(opts) // completions and resource subscriptions (notes.go)
 	if os.Getenv("STDIOSERVER_LEGACY") != "" { // a server that predates 2026-07-28
 		opts.SupportedProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 	}
@@ -108,6 +111,7 @@ func main() {
 			return text(strings.Join(uris, ",")), nil
 		})
 	servertools.Add(s) // report, ask, wait, cancelled
+	addNote(s)         // the prompt "greet", mem://note and "touch" (notes.go)
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Printf("stdioserver: %v", err)
 	}
