@@ -1,11 +1,6 @@
 package backends
 
-import (
-	"errors"
-	"fmt"
-	"strconv"
-	"strings"
-)
+import "errors"
 
 // Progress that reaches no call is dropped, never forwarded elsewhere, and
 // counted by reason (vmcp_progress_dropped_total{backend,reason}): every
@@ -44,16 +39,5 @@ func DropReason(err error) string {
 	return ""
 }
 
-// mintedPrefix starts every token ProgressToken mints.
+// mintedPrefix starts every token ProgressTokens.Mint mints.
 const mintedPrefix = "vmcp-progress-"
-
-// UnmatchedProgress is the error for progress carrying tok (TokenOf) that
-// matches no call in flight: ErrProgressAfterEnd for a token vmcp minted
-// before (its call ended), else ErrProgressUnknownToken.
-func UnmatchedProgress(tok string) error {
-	if n, err := strconv.ParseInt(strings.TrimPrefix(tok, mintedPrefix), 10, 64); err == nil &&
-		strings.HasPrefix(tok, mintedPrefix) && n > 0 && n <= progressSeq.Load() {
-		return fmt.Errorf("%w: token %s", ErrProgressAfterEnd, tok)
-	}
-	return fmt.Errorf("%w: token %s", ErrProgressUnknownToken, tok)
-}

@@ -12,11 +12,27 @@ import (
 // A minted token vmcp handed out before is late (after_end); any other
 // token is unknown, including one that merely looks minted.
 func TestUnmatchedProgressTellsLateFromUnknown(t *testing.T) {
-	old := ProgressToken()
-	assert.Equal(t, DropAfterEnd, DropReason(UnmatchedProgress(old)))
-	assert.Equal(t, DropUnknownToken, DropReason(UnmatchedProgress("nobody-sent-this")))
-	assert.Equal(t, DropUnknownToken, DropReason(UnmatchedProgress(mintedPrefix+"999999999999")))
+	t.Parallel()
+	var tokens ProgressTokens
+	old := tokens.Mint()
+	assert.Equal(t, DropAfterEnd, DropReason(tokens.Unmatched(old)))
+	assert.Equal(t, DropUnknownToken, DropReason(tokens.Unmatched("nobody-sent-this")))
+	assert.Equal(t, DropUnknownToken, DropReason(tokens.Unmatched(mintedPrefix+"999999999999")))
 	assert.Empty(t, DropReason(errors.New("other")))
+}
+
+// TestProgressTokensWereProcessWide pins the progress-token counter that
+// every server in a process shared: another server's minted token counted
+// as this one's late progress (after_end), and tokens depended on what
+// other servers (parallel tests) had minted. Each Manager has its own.
+func TestProgressTokensWereProcessWide(t *testing.T) {
+	t.Parallel()
+	a, b := NewManager(nil, nil, nil, "test"), NewManager(nil, nil, nil, "test")
+	ta := a.Tokens().Mint()
+	assert.Equal(t, ta, b.Tokens().Mint(), "two servers mint the same first token")
+	assert.NotSame(t, a.Tokens(), b.Tokens())
+	var c ProgressTokens
+	assert.Equal(t, DropUnknownToken, DropReason(c.Unmatched(ta)), "another server's token is not this one's late progress")
 }
 
 // The versions a discover answer lists pick the newest Legacy revision

@@ -11,7 +11,11 @@ import (
 // id only has to be unique among that server's requests in flight), and
 // the server's bulk phases.
 type ids struct {
+	tokens ProgressTokens  // the progress tokens the server mints
 	direct atomic.Int64    // Direct requests
 	listen atomic.Int64    // subscriptions/listen streams
 	bulk   *bulkgc.Limiter // list walks are bulk phases of it (nil: none)
 }
+
+// Tokens returns the server's progress tokens (one per Manager).
+func (m *Manager) Tokens() *ProgressTokens { return &m.opts.ids.tokens }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -28,14 +29,25 @@ const (
 	MethodLog      = "notifications/message"
 )
 
-// progressSeq numbers the progress tokens vmcp mints.
-var progressSeq atomic.Int64
+// ProgressTokens mints the progress tokens one server's backends see
+// instead of its clients' ("vmcp-progress-N"), so calls of many clients
+// sharing a connection never collide; one per Manager (Manager.Tokens).
+type ProgressTokens struct{ seq atomic.Int64 }
 
-// ProgressToken mints a progress token unique in this process: the token a
-// backend sees instead of the client's, so calls of many clients sharing a
-// connection never collide.
-func ProgressToken() string {
-	return mintedPrefix + strconv.FormatInt(progressSeq.Add(1), 10)
+// Mint returns a token unique among this server's.
+func (p *ProgressTokens) Mint() string {
+	return mintedPrefix + strconv.FormatInt(p.seq.Add(1), 10)
+}
+
+// Unmatched is the error for progress carrying tok (TokenOf) that matches
+// no call in flight: ErrProgressAfterEnd for a token this server minted
+// before (its call ended), else ErrProgressUnknownToken.
+func (p *ProgressTokens) Unmatched(tok string) error {
+	if n, err := strconv.ParseInt(strings.TrimPrefix(tok, mintedPrefix), 10, 64); err == nil &&
+		strings.HasPrefix(tok, mintedPrefix) && n > 0 && n <= p.seq.Load() {
+		return fmt.Errorf("%w: token %s", ErrProgressAfterEnd, tok)
+	}
+	return fmt.Errorf("%w: token %s", ErrProgressUnknownToken, tok)
 }
 
 // controlTap takes the progress and log notifications of the control
@@ -46,7 +58,7 @@ func (b *Backend) controlTap(_ context.Context, msg *jsonrpc.Request) {
 	case MethodProgress:
 		tok, err := TokenOf(msg.Params)
 		if err == nil {
-			err = fmt.Errorf("no call in flight has it: %w", UnmatchedProgress(tok))
+			err = fmt.Errorf("no call in flight has it: %w", b.ids.tokens.Unmatched(tok))
 		}
 		b.undeliverable(msg.Method, err)
 	case MethodLog:

@@ -14,7 +14,7 @@ import (
 // tapBackend is a Backend of transport whose undeliverable messages are
 // recorded.
 func tapBackend(transport string) (*Backend, *[]string) {
-	b := &Backend{cfg: config.Backend{Name: "b", Transport: transport, URL: "http://x"}, log: slog.New(slog.DiscardHandler)}
+	b := &Backend{cfg: config.Backend{Name: "b", Transport: transport, URL: "http://x"}, log: slog.New(slog.DiscardHandler), ids: &ids{}}
 	var missed []string
 	f := func(method, _ string, _ error) { missed = append(missed, method) }
 	b.onUndeliverable.Store(&f)

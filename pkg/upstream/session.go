@@ -86,7 +86,7 @@ func (p *sessions) set(req *Request, b *backends.Backend) (set *backends.Session
 			return nil, nil, fmt.Errorf("vmcp holds %d keyed backend sessions, its limit", maxSessions)
 		}
 		k = &keyed{set: p.mgr.NewSessionSet(func(b *backends.Backend) backends.SessionOptions {
-			return keyedOptions(b, req.AskCaps, p.undeliverable)
+			return keyedOptions(b, req.AskCaps, p.mgr.Tokens(), p.undeliverable)
 		})}
 		p.sets[key] = k
 	}
@@ -101,7 +101,7 @@ func (p *sessions) set(req *Request, b *backends.Backend) (set *backends.Session
 // to debug (vmcp filters by each request's level). What reaches the
 // session off a request's stream (its GET stream: progress after its call
 // ended, logs) belongs to no request: miss counts and logs it.
-func keyedOptions(b *backends.Backend, caps *mcp.ClientCapabilities, miss func(method, backend string, err error)) backends.SessionOptions {
+func keyedOptions(b *backends.Backend, caps *mcp.ClientCapabilities, tokens *backends.ProgressTokens, miss func(method, backend string, err error)) backends.SessionOptions {
 	if caps == nil {
 		caps = &mcp.ClientCapabilities{}
 	}
@@ -114,7 +114,7 @@ func keyedOptions(b *backends.Backend, caps *mcp.ClientCapabilities, miss func(m
 				if tok, terr := backends.TokenOf(msg.Params); terr != nil {
 					err = terr
 				} else {
-					err = backends.UnmatchedProgress(tok)
+					err = tokens.Unmatched(tok)
 				}
 			}
 			miss(msg.Method, b.Name(), err)

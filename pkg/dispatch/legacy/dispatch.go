@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -73,14 +74,15 @@ type Options struct {
 
 // Dispatcher is the Legacy half of the vmcp endpoint.
 type Dispatcher struct {
-	opts    Options
-	core    *upstream.Core
-	metrics *telemetry.Metrics
-	agg     *aggregator.Aggregator
-	mgr     *backends.Manager
-	server  *mcp.Server
-	handler *mcp.StreamableHTTPHandler
-	log     *slog.Logger
+	relayIDs atomic.Int64 // the ids of requests the relay sends clients (newRelayID)
+	opts     Options
+	core     *upstream.Core
+	metrics  *telemetry.Metrics
+	agg      *aggregator.Aggregator
+	mgr      *backends.Manager
+	server   *mcp.Server
+	handler  *mcp.StreamableHTTPHandler
+	log      *slog.Logger
 
 	regMu sync.Mutex // serialises sync
 	reg   registered

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -172,13 +171,11 @@ type capabilitiesV2 struct {
 	Roots *mcp.RootCapabilities `json:"roots,omitempty"`
 }
 
-// relayIDs numbers the requests vmcp sends on backend sessions and to
-// clients; as strings ("vmcp-N") they never equal the go-sdk's integer ids
-// on the same sessions.
-var relayIDs atomic.Int64
-
-func newRelayID() []byte {
-	id := append([]byte(`"vmcp-`), strconv.FormatInt(relayIDs.Add(1), 10)...)
+// newRelayID numbers the requests the relay sends its clients (d.relayIDs,
+// one count per server); as strings ("vmcp-N") they never equal the
+// go-sdk's integer ids on the same sessions.
+func (d *Dispatcher) newRelayID() []byte {
+	id := append([]byte(`"vmcp-`), strconv.FormatInt(d.relayIDs.Add(1), 10)...)
 	return append(id, '"')
 }
 

@@ -80,7 +80,7 @@ func (rs *relayStream) ask(st *upstream.Stream, m *upstream.Message) {
 // new id and waits for the answer: its raw result, or its error as a
 // *jsonrpc.Error.
 func (rs *relayStream) relayToClient(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	id := newRelayID()
+	id := rs.s.d.newRelayID()
 	ch := rs.s.relayState.await(id)
 	defer rs.s.relayState.forget(id)
 	if len(params) == 0 {

@@ -271,7 +271,7 @@ func (ps *parkedStream) notify(m upstream.Message) {
 			return
 		}
 		if ps.token == "" || tok != ps.token {
-			ps.d.undeliverable(m.Method, ps.c.backend, fmt.Errorf("not sent by the parked call: %w", backends.UnmatchedProgress(tok)))
+			ps.d.undeliverable(m.Method, ps.c.backend, fmt.Errorf("not sent by the parked call: %w", ps.d.mgr.Tokens().Unmatched(tok)))
 			return
 		}
 	}

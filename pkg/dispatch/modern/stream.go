@@ -54,7 +54,7 @@ func (d *Dispatcher) newCallStream(rq *request, backend string, meta mcp.Meta) *
 			} `json:"_meta"`
 		}
 		if json.Unmarshal(rq.params, &p) == nil && len(p.Meta.Token) > 0 && !bytes.Equal(p.Meta.Token, []byte("null")) {
-			s.token, s.minted = p.Meta.Token, backends.ProgressToken()
+			s.token, s.minted = p.Meta.Token, d.mgr.Tokens().Mint()
 		}
 	}
 	if s.asked() {
@@ -86,7 +86,7 @@ func (s *callStream) Notify(method string, params json.RawMessage) {
 			return
 		}
 		if s.minted == "" || tok != s.minted {
-			s.undeliverable(method, fmt.Errorf("not sent by vmcp for this call: %w", backends.UnmatchedProgress(tok)))
+			s.undeliverable(method, fmt.Errorf("not sent by vmcp for this call: %w", s.d.mgr.Tokens().Unmatched(tok)))
 			return
 		}
 	}

@@ -25,7 +25,7 @@ func newTestStream(t *testing.T, params string) (*callStream, *httptest.Response
 		Meta mcp.Meta `json:"_meta"`
 	}
 	require.NoError(t, json.Unmarshal(rq.params, &p))
-	d := &Dispatcher{log: slog.New(slog.DiscardHandler), opts: Options{Metrics: telemetry.New()}}
+	d := &Dispatcher{log: slog.New(slog.DiscardHandler), opts: Options{Metrics: telemetry.New()}, mgr: backends.NewManager(nil, nil, slog.New(slog.DiscardHandler), "test")}
 	return d.newCallStream(rq, "b", p.Meta), w
 }
 
