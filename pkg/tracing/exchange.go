@@ -35,6 +35,7 @@ const ExchangeHeader = "Vmcp-Exchange"
 // the request ends, with the request's arrival as its start time. Safe for
 // concurrent use; reports after End are ignored.
 type Exchange struct {
+	reg       *Exchanges // where it is named while served
 	tracer    trace.Tracer
 	start     time.Time
 	id        string
@@ -64,25 +65,28 @@ type Exchange struct {
 	principal *audit.Principal // who it speaks for, once past authentication (Admit)
 }
 
-var (
-	exchanges  sync.Map // id → *Exchange, while the request is served
-	exchangeID atomic.Uint64
-)
+// Exchanges names one server's Exchanges while they are served (Begin,
+// Lookup); each server has its own, so ids and lookups never cross
+// servers in one process. The zero value is ready; a nil one finds none.
+type Exchanges struct {
+	m  sync.Map // id → *Exchange, while the request is served
+	id atomic.Uint64
+}
 
 // Begin starts the Exchange of r at the endpoint and names it in r's
 // header (ExchangeHeader); revision is legacy or modern. method and name
 // are what the headers tell (Mcp-Method, Mcp-Name on Modern; "" if
 // unknown). The caller must End it.
-func Begin(tracer trace.Tracer, r *http.Request, revision, method, name string) *Exchange {
-	x := &Exchange{tracer: tracer, start: time.Now(), verb: r.Method, revision: revision, method: method, name: name,
+func (e *Exchanges) Begin(tracer trace.Tracer, r *http.Request, revision, method, name string) *Exchange {
+	x := &Exchange{reg: e, tracer: tracer, start: time.Now(), verb: r.Method, revision: revision, method: method, name: name,
 		header: [2]string{method, name}, proto: r.Proto, version: r.Header.Get("Mcp-Protocol-Version")}
-	x.id = strconv.FormatUint(exchangeID.Add(1), 36)
+	x.id = strconv.FormatUint(e.id.Add(1), 36)
 	r.Header[ExchangeHeader] = []string{x.id}
 	x.parent = context.Background()
 	if len(r.Header["Traceparent"]) > 0 || len(r.Header["Baggage"]) > 0 {
 		x.parent = Propagator.Extract(x.parent, propagation.HeaderCarrier(r.Header))
 	}
-	exchanges.Store(x.id, x)
+	e.m.Store(x.id, x)
 	return x
 }
 
@@ -91,17 +95,17 @@ func (x *Exchange) Started() time.Time { return x.start }
 
 // Lookup returns the Exchange named in h (the inbound request's header, as
 // the go-sdk server hands it to handlers), or nil.
-func Lookup(h http.Header) *Exchange {
-	if h == nil {
+func (e *Exchanges) Lookup(h http.Header) *Exchange {
+	if e == nil || h == nil {
 		return nil
 	}
 	v := h[ExchangeHeader]
 	if len(v) != 1 {
 		return nil
 	}
-	x, _ := exchanges.Load(v[0])
-	e, _ := x.(*Exchange)
-	return e
+	v0, _ := e.m.Load(v[0])
+	x, _ := v0.(*Exchange)
+	return x
 }
 
 // Observe reports the JSON-RPC method and target (tool or prompt name,
@@ -273,7 +277,7 @@ type Outcome struct {
 // whoever sees the span ended sees the request counted; and forgets the
 // Exchange.
 func (x *Exchange) End(status int, sessionID string, record func(Outcome)) {
-	exchanges.Delete(x.id)
+	x.reg.m.Delete(x.id)
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.ended = true

@@ -13,7 +13,7 @@ import (
 // options and context on every request.
 func TestUntracedExchangeAllocatedANoopSpan(t *testing.T) {
 	r, _ := http.NewRequest(http.MethodPost, "http://vmcp/mcp", nil)
-	x := Begin(noop.NewTracerProvider().Tracer("t"), r, "modern", "tools/call", "echo")
+	x := testExchanges.Begin(noop.NewTracerProvider().Tracer("t"), r, "modern", "tools/call", "echo")
 	defer x.End(http.StatusOK, "", func(Outcome) {})
 	n := testing.AllocsPerRun(100, func() {
 		x.span = nil

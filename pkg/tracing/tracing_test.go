@@ -24,18 +24,36 @@ func newRecorder(t *testing.T) (*tracetest.SpanRecorder, trace.Tracer) {
 	return rec, tp.Tracer("test")
 }
 
+// testExchanges names the tests' Exchanges.
+var testExchanges = &Exchanges{}
+
+// TestExchangeRegistryWasProcessWide pins the registry every server in a
+// process shared: one server's request found another server's Exchange by
+// its id. Each server has its own Exchanges now.
+func TestExchangeRegistryWasProcessWide(t *testing.T) {
+	t.Parallel()
+	_, tracer := newRecorder(t)
+	var a, b Exchanges
+	r := httptest.NewRequest("POST", "/mcp", nil)
+	x := a.Begin(tracer, r, "legacy", "", "")
+	defer x.End(200, "", func(Outcome) {})
+	require.Same(t, x, a.Lookup(r.Header))
+	require.Nil(t, b.Lookup(r.Header), "another server found this server's Exchange")
+	require.Nil(t, (*Exchanges)(nil).Lookup(r.Header))
+}
+
 // A client cannot name another request's Exchange: Begin overwrites the
 // header, and after End the Exchange is gone.
 func TestBeginOverwritesAClientSentExchangeHeader(t *testing.T) {
 	_, tracer := newRecorder(t)
-	victim := Begin(tracer, httptest.NewRequest("POST", "/mcp", nil), "legacy", "", "")
+	victim := testExchanges.Begin(tracer, httptest.NewRequest("POST", "/mcp", nil), "legacy", "", "")
 	r := httptest.NewRequest("POST", "/mcp", nil)
 	r.Header.Set(ExchangeHeader, victim.id)
-	x := Begin(tracer, r, "legacy", "", "")
-	require.Same(t, x, Lookup(r.Header))
-	require.NotSame(t, victim, Lookup(r.Header))
+	x := testExchanges.Begin(tracer, r, "legacy", "", "")
+	require.Same(t, x, testExchanges.Lookup(r.Header))
+	require.NotSame(t, victim, testExchanges.Lookup(r.Header))
 	x.End(200, "", func(Outcome) {})
-	require.Nil(t, Lookup(r.Header))
+	require.Nil(t, testExchanges.Lookup(r.Header))
 	victim.End(200, "", func(Outcome) {})
 }
 
@@ -44,7 +62,7 @@ func TestBeginOverwritesAClientSentExchangeHeader(t *testing.T) {
 // ObserveNotification, below).
 func TestReportsAfterEndAreIgnored(t *testing.T) {
 	rec, tracer := newRecorder(t)
-	x := Begin(tracer, httptest.NewRequest("POST", "/mcp", nil), "legacy", "", "")
+	x := testExchanges.Begin(tracer, httptest.NewRequest("POST", "/mcp", nil), "legacy", "", "")
 	x.Observe("notifications/initialized", "", nil)
 	var out Outcome
 	x.End(http.StatusAccepted, "", func(o Outcome) { out = o })
@@ -64,7 +82,7 @@ func TestNotificationAndCancelledOutcomes(t *testing.T) {
 		x.End(status, "", func(o Outcome) { out = o })
 		return out
 	}
-	x := Begin(tracer, httptest.NewRequest("POST", "/mcp", nil), "legacy", "", "")
+	x := testExchanges.Begin(tracer, httptest.NewRequest("POST", "/mcp", nil), "legacy", "", "")
 	x.ObserveNotification("notifications/cancelled", nil)
 	x.Observe("notifications/cancelled", "", nil) // the go-sdk, before the 202
 	require.Equal(t, Outcome{Method: "notifications/cancelled"}, end(x, http.StatusAccepted))
@@ -72,7 +90,7 @@ func TestNotificationAndCancelledOutcomes(t *testing.T) {
 		func(x *Exchange) { x.Fail("-32603"); x.Cancel() },
 		func(x *Exchange) { x.Handle() }, // never returned
 	} {
-		x := Begin(tracer, httptest.NewRequest("POST", "/mcp", nil), "legacy", "", "")
+		x := testExchanges.Begin(tracer, httptest.NewRequest("POST", "/mcp", nil), "legacy", "", "")
 		x.Observe("tools/call", "t", nil)
 		report(x)
 		require.Equal(t, Outcome{Method: "tools/call", Cancelled: true}, end(x, http.StatusOK))
@@ -169,9 +187,9 @@ func BenchmarkExchangeNoop(b *testing.B) {
 	r := httptest.NewRequest("POST", "/mcp", nil)
 	b.ReportAllocs()
 	for b.Loop() {
-		x := Begin(tracer, r, "legacy", "", "")
+		x := testExchanges.Begin(tracer, r, "legacy", "", "")
 		x.Observe("tools/call", "echo", nil)
-		_, end := StartBackend(context.Background(), Lookup(r.Header), Call{Method: "tools/call", Name: "echo", Backend: "a"})
+		_, end := StartBackend(context.Background(), testExchanges.Lookup(r.Header), Call{Method: "tools/call", Name: "echo", Backend: "a"})
 		end(nil)
 		x.End(200, "", func(Outcome) {})
 	}

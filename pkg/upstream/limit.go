@@ -6,7 +6,6 @@ import (
 	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/audit"
 	"github.com/vmcp/vmcp/pkg/identity"
-	"github.com/vmcp/vmcp/pkg/tracing"
 )
 
 // Limiter refuses a request over a rate limit (pkg/ratelimit): Check
@@ -49,7 +48,7 @@ func (c *Core) Admit(req *Request, t Target) error {
 	}
 	rule, err := c.limiter.Check(context.Background(), req.Principal, k, t.Backend.Name(), req.Name)
 	if err != nil {
-		tracing.Lookup(req.Header).Decide(audit.Decision{Denied: true, By: audit.ByRateLimit, Rule: audit.RuleIndex(rule), Backend: t.Backend.Name()})
+		c.exchanges.Lookup(req.Header).Decide(audit.Decision{Denied: true, By: audit.ByRateLimit, Rule: audit.RuleIndex(rule), Backend: t.Backend.Name()})
 	}
 	return err
 }

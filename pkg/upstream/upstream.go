@@ -79,9 +79,10 @@ type Core struct {
 	limiter Limiter        // rate limits (limit.go; nil: none)
 	log     *slog.Logger
 
-	sessions  *sessions    // Modern clients' keyed backend sessions (session.go)
-	ids       atomic.Int64 // ids of the requests Do sends
-	highWater atomic.Int64 // the most messages ever queued in one Stream
+	sessions  *sessions          // Modern clients' keyed backend sessions (session.go)
+	exchanges *tracing.Exchanges // the server's Exchanges (SetExchanges)
+	ids       atomic.Int64       // ids of the requests Do sends
+	highWater atomic.Int64       // the most messages ever queued in one Stream
 }
 
 // SetPolicy makes Route refuse what p does not allow the request's
@@ -98,6 +99,10 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, metrics *telemetry.M
 
 // SetLogger sets where the core logs (call before serving).
 func (c *Core) SetLogger(log *slog.Logger) { c.log = log }
+
+// SetExchanges names where the core finds each request's Exchange (its
+// server's; nil: none, nothing reported). Call before serving.
+func (c *Core) SetExchanges(e *tracing.Exchanges) { c.exchanges = e }
 
 // Close closes the keyed backend sessions of Modern clients; Do fails
 // after for requests that need one.
@@ -220,7 +225,7 @@ func (c *Core) allowed(req *Request, backend string) bool {
 		kind = aggregator.KindPrompts
 	}
 	ok, rule := c.policy.Decide(req.Principal, kind, backend, req.Name)
-	tracing.Lookup(req.Header).Decide(audit.Decision{Denied: !ok, By: audit.ByAuthorization, Rule: audit.RuleIndex(rule), Backend: backend})
+	c.exchanges.Lookup(req.Header).Decide(audit.Decision{Denied: !ok, By: audit.ByAuthorization, Rule: audit.RuleIndex(rule), Backend: backend})
 	return ok
 }
 
@@ -300,7 +305,7 @@ func (c *Core) Begin(ctx context.Context, req *Request, t Target) (context.Conte
 	start, client := time.Now(), ctx
 	backend := t.Backend.Name()
 	leave := t.Backend.Enter() // a backend a reload retires drains first
-	x := tracing.Lookup(req.Header)
+	x := c.exchanges.Lookup(req.Header)
 	x.Observe(req.Method, req.Name, nil)
 	x.Backend(backend)
 	ctx, end := tracing.StartBackend(ctx, x, tracing.Call{Method: req.Method, Name: t.Name, Backend: backend, Revision: req.Revision, Via: string(t.Via)})

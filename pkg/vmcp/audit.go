@@ -42,7 +42,7 @@ func (s *Server) admit(r *http.Request) {
 		return
 	}
 	p := identity.From(r.Context())
-	tracing.Lookup(r.Header).Admit(audit.Principal{Issuer: p.Issuer, Subject: p.Subject})
+	s.exchanges.Lookup(r.Header).Admit(audit.Principal{Issuer: p.Issuer, Subject: p.Subject})
 }
 
 // auditBegin starts r's audit record (nil without an audit log) with

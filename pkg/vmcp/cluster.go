@@ -9,7 +9,6 @@ import (
 	"github.com/vmcp/vmcp/pkg/cluster"
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/identity"
-	"github.com/vmcp/vmcp/pkg/tracing"
 )
 
 // startCluster builds this node's cluster membership from cfg.Cluster: on
@@ -126,7 +125,7 @@ func (s *Server) forbidden(w http.ResponseWriter, r *http.Request, id string, p 
 // forwardLegacy forwards a request for session id to its owner node, if
 // principal p created the session.
 func (s *Server) forwardLegacy(w http.ResponseWriter, r *http.Request, id string, p identity.Principal) {
-	tracing.Lookup(r.Header).Forward(r.Header) // the owner's span is this one's child
+	s.exchanges.Lookup(r.Header).Forward(r.Header) // the owner's span is this one's child
 	err := s.cluster.ForwardSession(w, r, id, p.Key())
 	switch {
 	case err == nil:

@@ -2,8 +2,6 @@ package vmcp
 
 import (
 	"net/http"
-
-	"github.com/vmcp/vmcp/pkg/tracing"
 )
 
 // resumeOn is the Modern dispatcher's hook for a retry whose parked call
@@ -16,7 +14,7 @@ func (s *Server) resumeOn(w http.ResponseWriter, r *http.Request, node string) e
 	if err != nil {
 		return err
 	}
-	tracing.Lookup(r.Header).Forward(r.Header) // the parking node's span is this one's child
+	s.exchanges.Lookup(r.Header).Forward(r.Header) // the parking node's span is this one's child
 	return s.cluster.Forward(w, r, n.URL)
 }
 

@@ -37,6 +37,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/ratelimit"
 	"github.com/vmcp/vmcp/pkg/status"
 	"github.com/vmcp/vmcp/pkg/telemetry"
+	"github.com/vmcp/vmcp/pkg/tracing"
 	"github.com/vmcp/vmcp/pkg/upstream"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -126,6 +127,7 @@ type Server struct {
 	tracer          trace.Tracer                // spans of client and backend requests (telemetry.go)
 	tracingShutdown func(context.Context) error // flushes the provider vmcp created
 	getStreams      atomic.Int64                // open GET streams at the endpoint
+	exchanges       tracing.Exchanges           // this server's client requests while served
 
 	reloadMu   sync.Mutex // one reload at a time (reload.go); guards closed
 	closed     bool
@@ -174,6 +176,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.mgr.Start(opts.StartWait)
 	s.core = upstream.New(s.agg, s.mgr, s.metrics)
 	s.core.SetLogger(log)
+	s.core.SetExchanges(&s.exchanges)
 	s.startLimits(cfg, opts.RateLimitNow) // ratelimit.go; live on reload
 	s.op = newOperator(s.metrics.Requests)
 	access := authz.New(cfg.Authorization) // nil policy: every principal sees and uses everything
@@ -196,6 +199,7 @@ func (s *Server) newDispatchers(cfg *config.Config, opts Options, access *authz.
 	codec := pagination.NewCodec(s.stateKey) // one cursor codec for both revisions
 	impl := &mcp.Implementation{Name: cfg.Name, Version: Version}
 	s.legacy = legacy.New(s.agg, s.mgr, legacy.Options{
+		Exchanges:      &s.exchanges,
 		Implementation: impl,
 		Instructions:   cfg.Instructions,
 		PageSize:       cfg.Pagination.PageSize,
@@ -211,10 +215,11 @@ func (s *Server) newDispatchers(cfg *config.Config, opts Options, access *authz.
 		ProgressGrace:  cmp.Or(opts.ProgressGrace, config.DefaultProgressGrace),
 		Core:           s.core,
 		Metrics:        s.metrics,
-		Observe:        observe,
+		Observe:        s.observe,
 		BulkGC:         opts.BulkGC,
 	})
 	s.modern = modern.New(s.agg, s.mgr, modern.Options{
+		Exchanges:             &s.exchanges,
 		Implementation:        impl,
 		Instructions:          cfg.Instructions,
 		PageSize:              cfg.Pagination.PageSize,

@@ -82,7 +82,7 @@ func (s *Server) observed(next http.Handler) http.Handler {
 			s.getStreams.Add(1)
 			defer s.getStreams.Add(-1)
 		}
-		x := tracing.Begin(s.tracer, r, revision, method, name)
+		x := s.exchanges.Begin(s.tracer, r, revision, method, name)
 		rec := s.auditBegin(r, x, revision) // nil without an audit log (audit.go)
 		sw := &statusWriter{ResponseWriter: w, sniff: rec != nil}
 		next.ServeHTTP(sw, r)
@@ -114,11 +114,11 @@ func (s *Server) observed(next http.Handler) http.Handler {
 // request's Exchange the method, target and _meta the SDK decoded, whether
 // the handler failed, and (a request) when it returned: the go-sdk ends
 // the HTTP request of a client that left without waiting for it.
-func observe(next mcp.MethodHandler) mcp.MethodHandler {
+func (s *Server) observe(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		var x *tracing.Exchange
 		if extra := req.GetExtra(); extra != nil {
-			x = tracing.Lookup(extra.Header)
+			x = s.exchanges.Lookup(extra.Header)
 		}
 		if x == nil {
 			return next(ctx, method, req)

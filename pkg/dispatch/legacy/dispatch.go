@@ -25,12 +25,14 @@ import (
 	"github.com/vmcp/vmcp/pkg/policy"
 	"github.com/vmcp/vmcp/pkg/shrink"
 	"github.com/vmcp/vmcp/pkg/telemetry"
+	"github.com/vmcp/vmcp/pkg/tracing"
 	"github.com/vmcp/vmcp/pkg/upstream"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // Options configures the Legacy dispatcher.
 type Options struct {
+	Exchanges      *tracing.Exchanges             // the server's, to report what a request carries (nil: none)
 	Implementation *mcp.Implementation            // serverInfo
 	Instructions   string                         // initialize instructions
 	PageSize       int                            // list page size (<= 0: everything on one page)

@@ -7,7 +7,6 @@ import (
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/vmcp/vmcp/pkg/tracing"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
 
@@ -42,7 +41,7 @@ func (d *Dispatcher) Refuse(w http.ResponseWriter, r *http.Request) bool {
 		return false // the go-sdk handler's 413
 	}
 	m, jerr := checkMessage(body, sid != "")
-	observe(r, m, jerr != nil)
+	d.observe(r, m, jerr != nil)
 	if jerr == nil {
 		return false
 	}
@@ -76,14 +75,14 @@ func (d *Dispatcher) endAnswered(r *http.Request, sid string, m *message) {
 // of m if nobody else will: a notification is answered 202 before the
 // go-sdk handles it, and a message refused here goes no further. A
 // request served on is reported by whoever serves it (with its target).
-func observe(r *http.Request, m *message, refused bool) {
+func (d *Dispatcher) observe(r *http.Request, m *message, refused bool) {
 	if m == nil || m.Method == "" {
 		return
 	}
 	if _, hasID := wire.IDKey(m.ID); !hasID {
-		tracing.Lookup(r.Header).ObserveNotification(m.Method, metaOf(m.Params))
+		d.opts.Exchanges.Lookup(r.Header).ObserveNotification(m.Method, metaOf(m.Params))
 	} else if refused {
-		tracing.Lookup(r.Header).Observe(m.Method, "", nil)
+		d.opts.Exchanges.Lookup(r.Header).Observe(m.Method, "", nil)
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/identity"
-	"github.com/vmcp/vmcp/pkg/tracing"
 	"github.com/vmcp/vmcp/pkg/upstream"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
@@ -64,7 +63,7 @@ func (d *Dispatcher) relayMessage(w http.ResponseWriter, r *http.Request, s *cli
 	case hasID && relayMethods[m.Method] != "" && d.relayCall(w, r, s, key, m):
 		return true, nil
 	case hasID && listMembers[m.Method] != "":
-		tracing.Lookup(r.Header).Observe(m.Method, "", nil) // the endpoint's span and metrics
+		d.opts.Exchanges.Lookup(r.Header).Observe(m.Method, "", nil) // the endpoint's span and metrics
 		d.serveList(w, s, m)
 		return true, nil
 	case hasID && m.Method != "":
@@ -110,7 +109,7 @@ func (d *Dispatcher) relayCall(w http.ResponseWriter, r *http.Request, s *client
 	dropCaseVariants(params, relayMethods[m.Method], "_meta")
 	dropRoundState(params)
 	req := &upstream.Request{Method: m.Method, Name: name, Revision: upstream.RevisionLegacy, Principal: identity.From(r.Context()), Header: r.Header}
-	tracing.Lookup(r.Header).ObserveRawMeta(m.Method, name, params["_meta"]) // a _meta.traceparent parents the request's span
+	d.opts.Exchanges.Lookup(r.Header).ObserveRawMeta(m.Method, name, params["_meta"]) // a _meta.traceparent parents the request's span
 	t, err := d.core.Resolve(req)
 	if err != nil || t.Via != upstream.ViaRelay {
 		return false // the go-sdk path answers (unknown names too)

@@ -31,6 +31,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/policy"
 	"github.com/vmcp/vmcp/pkg/subscriptions"
 	"github.com/vmcp/vmcp/pkg/telemetry"
+	"github.com/vmcp/vmcp/pkg/tracing"
 	"github.com/vmcp/vmcp/pkg/upstream"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
@@ -41,6 +42,7 @@ const FirstVersion = wire.FirstModern
 
 // Options configures the Modern dispatcher.
 type Options struct {
+	Exchanges      *tracing.Exchanges             // the server's, to report what a request carries (nil: none)
 	Implementation *mcp.Implementation            // serverInfo in every result's _meta (required)
 	Instructions   string                         // server/discover instructions
 	PageSize       int                            // list page size (<= 0: everything on one page)

@@ -10,7 +10,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/identity"
-	"github.com/vmcp/vmcp/pkg/tracing"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
 
@@ -53,7 +52,7 @@ func (d *Dispatcher) validate(rq *request, m *method) (mcp.Params, *jsonrpc.Erro
 	}
 	// The endpoint's span takes the _meta's traceparent (and tracestate,
 	// baggage) as parent when the request had no traceparent header.
-	tracing.Lookup(rq.r.Header).Observe(rq.method, name, p.GetMeta())
+	d.opts.Exchanges.Lookup(rq.r.Header).Observe(rq.method, name, p.GetMeta())
 	if jerr := d.checkMeta(rq, p.GetMeta()); jerr != nil {
 		return nil, jerr
 	}
