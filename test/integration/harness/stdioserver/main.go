@@ -44,7 +44,7 @@ func main() {
 	opts := &mcp.ServerOptions{
 		RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) { rootsChanged.Add(1) },
 	}
-	noteOptions(opts) // completions and resource subscriptions (notes.go)
+	noteOptions(opts)                          // completions and resource subscriptions (notes.go)
 	if os.Getenv("STDIOSERVER_LEGACY") != "" { // a server that predates 2026-07-28
 		opts.SupportedProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 	}
