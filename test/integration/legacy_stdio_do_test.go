@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -38,11 +39,11 @@ func TestLegacyCompletionAndSubscriptionOnStdioTookTheGoSDKSession(t *testing.T)
 
 	require.NoError(t, a.Subscribe(ctx(t), &mcp.SubscribeParams{URI: "mem://note"}))
 	require.Equal(t, "touched", callText(t, a, "local_touch", ""))
-	require.Equal(t, "mem://note", <-updated["a"], "the subscriber was not told")
+	require.Equal(t, "mem://note", recvURI(t, updated["a"]), "the subscriber was not told")
 	require.Equal(t, "touched", callText(t, b, "local_touch", ""))
 	require.NoError(t, b.Subscribe(ctx(t), &mcp.SubscribeParams{URI: "mem://note"}))
 	require.Equal(t, "touched", callText(t, b, "local_touch", ""))
-	require.Equal(t, "mem://note", <-updated["b"])
+	require.Equal(t, "mem://note", recvURI(t, updated["b"]))
 	assert.Empty(t, updated["b"], "b was told of a change before it subscribed")
 	require.NoError(t, a.Unsubscribe(ctx(t), &mcp.UnsubscribeParams{URI: "mem://note"}))
 	require.Equal(t, "touched", callText(t, a, "local_touch", ""))
@@ -51,5 +52,17 @@ func TestLegacyCompletionAndSubscriptionOnStdioTookTheGoSDKSession(t *testing.T)
 	m := v.Server.Metrics().BackendRequests
 	for _, method := range []string{"completion/complete", "resources/subscribe", "resources/unsubscribe"} {
 		assert.Positive(t, testutil.ToFloat64(m.WithLabelValues("local", method, upstream.RevisionLegacy, "ok")), method)
+	}
+}
+
+// recvURI waits up to stateWait for a resources/updated URI on ch.
+func recvURI(t *testing.T, ch <-chan string) string {
+	t.Helper()
+	select {
+	case uri := <-ch:
+		return uri
+	case <-time.After(stateWait):
+		t.Fatal("no notifications/resources/updated arrived")
+		return ""
 	}
 }
