@@ -11,7 +11,9 @@
 #     allocations per proxied call, with ratios vmcp/direct and PASS/MISS
 #     against the targets, and vmcp against the plain proxy (throughput ≥,
 #     p50 ≤ 1.05×, and on the Modern row CPU per call ≤ the proxy's) and,
-#     on the Legacy row, vmcp's peak RSS (≤ 40 MB); then
+#     on the Legacy row, vmcp's peak RSS (≤ 40 MB); on the same three rows
+#     a second vmcp with the audit log on, its throughput, latency and CPU
+#     per call as ratios to the one without (-audit=false skips it); then
 #     the walk row (full tools/list walks of 2 backends × 5,000 tools on
 #     both revisions: vmcp CPU µs per tool listed, walk time per tool, vmcp
 #     peak RSS); then the idle row (RSS, goroutines, fds per idle Legacy
