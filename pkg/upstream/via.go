@@ -6,14 +6,14 @@ type Via string
 // The transports, one rule for both revisions (choose).
 const (
 	// ViaRelay: Core.Do on the Legacy client's own backend session
-	// (tools/call, prompts/get, resources/read, completion/complete and
-	// resources/(un)subscribe on any transport; posted on an HTTP session,
+	// (tools/call, prompts/get, resources/read and completion/complete on
+	// any transport; posted on an HTTP session,
 	// where that session is Modern one self-contained POST per round;
 	// written on a stdio or SSE session's go-sdk connection), its asks on
 	// the call's own stream.
 	ViaRelay Via = "relay"
 	// ViaSession: the Legacy client's own go-sdk backend session, for a
-	// method no other transport takes (none the dispatchers send today).
+	// method the relay does not take (resources/(un)subscribe).
 	ViaSession Via = "session"
 	// ViaDirect: Do as one self-contained POST to a Modern streamable
 	// HTTP backend (no session; Mcp-Param-* headers built by Do), for any
@@ -32,7 +32,7 @@ const (
 
 // legacyDo are the Legacy methods besides the relayed ones that Core.Do
 // sends on the client's own backend session, on every transport.
-var legacyDo = map[string]bool{"completion/complete": true, "resources/subscribe": true, "resources/unsubscribe": true}
+var legacyDo = map[string]bool{"completion/complete": true}
 
 // relayed are the methods the relay serves for Legacy clients.
 var relayed = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true}
@@ -40,7 +40,8 @@ var relayed = map[string]bool{"tools/call": true, "prompts/get": true, "resource
 // choose is the transport rule. A Legacy client's requests go on its own
 // backend sessions: tools/call, prompts/get and resources/read raw
 // (Core.Do, which builds a Modern backend's Mcp-Param-* headers), and so
-// do completion/complete and resources/(un)subscribe, on any transport. A Modern client's request is always
+// does completion/complete, on any transport; subscriptions go through the
+// go-sdk client. A Modern client's request is always
 // sent by Do (chooseModern).
 func choose(req *Request, t Target) Via {
 	if req.Revision == RevisionLegacy {

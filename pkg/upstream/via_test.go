@@ -92,8 +92,7 @@ func viaKinds() map[string]viaKind {
 			{revision: m, method: "completion/complete", alice: true, want: upstream.ViaKeyed},
 			{revision: l, method: "tools/call", want: upstream.ViaRelay},
 			{revision: l, method: "completion/complete", want: upstream.ViaRelay},
-			{revision: l, method: "resources/subscribe", want: upstream.ViaRelay},
-			{revision: l, method: "resources/unsubscribe", want: upstream.ViaRelay},
+			{revision: l, method: "resources/subscribe", want: upstream.ViaSession},
 		}},
 	}
 }

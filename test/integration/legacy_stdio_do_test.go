@@ -14,12 +14,12 @@ import (
 )
 
 // TestLegacyCompletionAndSubscriptionOnStdioTookTheGoSDKSession pins a
-// Legacy client's completion/complete and resources/(un)subscribe to a
-// stdio backend, which went out on the client's go-sdk session instead
-// of the one sender (upstream.Core.Do, ViaRelay; the transport rule is
-// pinned in pkg/upstream's TestTransportRule): end to end, the completion
-// answers, and resources/updated reaches exactly the subscribed session
-// until it unsubscribes.
+// Legacy client's completion/complete to a stdio backend, which went out
+// on the client's go-sdk session instead of the one sender
+// (upstream.Core.Do, ViaRelay; the rule is pinned by pkg/upstream's
+// TestTransportRule): end to end, the completion answers; and on the same
+// sessions resources/updated reaches exactly the subscribed session until
+// it unsubscribes (subscriptions still take the go-sdk session).
 func TestLegacyCompletionAndSubscriptionOnStdioTookTheGoSDKSession(t *testing.T) {
 	t.Parallel()
 	v := harness.StartVMCP(t, nil, harness.StdioBackend(t, "local"))

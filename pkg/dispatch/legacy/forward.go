@@ -2,7 +2,6 @@ package legacy
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
@@ -151,11 +150,18 @@ func (d *Dispatcher) subscription(ctx context.Context, ss *mcp.ServerSession, ex
 	if err != nil {
 		return err
 	}
-	name, err := json.Marshal(t.Name)
-	if err != nil {
-		return err
-	}
-	_, err = d.sendDo(ctx, s, req, t, map[string]json.RawMessage{"uri": name})
+	// On the go-sdk session: a stateless backend's session is Modern, where
+	// resources/subscribe is no method of its own (a lint-baseline entry).
+	_, err = upstream.Call(d.core, ctx, req, t, func(cctx context.Context) (struct{}, error) {
+		cs, err := s.backends.Get(cctx, t.Backend.Name())
+		if err != nil {
+			return struct{}{}, err
+		}
+		if method == "resources/subscribe" {
+			return struct{}{}, cs.Subscribe(cctx, &mcp.SubscribeParams{URI: t.Name})
+		}
+		return struct{}{}, cs.Unsubscribe(cctx, &mcp.UnsubscribeParams{URI: t.Name})
+	})
 	return err
 }
 
