@@ -82,6 +82,10 @@ const (
 	ByAuthentication = "authentication" // no valid bearer token (HTTP 401/403 before JSON-RPC)
 	ByAuthorization  = "authorization"  // authorization.rules; Rule is the index of the rule that decided
 	ByRateLimit      = "rate_limit"     // rate_limits; Rule is the index of the limit exceeded
+	// BySessionOwner is a Legacy session request by a principal other than
+	// the one whose initialize created the session (403; the record has the
+	// requesting principal and no client).
+	BySessionOwner = "session_owner"
 	// Refusals at the edge, before authentication (the record's outcome is
 	// the HTTP status).
 	ByHost        = "host"         // 403: a Host that http.allowed_hosts does not admit (DNS rebinding guard)

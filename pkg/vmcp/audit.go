@@ -88,7 +88,9 @@ func (s *Server) auditEnd(rec *audit.Record, r *http.Request, x *tracing.Exchang
 	s.audit.Write(rec)
 }
 
-// who fills in the principal, the decision, the client and the session.
+// who fills in the principal, the decision, the client and the session:
+// a request refused for presenting another principal's session has the
+// requesting principal and not the session's client.
 func (s *Server) who(rec *audit.Record, f tracing.Facts, sid string) {
 	rec.Decision = f.Decision
 	if f.Principal != nil {
@@ -101,6 +103,10 @@ func (s *Server) who(rec *audit.Record, f tracing.Facts, sid string) {
 		return
 	}
 	rec.Session = sid
+	if rec.Decision.By == audit.BySessionOwner {
+		rec.Client = nil // the owner's, looked up by auditBegin
+		return
+	}
 	if rec.Client == nil && sid != "" {
 		rec.Client = s.legacyClient(sid) // initialize: the session it created
 	}

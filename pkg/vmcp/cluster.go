@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/vmcp/vmcp/pkg/audit"
 	"github.com/vmcp/vmcp/pkg/cluster"
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/identity"
@@ -115,9 +116,11 @@ func (s *Server) serveLegacy(w http.ResponseWriter, r *http.Request) {
 }
 
 // forbidden answers a request for session id by a principal that did not
-// create it: 403, logged and counted; nothing else happens.
+// create it: 403, logged and counted, and audited as denied by the
+// session owner check; nothing else happens.
 func (s *Server) forbidden(w http.ResponseWriter, r *http.Request, id string, p identity.Principal) {
 	s.metrics.SessionForbidden.WithLabelValues(r.Method).Inc()
+	s.exchanges.Lookup(r.Header).Decide(audit.Decision{Denied: true, By: audit.BySessionOwner})
 	s.log.Info("session request by another principal refused", "session", id, "principal", p.String(), "method", r.Method)
 	http.Error(w, "Forbidden: this session belongs to another principal", http.StatusForbidden)
 }
