@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -15,16 +16,47 @@ const MaxArguments = 1024
 // Redacted replaces the value of every redacted key.
 const Redacted = "[REDACTED]"
 
-// redactor replaces the values of its keys (compared case-insensitively)
-// at any depth of a JSON value.
-type redactor map[string]bool
+// redactor replaces the values of the keys that contain one of its
+// entries, both normalised (Normalize), at any depth of a JSON value.
+type redactor []string
 
 func newRedactor(keys []string) redactor {
-	r := make(redactor, len(keys))
+	r := make(redactor, 0, len(keys))
 	for _, k := range keys {
-		r[strings.ToLower(k)] = true
+		if n := Normalize(k); n != "" {
+			r = append(r, n)
+		}
 	}
 	return r
+}
+
+// Normalize is a key as redaction compares it: lower case, without "_",
+// "-", "." and spaces, so access_token, accessToken, Access-Token and
+// "access token" are one key.
+func Normalize(key string) string {
+	return strings.Map(func(c rune) rune {
+		switch c {
+		case '_', '-', '.', ' ':
+			return -1
+		}
+		return unicode.ToLower(c)
+	}, key)
+}
+
+// redacts reports whether key's value is replaced: its normalised form
+// contains an entry's (the entry "token" redacts access_token,
+// refreshToken and X-Auth-Token).
+func (r redactor) redacts(key string) bool {
+	if len(r) == 0 {
+		return false
+	}
+	k := Normalize(key)
+	for _, e := range r {
+		if strings.Contains(k, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // arguments returns raw redacted and capped (truncated: cut, and returned
@@ -51,7 +83,7 @@ func (r redactor) walk(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
-			if r[strings.ToLower(k)] {
+			if r.redacts(k) {
 				x[k] = Redacted
 			} else {
 				x[k] = r.walk(e)

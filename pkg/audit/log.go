@@ -20,7 +20,7 @@ const DefaultQueue = 4096
 type Options struct {
 	Path      string   // the file, appended to (created 0600)
 	Arguments bool     // write tools/call and prompts/get arguments (redacted, capped)
-	Redact    []string // argument keys whose values are replaced, at any depth, case-insensitively
+	Redact    []string // argument keys whose values are replaced, at any depth: a key containing one, both normalised (Normalize)
 	Queue     int      // records waiting for the writer; 0: DefaultQueue
 	Logger    *slog.Logger
 	// Registerer receives vmcp_audit_records_dropped_total and

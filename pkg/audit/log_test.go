@@ -163,7 +163,7 @@ func TestAuditReopenAfterRename(t *testing.T) {
 
 // A record's line: its fields, time in RFC 3339 UTC with milliseconds,
 // anonymous principal, decision and outcome shapes; arguments redacted at
-// any depth (keys case-insensitive) and capped at 1 KB.
+// any depth (keys normalised and matched by containment) and capped at 1 KB.
 func TestAuditRecordShapeRedactionAndCap(t *testing.T) {
 	var buf bytes.Buffer
 	l, err := Open(Options{Path: "x", Redact: []string{"password", "token"},
@@ -172,7 +172,7 @@ func TestAuditRecordShapeRedactionAndCap(t *testing.T) {
 	at := time.Date(2026, 7, 28, 10, 11, 12, 345678901, time.FixedZone("x", 3600))
 	l.Write(&Record{Time: at, Node: "n1", Revision: "modern", Method: "tools/call", Tool: "t", Duration: 1500 * time.Microsecond,
 		Decision: Decision{Denied: true, By: ByRateLimit, Rule: RuleIndex(2)}, Outcome: Outcome{Code: -32000},
-		Arguments: json.RawMessage(`{"a":{"PassWord":"p1","b":[{"token":"t1"}]},"token2":"keep"}`)})
+		Arguments: json.RawMessage(`{"a":{"PassWord":"p1","b":[{"token":"t1"},{"X-Auth-Token":"t2"}]},"Pass-Word2":"p2","pass":"keep"}`)})
 	l.Write(&Record{Arguments: json.RawMessage(`{"big":"` + strings.Repeat("é", 600) + `"}`)})
 	require.NoError(t, l.Close())
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
@@ -184,7 +184,8 @@ func TestAuditRecordShapeRedactionAndCap(t *testing.T) {
 	assert.Equal(t, map[string]any{"allowed": false, "by": "rate_limit", "rule": 2.0}, m["decision"])
 	assert.Equal(t, -32000.0, m["outcome"])
 	assert.Equal(t, 1.5, m["duration_ms"])
-	assert.Equal(t, map[string]any{"a": map[string]any{"PassWord": Redacted, "b": []any{map[string]any{"token": Redacted}}}, "token2": "keep"}, m["arguments"])
+	assert.Equal(t, map[string]any{"a": map[string]any{"PassWord": Redacted,
+		"b": []any{map[string]any{"token": Redacted}, map[string]any{"X-Auth-Token": Redacted}}}, "Pass-Word2": Redacted, "pass": "keep"}, m["arguments"])
 	require.NoError(t, json.Unmarshal([]byte(lines[1]), &m))
 	assert.Equal(t, true, m["arguments_truncated"])
 	s, _ := m["arguments"].(string)

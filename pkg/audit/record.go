@@ -4,7 +4,10 @@
 // decided and how it ended (config `audit`). Records go through a bounded
 // queue to one writer goroutine: a full queue drops the record (counted),
 // so the log never blocks or fails a request. It never holds a token,
-// cookie or header value: a Record has no field for one.
+// cookie or header value: a Record has no field for one. Arguments (only
+// with audit.arguments) are redacted: a key containing a redact entry,
+// both normalised (Normalize: lower case, no "_", "-", "." or spaces), has
+// its value replaced at any depth.
 package audit
 
 import (

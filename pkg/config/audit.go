@@ -12,13 +12,17 @@ type Audit struct {
 	// Arguments writes tools/call and prompts/get arguments, capped at
 	// 1 KB, with the Redact keys' values replaced. Default false.
 	Arguments bool `yaml:"arguments"`
-	// Redact lists argument keys (at any depth, case-insensitive) whose
-	// values are replaced; default password, token, secret.
+	// Redact lists argument keys whose values are replaced, at any depth:
+	// a key is redacted when, lower-cased and without "_", "-", "." and
+	// spaces, it contains an entry so normalised ("token" redacts
+	// access_token, refreshToken and X-Auth-Token). Default DefaultRedact.
 	Redact []string `yaml:"redact"`
 }
 
-// DefaultRedact are the argument keys redacted when audit.redact is unset.
-var DefaultRedact = []string{"password", "token", "secret"}
+// DefaultRedact are the argument keys redacted when audit.redact is unset:
+// password, token and secret, and the other common names of credentials
+// (matched as Audit.Redact says: "apikey" redacts api_key and apiKey).
+var DefaultRedact = []string{"password", "token", "secret", "authorization", "cookie", "apikey", "credential", "privatekey"}
 
 // applyAuditDefaults fills audit.redact when the file leaves it unset.
 func (c *Config) applyAuditDefaults() {
