@@ -43,6 +43,10 @@ type Metrics struct {
 	ProgressDropped *prometheus.CounterVec
 	// Undelivered counts those two and logs them at a bounded rate.
 	Undelivered *Undelivered
+	// Throttled writes the log lines a client can repeat at will (refused
+	// initializes, requests on another principal's session) at most once
+	// per second per kind, with the count withheld (throttled.go).
+	Throttled *Throttled
 	// BackendRequests counts requests sent to backends on a client's
 	// behalf, by backend, method, client revision (legacy|modern) and
 	// outcome (ok|error|cancelled: the client cancelled, left or ended its
@@ -124,7 +128,8 @@ func New() *Metrics {
 	m.Registry.MustRegister(m.Requests, m.RequestLatency, m.ConfigReloads, m.Undeliverable, m.ProgressDropped, m.BackendRequests, m.BackendErrors, m.BackendLatency,
 		m.Relayed, m.EventsNotStored, m.AuthRejected, m.SessionForbidden, m.OutboundTokens,
 		m.GetStreamReconnects, m.GetStreamAbandoned, m.StdioSkippedLines, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m.Undelivered = &Undelivered{m: m, now: time.Now, lines: map[string]*window{}}
+	m.Undelivered = &Undelivered{m: m, now: time.Now, t: NewThrottled(nil)}
+	m.Throttled = NewThrottled(nil)
 	return m
 }
 

@@ -2,7 +2,6 @@ package telemetry
 
 import (
 	"log/slog"
-	"sync"
 	"time"
 )
 
@@ -16,9 +15,7 @@ import (
 type Undelivered struct {
 	m   *Metrics
 	now func() time.Time // time.Now; tests inject a clock
-
-	mu    sync.Mutex
-	lines map[string]*window
+	t   *Throttled       // the windows per backend and key (its clock unused: now is)
 }
 
 // Period is the least time between two log lines of one backend and
@@ -56,37 +53,4 @@ func (u *Undelivered) Report(log *slog.Logger, method, backend, reason string, e
 
 // admit reports whether key may log now, and how many messages the line
 // stands for (this one and those withheld since the last line).
-func (u *Undelivered) admit(key string) (int, bool) {
-	now := u.now()
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	w := u.lines[key]
-	if w == nil {
-		if len(u.lines) >= maxWindows {
-			u.forget(now)
-		}
-		if len(u.lines) >= maxWindows {
-			key = "\x00overflow"
-		}
-		if w = u.lines[key]; w == nil {
-			w = &window{}
-			u.lines[key] = w
-		}
-	}
-	if !w.last.IsZero() && now.Sub(w.last) < Period {
-		w.withheld++
-		return 0, false
-	}
-	n := w.withheld + 1
-	w.last, w.withheld = now, 0
-	return n, true
-}
-
-// forget drops the keys that withheld nothing for a Period (under mu).
-func (u *Undelivered) forget(now time.Time) {
-	for k, w := range u.lines {
-		if w.withheld == 0 && now.Sub(w.last) >= Period {
-			delete(u.lines, k)
-		}
-	}
-}
+func (u *Undelivered) admit(key string) (int, bool) { return u.t.admit(key, u.now()) }

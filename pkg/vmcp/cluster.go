@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 
 	"github.com/vmcp/vmcp/pkg/audit"
@@ -116,12 +117,14 @@ func (s *Server) serveLegacy(w http.ResponseWriter, r *http.Request) {
 }
 
 // forbidden answers a request for session id by a principal that did not
-// create it: 403, logged and counted, and audited as denied by the
+// create it: 403, counted, logged (at most once a second, with the
+// number withheld), and audited as denied by the
 // session owner check; nothing else happens.
 func (s *Server) forbidden(w http.ResponseWriter, r *http.Request, id string, p identity.Principal) {
 	s.metrics.SessionForbidden.WithLabelValues(r.Method).Inc()
 	s.exchanges.Lookup(r.Header).Decide(audit.Decision{Denied: true, By: audit.BySessionOwner})
-	s.log.Info("session request by another principal refused", "session", id, "principal", p.String(), "method", r.Method)
+	s.metrics.Throttled.Log(s.log, slog.LevelInfo, "session_forbidden", "session request by another principal refused",
+		"session", id, "principal", p.String(), "method", r.Method) // a client can repeat it at will
 	http.Error(w, "Forbidden: this session belongs to another principal", http.StatusForbidden)
 }
 

@@ -100,6 +100,10 @@ type Options struct {
 	// PinNow is the clock of tool pins' retention (security.pin_retention;
 	// nil: time.Now); tests inject one.
 	PinNow func() time.Time
+	// LogNow is the clock of the throttled log lines (telemetry.Throttled:
+	// refused initializes, requests on another principal's session; nil:
+	// time.Now); tests inject one.
+	LogNow func() time.Time
 }
 
 // Server is a running vmcp: its backends are connected and supervised until
@@ -157,6 +161,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: log, stateKey: key, metrics: telemetry.New(), metricsLis: opts.MetricsListener,
 		overrides: opts.Overrides, reloadWait: opts.ReloadWait, closing: make(chan struct{})}
+	s.metrics.Throttled = telemetry.NewThrottled(opts.LogNow)
 	if s.reloadWait <= 0 {
 		s.reloadWait = defaultReloadWait
 	}

@@ -274,8 +274,9 @@ func (d *Dispatcher) discover(ctx context.Context, ss *mcp.ServerSession) {
 }
 
 // admit registers a new client session, or fails when sessions.max is
-// reached or OnSession refuses it; header is the initialize request's
-// (its forwarded headers go to the session's backend sessions).
+// reached or OnSession refuses it (logged through Metrics.Throttled: a
+// client can repeat it at will); header is the initialize request's (its
+// forwarded headers go to the session's backend sessions).
 func (d *Dispatcher) admit(ctx context.Context, ss *mcp.ServerSession, header http.Header) error {
 	d.mu.Lock()
 	if _, ok := d.sessions[ss.ID()]; ok {
@@ -288,7 +289,7 @@ func (d *Dispatcher) admit(ctx context.Context, ss *mcp.ServerSession, header ht
 	}
 	if len(d.sessions) >= d.opts.MaxSessions {
 		d.mu.Unlock()
-		d.log.Warn("session limit reached; initialize refused", "max", d.opts.MaxSessions)
+		d.metrics.Throttled.Log(d.log, slog.LevelWarn, "initialize_refused_max", "session limit reached; initialize refused", "max", d.opts.MaxSessions)
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("too many client sessions (sessions.max is %d); retry later", d.opts.MaxSessions)}
 	}
 	s := newClientSession(d, ss)
@@ -310,7 +311,7 @@ func (d *Dispatcher) admit(ctx context.Context, ss *mcp.ServerSession, header ht
 				s.close()
 				d.wg.Done()
 			}
-			d.log.Warn("client session refused", "session", s.id, "error", err)
+			d.metrics.Throttled.Log(d.log, slog.LevelWarn, "initialize_refused", "client session refused", "session", s.id, "error", err)
 			return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 		}
 	}
