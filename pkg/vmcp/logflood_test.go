@@ -89,7 +89,7 @@ func checkFlood(t *testing.T, h *logged, n int, clk *pinClock, msg string, refus
 			other = append(other, l)
 		}
 	}
-	require.Len(t, mine, 1, "one %q line for %d refusals", msg, flood)
+	require.Equal(t, 1, len(mine), "%q lines for %d refusals", msg, flood)
 	assert.LessOrEqual(t, len(other), 2, "no other line per request: %v", other)
 	n = h.len()
 	clk.Add(time.Second)
