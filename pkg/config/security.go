@@ -13,8 +13,11 @@ type Security struct {
 	// the new definition listed), "deny" (the changed tool is withheld from
 	// every list and call until accepted) or "allow" (re-pinned silently).
 	ToolChanges string `yaml:"tool_changes"`
-	// AcceptToolChanges names tools whose pending change a (re)load of this
-	// file accepts: the definition offered then becomes the pin.
+	// AcceptToolChanges names tools whose change a load of this file
+	// accepts, once: an entry new to the running configuration (not in the
+	// previous load's list; every entry at start) accepts its tool's
+	// pending change, else the next one seen; an entry a reload keeps does
+	// nothing again. With Offered, only that definition is accepted.
 	AcceptToolChanges []ToolRef `yaml:"accept_tool_changes"`
 	// AdminToken enables POST /admin/tool-changes/accept (vmcp
 	// accept-tool-change) for requests bearing it; ${VAR} expanded, at
@@ -28,10 +31,14 @@ type Security struct {
 	PinRetention Duration `yaml:"pin_retention"`
 }
 
-// ToolRef names one backend tool by the backend's own name for it.
+// ToolRef names one backend tool by the backend's own name for it, and
+// optionally the definition accepted.
 type ToolRef struct {
 	Backend string `yaml:"backend"`
 	Tool    string `yaml:"tool"`
+	// Offered, if set, is the SHA-256 (64 lower-case hex digits) of the
+	// definition accepted, as /status shows it: another one is not.
+	Offered string `yaml:"offered"`
 }
 
 // Values of Security.ToolChanges.
@@ -78,6 +85,9 @@ func validateSecurity(ps *problems, c *Config, names map[string]bool) {
 		if r.Tool == "" {
 			ps.add(p+".tool", "required: the backend's own name of the tool")
 		}
+		if r.Offered != "" && !isHash(r.Offered) {
+			ps.add(p+".offered", "want the 64 lower-case hex digits of a definition's hash, as /status shows it")
+		}
 	}
 	if s.PinRetention.D() < MinPinRetention {
 		ps.add("security.pin_retention", fmt.Sprintf("must be at least %s, got %s", MinPinRetention, s.PinRetention.D()))
@@ -85,4 +95,17 @@ func validateSecurity(ps *problems, c *Config, names map[string]bool) {
 	if t := s.AdminToken; t != "" && len(t) < minAdminToken {
 		ps.add("security.admin_token", fmt.Sprintf("must be at least %d bytes after ${VAR} expansion, got %d", minAdminToken, len(t)))
 	}
+}
+
+// isHash reports whether s is a SHA-256 in lower-case hex (pin.Hash).
+func isHash(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

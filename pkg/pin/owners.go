@@ -62,12 +62,14 @@ func storedKey(backend, tool string) key {
 	return key{backend: backend, tool: tool}
 }
 
-// takeArmed reports whether the config accepts k's change (p.mu held):
+// takeArmed reports whether the config accepts k's change to the
+// definition h (p.mu held; an armed hash accepts only that definition):
 // a shared tool's accept is taken once; a per-principal tool's is taken
-// once per principal (until the next Configure).
-func (p *Pins) takeArmed(k key) bool {
+// once per principal (until a load that names the entry anew).
+func (p *Pins) takeArmed(k key, h string) bool {
 	ak := key{backend: k.backend, tool: k.tool}
-	if !p.armed[ak] {
+	want, ok := p.armed[ak]
+	if !ok || (want != "" && want != h) {
 		return false
 	}
 	if k.owner == "" {

@@ -3,6 +3,7 @@ package pin
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -81,7 +82,12 @@ type Pins struct {
 	obs   sync.Mutex // one Admit or Accept at a time (store I/O inside)
 	mu    sync.Mutex // guards the fields below
 	mode  string
-	armed map[key]bool // accepted by the config, for the next change seen (owner "")
+	// armed are the config's accepts waiting for the next change seen
+	// (owner ""): the hash it must offer, "" any (Configure).
+	armed map[key]string
+	// accepts are the entries of the last load's accept_tool_changes: a
+	// reload applies only those new to it.
+	accepts map[config.ToolRef]bool
 	// armedUsed are the principals' tools an armed accept took (owners.go)
 	armedUsed map[key]bool
 	state     map[key]*entry
@@ -105,7 +111,7 @@ func New(opts Options) *Pins {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	p := &Pins{opts: opts, mode: cmp.Or(opts.Mode, config.ToolChangesWarn), armed: map[key]bool{}, armedUsed: map[key]bool{},
+	p := &Pins{opts: opts, mode: cmp.Or(opts.Mode, config.ToolChangesWarn), armed: map[key]string{}, accepts: map[config.ToolRef]bool{}, armedUsed: map[key]bool{},
 		state: map[key]*entry{}, seen: map[string]*owners{}, logs: rate.NewLimiter(rate.Every(time.Second), 10),
 		keep: config.DefaultPinRetention, live: map[string][]string{}, quit: make(chan struct{}), done: make(chan struct{})}
 	p.stop = opts.Store.Watch(p.heard)
@@ -195,7 +201,7 @@ func (p *Pins) admit(k key, t *mcp.Tool, down *bool) bool {
 		return true
 	}
 	e.since = time.Now().UTC()
-	mode, armed := p.mode, p.takeArmed(k)
+	mode, armed := p.mode, p.takeArmed(k, h)
 	p.mu.Unlock()
 	return p.changed(k, h, pinned, mode, armed)
 }
@@ -315,24 +321,47 @@ func (p *Pins) AcceptOffered(backend, tool, offered string) error {
 }
 
 // Configure applies a (re)loaded security section: the mode, and the
-// tools whose pending change it accepts (now, or when next seen).
+// accept_tool_changes entries new to it (not in the previous load's
+// list): each accepts its tool's pending change now, else the next change
+// seen (armed). An entry kept from the previous load does nothing again,
+// so a reload (a SIGHUP for log rotation) never accepts a later change;
+// an entry with offered accepts only the definition of that hash.
 func (p *Pins) Configure(s config.Security) {
 	p.mu.Lock()
 	p.mode = cmp.Or(s.ToolChanges, config.ToolChangesWarn)
 	p.keep = cmp.Or(s.PinRetention.D(), config.DefaultPinRetention)
-	p.armed, p.armedUsed = map[key]bool{}, map[key]bool{}
-	var now []key
+	prev, armed, fresh := p.accepts, map[key]string{}, map[key]bool{}
+	p.accepts = make(map[config.ToolRef]bool, len(s.AcceptToolChanges))
+	var now []config.ToolRef
 	for _, r := range s.AcceptToolChanges {
+		p.accepts[r] = true
 		k := key{backend: r.Backend, tool: r.Tool} // any principal's (armed ignores owner)
-		if p.pending(r.Backend, r.Tool) {
-			now = append(now, k)
-			continue
+		switch {
+		case prev[r]: // applied by an earlier load: still armed if no change took it
+			if h, ok := p.armed[k]; ok {
+				armed[k] = h
+			}
+		case p.pending(r.Backend, r.Tool):
+			now = append(now, r)
+		default:
+			armed[k], fresh[k] = r.Offered, true
 		}
-		p.armed[k] = true
+	}
+	p.armed = armed
+	for k := range p.armedUsed { // the principals an armed accept took stay taken while it stays armed
+		ak := key{backend: k.backend, tool: k.tool}
+		if _, ok := armed[ak]; !ok || fresh[ak] {
+			delete(p.armedUsed, k)
+		}
 	}
 	p.mu.Unlock()
-	for _, k := range now {
-		_ = p.Accept(k.backend, k.tool) // a change gone meanwhile: nothing to accept
+	for _, r := range now {
+		err := p.AcceptOffered(r.Backend, r.Tool, r.Offered)
+		if errors.Is(err, ErrOtherOffered) { // not yet the definition named: accept it when offered
+			p.mu.Lock()
+			p.armed[key{backend: r.Backend, tool: r.Tool}] = r.Offered
+			p.mu.Unlock()
+		}
 	}
 	p.notify()
 }

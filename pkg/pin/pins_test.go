@@ -92,17 +92,48 @@ func TestAcceptListsTheDeniedToolAndNotifies(t *testing.T) {
 	assert.Empty(t, p.Changes())
 }
 
+// An accept entry applies once, when a load brings it: it accepts the
+// pending change, or arms the next change seen; a reload keeping it (a
+// SIGHUP for log rotation) accepts nothing more. Removed and named again,
+// it is new again.
 func TestConfigNamingAToolAcceptsItsChangeOnce(t *testing.T) {
+	p := New(Options{Mode: config.ToolChangesDeny})
+	defer p.Close()
+	accept := config.Security{ToolChanges: config.ToolChangesDeny, AcceptToolChanges: []config.ToolRef{{Backend: "b", Tool: "echo"}}}
+	p.Admit("b", []*mcp.Tool{tool("v1")})
+	require.Empty(t, p.Admit("b", []*mcp.Tool{tool("v2")}))
+	p.Configure(accept)
+	assert.Equal(t, []string{"echo:v2"}, names(p.Admit("b", []*mcp.Tool{tool("v2")})), "pending change accepted by the reload")
+
+	p.Configure(accept)
+	assert.Empty(t, p.Admit("b", []*mcp.Tool{tool("v3")}), "the same entry reloaded accepts nothing more")
+
+	p.Configure(config.Security{ToolChanges: config.ToolChangesDeny})
+	p.Configure(accept)
+	assert.Equal(t, []string{"echo:v3"}, names(p.Admit("b", []*mcp.Tool{tool("v3")})), "removed, then named again: new again")
+
+	q := New(Options{Mode: config.ToolChangesDeny})
+	defer q.Close()
+	q.Configure(accept) // at start: nothing pending, so the next change is armed
+	q.Admit("b", []*mcp.Tool{tool("v1")})
+	q.Configure(accept)
+	assert.Equal(t, []string{"echo:v2"}, names(q.Admit("b", []*mcp.Tool{tool("v2")})), "armed by its first load, kept by the reload")
+	q.Configure(accept)
+	assert.Empty(t, q.Admit("b", []*mcp.Tool{tool("v3")}), "taken once: not re-armed by a reload")
+}
+
+// An entry naming the offered hash accepts only that definition, pending
+// or seen later; another one stays withheld.
+func TestConfigAcceptOfAHashAcceptsOnlyThatDefinition(t *testing.T) {
 	p := New(Options{Mode: config.ToolChangesDeny})
 	defer p.Close()
 	p.Admit("b", []*mcp.Tool{tool("v1")})
 	require.Empty(t, p.Admit("b", []*mcp.Tool{tool("v2")}))
-	p.Configure(config.Security{ToolChanges: config.ToolChangesDeny, AcceptToolChanges: []config.ToolRef{{Backend: "b", Tool: "echo"}}})
-	assert.Equal(t, []string{"echo:v2"}, names(p.Admit("b", []*mcp.Tool{tool("v2")})), "pending change accepted by the reload")
-
-	p.Configure(config.Security{ToolChanges: config.ToolChangesDeny, AcceptToolChanges: []config.ToolRef{{Backend: "b", Tool: "echo"}}})
-	assert.Equal(t, []string{"echo:v3"}, names(p.Admit("b", []*mcp.Tool{tool("v3")})), "armed: the next change is accepted")
-	assert.Empty(t, p.Admit("b", []*mcp.Tool{tool("v4")}), "once only: the one after is denied")
+	p.Configure(config.Security{ToolChanges: config.ToolChangesDeny,
+		AcceptToolChanges: []config.ToolRef{{Backend: "b", Tool: "echo", Offered: Hash(tool("v3"))}}})
+	assert.Empty(t, p.Admit("b", []*mcp.Tool{tool("v2")}), "v2 is not the definition accepted")
+	assert.Equal(t, []string{"echo:v3"}, names(p.Admit("b", []*mcp.Tool{tool("v3")})), "v3 is")
+	assert.Empty(t, p.Admit("b", []*mcp.Tool{tool("v4")}))
 }
 
 func TestTwoNodesOnOneRedisAgreeOnThePin(t *testing.T) {
