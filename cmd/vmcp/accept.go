@@ -36,8 +36,12 @@ the pinned one, on every node of a cluster. It posts to URL/admin/tool-changes/a
 with the admin token (security.admin_token) read from the environment variable
 NAME (default VMCP_ADMIN_TOKEN). With --offered, only the definition of that
 hash (the offered one /status showed) is accepted, not one the backend offers
-since. Exits 1 if nothing is pending for that tool or the request fails. Without the admin endpoint, name the tool in
-security.accept_tool_changes and reload the config (SIGHUP) instead.`,
+since. It prints the hash of the definition accepted. Exits 1 if nothing is
+pending for that tool or the request fails. Without the admin endpoint, name
+the tool in security.accept_tool_changes, best with the offered hash /status
+shows ({backend: B, tool: T, offered: HASH}: only that definition), and
+reload the config (SIGHUP) instead; an entry accepts once, when a load
+brings it, not again on later reloads.`,
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&target, "url", "http://127.0.0.1:8080", "base `URL` of the vmcp")
 			fs.StringVar(&tokenEnv, "token-env", adminTokenEnv, "environment variable holding the admin token")
@@ -62,37 +66,45 @@ security.accept_tool_changes and reload the config (SIGHUP) instead.`,
 			u.Path = strings.TrimSuffix(u.Path, "/") + vmcp.AdminAcceptPath
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
-			if err := postAccept(ctx, u.String(), token, vmcp.AcceptRequest{Backend: fs.Arg(0), Tool: fs.Arg(1), Offered: offered}); err != nil {
+			got, err := postAccept(ctx, u.String(), token, vmcp.AcceptRequest{Backend: fs.Arg(0), Tool: fs.Arg(1), Offered: offered})
+			if err != nil {
 				fmt.Fprintln(stderr, "vmcp accept-tool-change:", err)
 				return 1
 			}
-			fmt.Fprintf(stdout, "accepted: backend %s tool %q\n", fs.Arg(0), fs.Arg(1))
+			fmt.Fprintf(stdout, "accepted: backend %s tool %q", fs.Arg(0), fs.Arg(1))
+			if got.Offered != "" {
+				fmt.Fprintf(stdout, " definition %s", got.Offered)
+			}
+			fmt.Fprintln(stdout)
 			return 0
 		},
 	}
 }
 
-// postAccept posts one accept to the admin endpoint at u; an answer other
-// than 200 is an error carrying the server's message.
-func postAccept(ctx context.Context, u, token string, ar vmcp.AcceptRequest) error {
+// postAccept posts one accept to the admin endpoint at u and returns its
+// answer; an answer other than 200 is an error carrying the server's
+// message.
+func postAccept(ctx context.Context, u, token string, ar vmcp.AcceptRequest) (vmcp.AcceptResponse, error) {
+	var got vmcp.AcceptResponse
 	body, _ := json.Marshal(ar)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return got, err
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return err
+		return got, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusOK {
-		return nil
+		_ = json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&got) // an older vmcp: {"accepted":true}
+		return got, nil
 	}
 	var e struct {
 		Error string `json:"error"`
 	}
 	_ = json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&e)
-	return fmt.Errorf("%s: %s", resp.Status, e.Error)
+	return got, fmt.Errorf("%s: %s", resp.Status, e.Error)
 }

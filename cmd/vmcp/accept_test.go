@@ -28,7 +28,7 @@ func TestAcceptToolChangePostsWithTheTokenFromTheEnvironment(t *testing.T) {
 			_, _ = w.Write([]byte(`{"error":"no pending definition change"}`))
 			return
 		}
-		_, _ = w.Write([]byte(`{"accepted":true}`))
+		_, _ = w.Write([]byte(`{"accepted":true,"offered":"abc123"}`))
 	}))
 	defer srv.Close()
 
@@ -36,7 +36,7 @@ func TestAcceptToolChangePostsWithTheTokenFromTheEnvironment(t *testing.T) {
 	code, out, errOut := runArgs("accept-tool-change", "--url", srv.URL, "be", "echo")
 	assert.Equal(t, 0, code, errOut)
 	assert.Equal(t, vmcp.AcceptRequest{Backend: "be", Tool: "echo"}, got)
-	assert.Contains(t, out, `accepted: backend be tool "echo"`)
+	assert.Contains(t, out, `accepted: backend be tool "echo" definition abc123`)
 
 	code, _, errOut = runArgs("accept-tool-change", "--url", srv.URL, "be", "other")
 	assert.Equal(t, 1, code)

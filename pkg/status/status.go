@@ -131,7 +131,9 @@ type Catalogue struct {
 	// by order), duplicate items within one backend, invalid templates.
 	Conflicts []Conflict `json:"conflicts,omitempty"`
 	// ToolChanges are backend tools whose definition differs from the one
-	// pinned (security.tool_changes), until accepted or reverted.
+	// pinned (security.tool_changes), until accepted (vmcp
+	// accept-tool-change, or a load bringing a new accept_tool_changes
+	// entry; one a reload keeps accepts nothing again) or reverted.
 	ToolChanges []ToolChange `json:"toolChanges,omitempty"`
 }
 

@@ -1,10 +1,10 @@
 package vmcp
 
 import (
+	"cmp"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -85,8 +85,9 @@ type AcceptRequest struct {
 
 // adminAccept serves POST AdminAcceptPath: with security.admin_token set,
 // a request bearing it (Authorization: Bearer) accepts one tool change
-// (200 {"accepted":true}; 404 with an error when none is pending, 409 when
-// another definition than the body's offered is); without
+// (200 {"accepted":true,"offered":HASH}, HASH the definition accepted when
+// it is one; 404 with an error when none is pending, 409 when another
+// definition than the body's offered is); without
 // the token configured, 404; a wrong or missing token, 401.
 func (s *Server) adminAccept(w http.ResponseWriter, r *http.Request) {
 	token := s.security.Load().AdminToken
@@ -105,7 +106,8 @@ func (s *Server) adminAccept(w http.ResponseWriter, r *http.Request) {
 		adminError(w, http.StatusBadRequest, `want a JSON body {"backend": "...", "tool": "..."}`)
 		return
 	}
-	if err := s.AcceptToolChangeOffered(req.Backend, req.Tool, req.Offered); err != nil {
+	offered := cmp.Or(req.Offered, s.pendingOffered(req.Backend, req.Tool)) // accept what was looked up, not one offered since
+	if err := s.AcceptToolChangeOffered(req.Backend, req.Tool, offered); err != nil {
 		code := http.StatusInternalServerError
 		switch {
 		case errors.Is(err, pin.ErrNoChange):
@@ -117,7 +119,32 @@ func (s *Server) adminAccept(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = fmt.Fprintln(w, `{"accepted":true}`)
+	_ = json.NewEncoder(w).Encode(AcceptResponse{Accepted: true, Offered: offered})
+}
+
+// AcceptResponse is the body of a 200 answer to POST
+// /admin/tool-changes/accept.
+type AcceptResponse struct {
+	Accepted bool `json:"accepted"`
+	// Offered is the hash of the definition accepted ("" when principals
+	// of a per-principal backend had different ones pending).
+	Offered string `json:"offered,omitempty"`
+}
+
+// pendingOffered is the one definition (hash) pending for backend's tool,
+// "" if none or several (principals' own).
+func (s *Server) pendingOffered(backend, tool string) string {
+	h := ""
+	for _, c := range s.pins.Changes() {
+		if c.Backend != backend || c.Tool != tool {
+			continue
+		}
+		if h != "" && h != c.Offered {
+			return ""
+		}
+		h = c.Offered
+	}
+	return h
 }
 
 // adminError writes {"error": msg} with code.
