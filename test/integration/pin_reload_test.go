@@ -1,6 +1,9 @@
 package integration
 
 import (
+	"encoding/json"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -67,4 +70,28 @@ func onReloadKeepingAcceptList(t *testing.T, mode string, era harness.Mode) {
 			require.Equal(t, "v3: the rug pull", c.echo(t, "be_echo"), "%s: warn lists it", c.name)
 		}
 	}
+}
+
+// The admin accept without a hash answers the hash of the definition it
+// accepted, the one /status showed: what an operator puts in
+// accept_tool_changes' offered to accept that definition alone.
+func TestAdminAcceptAnsweredWithoutTheDefinitionItAccepted(t *testing.T) {
+	t.Parallel()
+	be, v, clients := startPinned(t, config.ToolChangesDeny, harness.Stateless, pinAdminToken)
+	setEcho(be.Server, "v2")
+	for _, c := range clients {
+		c.awaitChanged(t)
+	}
+	pending := pinStatus(t, v.Base).Catalogue.ToolChanges[0].Offered
+	req, err := http.NewRequestWithContext(flowCtx(t), http.MethodPost, v.Base+vmcp.AdminAcceptPath,
+		strings.NewReader(`{"backend":"be","tool":"echo"}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+pinAdminToken)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var got vmcp.AcceptResponse
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&got))
+	require.Equal(t, vmcp.AcceptResponse{Accepted: true, Offered: pending}, got)
 }
