@@ -201,21 +201,3 @@ func (d *Dispatcher) rootsListChanged(ctx context.Context, req *mcp.RootsListCha
 		d.undeliverable("notifications/roots/list_changed", s.id, "", err)
 	}
 }
-
-// outMeta is the _meta sent to a backend for one of this client's requests:
-// the client's own keys (reserved ones stripped) plus, for a Modern backend
-// (which has no logging/setLevel), the session's log level per request.
-func (s *clientSession) outMeta(cs *mcp.ClientSession, in mcp.Meta) mcp.Meta {
-	out := backends.ForwardMeta(in)
-	s.mu.Lock()
-	level := s.logLevel
-	s.mu.Unlock()
-	if r := cs.InitializeResult(); level == "" || r == nil || !wire.IsModern(r.ProtocolVersion) {
-		return out
-	}
-	if out == nil {
-		out = mcp.Meta{}
-	}
-	out[mcp.MetaKeyLogLevel] = level
-	return out
-}
