@@ -24,28 +24,7 @@ import (
 // counted once, and the backend gets it.
 func TestLegacySetLevelAndRootsChangedWentUncounted(t *testing.T) {
 	t.Parallel()
-	levels := make(chan mcp.LoggingLevel, 8)
-	rootsChanged := make(chan struct{}, 8)
-	h := harness.StartBackend(t, "h", harness.Stateful, func(s *mcp.Server) {
-		servertools.Add(s)
-		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-				switch p := req.GetParams().(type) {
-				case *mcp.SetLoggingLevelParams:
-					select { // never block the backend
-					case levels <- p.Level:
-					default:
-					}
-				case *mcp.RootsListChangedParams:
-					select {
-					case rootsChanged <- struct{}{}:
-					default:
-					}
-				}
-				return next(ctx, method, req)
-			}
-		})
-	})
+	h, levels, rootsChanged := sessionSendsBackend(t)
 	for kind, b := range map[string]config.Backend{"stdio": harness.StdioBackend(t, "s"), "http": h.Config()} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
@@ -56,9 +35,8 @@ func TestLegacySetLevelAndRootsChangedWentUncounted(t *testing.T) {
 			cs, err := client.Connect(ctx(t), &mcp.StreamableClientTransport{Endpoint: v.URL}, &mcp.ClientSessionOptions{ProtocolVersion: legacy})
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = cs.Close() })
-			m := v.Server.Metrics().BackendRequests
 			count := func(method string) float64 {
-				return testutil.ToFloat64(m.WithLabelValues(b.Name, method, upstream.RevisionLegacy, "ok"))
+				return testutil.ToFloat64(v.Server.Metrics().BackendRequests.WithLabelValues(b.Name, method, upstream.RevisionLegacy, "ok"))
 			}
 
 			require.NoError(t, cs.SetLoggingLevel(ctx(t), &mcp.SetLoggingLevelParams{Level: "warning"}))
@@ -84,6 +62,34 @@ func TestLegacySetLevelAndRootsChangedWentUncounted(t *testing.T) {
 				"the stdio backend was told once")
 		})
 	}
+}
+
+// sessionSendsBackend is a stateful HTTP backend serving servertools
+// that reports each logging/setLevel and roots list_changed it gets.
+func sessionSendsBackend(t *testing.T) (*harness.Backend, <-chan mcp.LoggingLevel, <-chan struct{}) {
+	levels := make(chan mcp.LoggingLevel, 8)
+	rootsChanged := make(chan struct{}, 8)
+	h := harness.StartBackend(t, "h", harness.Stateful, func(s *mcp.Server) {
+		servertools.Add(s)
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				switch p := req.GetParams().(type) {
+				case *mcp.SetLoggingLevelParams:
+					select { // never block the backend
+					case levels <- p.Level:
+					default:
+					}
+				case *mcp.RootsListChangedParams:
+					select {
+					case rootsChanged <- struct{}{}:
+					default:
+					}
+				}
+				return next(ctx, method, req)
+			}
+		})
+	})
+	return h, levels, rootsChanged
 }
 
 // recvLevel waits up to stateWait for a logging/setLevel the backend got
