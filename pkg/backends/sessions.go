@@ -33,17 +33,11 @@ type sessionEntry struct {
 	ready chan struct{} // closed when cs/err are set
 	cs    *mcp.ClientSession
 	err   error
-	// client is cs's own go-sdk client; roots toggles its marker root to
-	// send notifications/roots/list_changed (roots.go).
-	client *mcp.Client
-	roots  rootsToggle
 	// broken is set when a call on cs failed below JSON-RPC (the SDK then
 	// shuts the connection down, but cs.Wait returns only later), so the
 	// next Get does not hand out a session whose calls fail "client is
 	// closing".
 	broken atomic.Bool
-	// listed is set once tools/list was walked on cs (Listed).
-	listed atomic.Bool
 	// mux shares a stdio or SSE session's connection (connmux.go; nil
 	// for streamable HTTP).
 	mux *connMux
@@ -137,14 +131,20 @@ func (s *SessionSet) connect(b *Backend, e *sessionEntry) {
 	}
 	var mux *connMux
 	opts.onConn = func(m *connMux) { mux = m }
-	cs, client, err := b.open(withBinding(context.Background(), s.principal), opts)
+	cs, _, err := b.open(withBinding(context.Background(), s.principal), opts)
 	if err == nil && opts.Init != nil {
 		ictx, cancel := context.WithTimeout(context.Background(), b.Timeout())
 		if err = opts.Init(ictx, cs); err != nil {
-			_ = cs.Close()
-			cs, err = nil, fmt.Errorf("backend %q: session init: %w", b.Name(), err)
+			err = fmt.Errorf("backend %q: session init: %w", b.Name(), err)
 		}
 		cancel()
+	}
+	if err == nil {
+		err = s.opened(b, e, opts, cs, mux)
+	}
+	if err != nil && cs != nil {
+		_ = cs.Close()
+		cs = nil
 	}
 	s.mu.Lock()
 	if err == nil && s.closed {
@@ -155,7 +155,7 @@ func (s *SessionSet) connect(b *Backend, e *sessionEntry) {
 	if err != nil {
 		delete(s.open, b.Name())
 	}
-	e.cs, e.client, e.err, e.mux = cs, client, err, mux
+	e.cs, e.err, e.mux = cs, err, mux
 	s.mu.Unlock()
 	close(e.ready)
 	if cs != nil {
@@ -167,45 +167,6 @@ func (s *SessionSet) connect(b *Backend, e *sessionEntry) {
 			}
 			s.mu.Unlock()
 		}()
-	}
-}
-
-// Listed walks tools/list once on backend session cs of backend name, so
-// the go-sdk client's tools cache holds the definitions it builds
-// Mcp-Param-* headers from (2026-07-28 Streamable HTTP). A failed walk is
-// tried again on the next call.
-func (s *SessionSet) Listed(ctx context.Context, name string, cs *mcp.ClientSession) error {
-	s.mu.Lock()
-	e := s.open[name]
-	s.mu.Unlock()
-	if e == nil || e.cs != cs || e.listed.Load() {
-		return nil
-	}
-	for _, err := range cs.Tools(ctx, nil) {
-		if err != nil {
-			return fmt.Errorf("listing tools for their Mcp-Param-* headers: %w", err)
-		}
-	}
-	e.listed.Store(true)
-	return nil
-}
-
-// Each calls f for every open backend session (not those still opening).
-func (s *SessionSet) Each(f func(backend string, cs *mcp.ClientSession)) {
-	s.mu.Lock()
-	open := make(map[string]*mcp.ClientSession, len(s.open))
-	for name, e := range s.open {
-		select {
-		case <-e.ready:
-			if e.cs != nil {
-				open[name] = e.cs
-			}
-		default:
-		}
-	}
-	s.mu.Unlock()
-	for name, cs := range open {
-		f(name, cs)
 	}
 }
 

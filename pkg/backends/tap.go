@@ -34,6 +34,11 @@ type SessionOptions struct {
 	// Init runs once on the new session before first use (e.g. to apply
 	// the client's log level); an error closes the session and fails Get.
 	Init func(context.Context, *mcp.ClientSession) error
+	// Opened runs once on the new session, after Init, before first use,
+	// with the session as the call core sends on it (e.g. to apply the
+	// client's log level through pkg/upstream); an error closes the
+	// session and fails Get.
+	Opened func(context.Context, OpenSession) error
 	// Header, if set, is the owning client session's latest forwarded
 	// headers (SessionSet.Forward): every HTTP request on the session that
 	// carries no client request's own (initialize, the GET stream, DELETE,

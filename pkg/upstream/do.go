@@ -35,6 +35,12 @@ func (c *Core) Do(ctx context.Context, req *Request) (*Stream, error) {
 	if err != nil {
 		return nil, done(err)
 	}
+	return c.doOn(ctx, sctx, req, t, sess, release, done)
+}
+
+// doOn is Do on the backend session sess (release ends its use), once
+// Begin gave sctx and done.
+func (c *Core) doOn(ctx, sctx context.Context, req *Request, t Target, sess session, release func(), done func(error) error) (*Stream, error) {
 	s := c.newStream(ctx, sctx, req, t, sess, done)
 	s.release = release
 	body, err := s.body(sctx, req)

@@ -1,8 +1,8 @@
 package integration
 
 // notifications/roots/list_changed from a Legacy client reaches its own
-// Legacy backend sessions (streamable HTTP raw, stdio through the
-// session's go-sdk client), never another client's, and roots/list still
+// Legacy backend sessions (through upstream.Core.Notify: raw on streamable
+// HTTP, a message on the connection over stdio), never another client's, and roots/list still
 // returns the client's real roots. (2026-07-28 has no such notification:
 // a Modern backend asks for roots per call.)
 

@@ -47,12 +47,7 @@ func (d *Dispatcher) completeDo(ctx context.Context, s *clientSession, req *upst
 // messages on its stream go to the client by its level, an ask is refused
 // to the backend (no call stream to ask on); the session's end cancels it.
 func (d *Dispatcher) sendDo(ctx context.Context, s *clientSession, req *upstream.Request, t upstream.Target, params map[string]json.RawMessage) (json.RawMessage, error) {
-	s.mu.Lock()
-	level := s.logLevel
-	s.mu.Unlock()
-	req.Target, req.Sessions = &t, s.backends
-	req.Meta, req.Caps, req.LogLevel = backends.ForwardMetaRaw(params["_meta"]), s.capabilitiesRaw(), string(level)
-	delete(params, "_meta")
+	s.prepare(req, t, params)
 	req.Params = wire.Object(params)
 	ctx, unbind := s.bound(ctx)
 	defer unbind()

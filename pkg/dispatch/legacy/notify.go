@@ -80,11 +80,11 @@ func (d *Dispatcher) setLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandle
 		s.mu.Lock()
 		s.logLevel = p.Level
 		s.mu.Unlock()
-		s.backends.Each(func(name string, cs *mcp.ClientSession) {
-			if err := setLevel(ctx, cs, p.Level); err != nil {
-				d.log.Warn("logging/setLevel not applied to backend", "session", s.id, "backend", name, "error", err)
+		for _, o := range s.backends.Open() {
+			if err := d.setLevel(ctx, o, p.Level); err != nil {
+				d.log.Warn("logging/setLevel not applied to backend", "session", s.id, "backend", o.Backend.Name(), "error", err)
 			}
-		})
+		}
 		return res, err
 	}
 }

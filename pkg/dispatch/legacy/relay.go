@@ -9,7 +9,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/upstream"
@@ -122,12 +121,7 @@ func (d *Dispatcher) relayCall(w http.ResponseWriter, r *http.Request, s *client
 	if t.Name != name {
 		params[relayMethods[m.Method]] = wire.AppendString(nil, t.Name)
 	}
-	s.mu.Lock()
-	level := s.logLevel
-	s.mu.Unlock()
-	req.Target, req.Sessions = &t, s.backends
-	req.Meta, req.Caps, req.LogLevel = backends.ForwardMetaRaw(params["_meta"]), s.capabilitiesRaw(), string(level)
-	delete(params, "_meta")
+	s.prepare(req, t, params)
 	out := newEventWriter(w)
 	defer out.close()
 	res, err := s.relayCall(r, req, key, params, out)

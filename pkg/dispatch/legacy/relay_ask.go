@@ -59,7 +59,7 @@ func (rs *relayStream) ask(st *upstream.Stream, m *upstream.Message) {
 			rs.reply(ctx, st, m, nil, err)
 			return
 		}
-		res, err := rs.relayToClient(ctx, m.Method, m.Params)
+		res, err := rs.out.request(ctx, m.Method, m.Params)
 		if ctx.Err() == nil {
 			rs.reply(ctx, st, m, res, err)
 			return
@@ -76,18 +76,27 @@ func (rs *relayStream) ask(st *upstream.Stream, m *upstream.Message) {
 	}()
 }
 
-// relayToClient sends the request method (params) to the client under a
-// new id and waits for the answer: its raw result, or its error as a
+// relayOut is the relay's own POST stream to the client (clientStream):
+// a request goes under a fresh vmcp id, and the client's answer, a POST
+// the relay intercepts, comes back through the session's relayState.
+type relayOut struct {
+	*eventWriter
+	s       *clientSession
+	backend string
+}
+
+// request sends the request method (params) to the client under a new id
+// and waits for the answer: its raw result, or its error as a
 // *jsonrpc.Error.
-func (rs *relayStream) relayToClient(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	id := rs.s.d.newRelayID()
-	ch := rs.s.relayState.await(id)
-	defer rs.s.relayState.forget(id)
+func (o relayOut) request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	id := o.s.d.newRelayID()
+	ch := o.s.relayState.await(id)
+	defer o.s.relayState.forget(id)
 	if len(params) == 0 {
 		params = nil
 	}
-	if err := rs.out.send(wire.Request(id, method, params)); err != nil {
-		rs.s.d.undeliverable(method, rs.s.id, rs.backend, err)
+	if err := o.send(wire.Request(id, method, params)); err != nil {
+		o.s.d.undeliverable(method, o.s.id, o.backend, err)
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "client unreachable: " + err.Error()}
 	}
 	select {
@@ -104,7 +113,7 @@ func (rs *relayStream) relayToClient(ctx context.Context, method string, params 
 		}
 		return a.Result, nil
 	case <-ctx.Done():
-		_ = rs.out.send(wire.Cancelled(id, "")) // best effort: the stream may be gone
+		_ = o.send(wire.Cancelled(id, "")) // best effort: the stream may be gone
 		return nil, ctx.Err()
 	}
 }

@@ -98,7 +98,7 @@ func (rs *relayStream) fulfil(ctx context.Context, reqs map[string]rawInputReque
 			if err := rs.s.undeclaredMethod(r.Method); err != nil {
 				return fmt.Errorf("input request %q: %w", id, err)
 			}
-			res, err := rs.relayToClient(gctx, r.Method, r.Params)
+			res, err := rs.out.request(gctx, r.Method, r.Params)
 			if err != nil {
 				return fmt.Errorf("input request %q: %w", id, err)
 			}

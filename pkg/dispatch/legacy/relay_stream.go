@@ -19,11 +19,25 @@ import (
 // have waiting on the client at once; more are refused to the backend.
 const maxRelayAsks = 16
 
-// relayStream is one relayed call: it writes what the backend sends during
-// each round (upstream.Stream) to the client's POST stream as it is read.
+// clientStream is where a call's messages to its client go: the relay's
+// own POST stream (relayOut), or the stream of a request the go-sdk
+// server serves, such as one in a 2025-03-26 batch (sdkOut).
+type clientStream interface {
+	// send writes a notification (progress, elicitation/complete) on the
+	// call's stream.
+	send(msg []byte) error
+	// request sends the client a server-to-client request on the call's
+	// stream and waits for its answer: the raw result, or its error as a
+	// *jsonrpc.Error.
+	request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+}
+
+// relayStream is one call sent through upstream.Core.Do on the client's
+// own backend session: it writes what the backend sends during each round
+// (upstream.Stream) to the call's stream as it is read.
 type relayStream struct {
 	s       *clientSession
-	out     *eventWriter
+	out     clientStream
 	backend string
 	token   string // tokenKey of the client's progressToken ("" for none)
 
@@ -44,23 +58,38 @@ type relayStream struct {
 // session's end; Do owns the backend's timeout, the cancellation it sends
 // the backend and the 404 resend.
 func (s *clientSession) relayCall(r *http.Request, req *upstream.Request, key string, params map[string]json.RawMessage, out *eventWriter) (json.RawMessage, error) {
-	// Not ended by the handler's return, so Do drains the backend's stream
-	// after the response for reuse.
-	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
-	stopClient := context.AfterFunc(r.Context(), func() { cancel(errClientGone) })
-	stopEnded := context.AfterFunc(s.ended, func() { cancel(ErrSessionEnded) })
-	defer stopEnded()
-	defer stopClient()
+	ctx, cancel, stop := s.callContext(r.Context(), errClientGone)
+	defer stop()
 	untrack, ok := s.relayState.track(key, tracked{cancel: cancel})
 	if !ok {
 		return nil, errDuplicateID
 	}
 	defer untrack()
+	return s.runCall(ctx, req, params, relayOut{out, s, req.Target.Backend.Name()})
+}
+
+// callContext is the context of a call whose client's side is parent: it
+// is not ended by parent's end as such (so Do drains the backend's stream
+// after the response for reuse), but cancelled with cause gone when parent
+// ends before stop, with ErrSessionEnded when the session ends, and by
+// cancel.
+func (s *clientSession) callContext(parent context.Context, gone error) (context.Context, context.CancelCauseFunc, func()) {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
+	stopClient := context.AfterFunc(parent, func() { cancel(gone) })
+	stopEnded := context.AfterFunc(s.ended, func() { cancel(ErrSessionEnded) })
+	return ctx, cancel, func() { stopEnded(); stopClient() }
+}
+
+// runCall sends req with params through upstream.Core.Do, round after
+// round (relay_rounds.go), on the call context ctx, writing the backend's
+// messages to out, and returns the backend's raw result or the error for
+// the client.
+func (s *clientSession) runCall(ctx context.Context, req *upstream.Request, params map[string]json.RawMessage, out clientStream) (json.RawMessage, error) {
 	backend := req.Target.Backend.Name()
 	// Progress the backend sends elsewhere than on this stream (its GET
 	// stream, when it answers POSTs with JSON) reaches the tap by token.
 	token := progressToken(req.Meta)
-	defer s.calls.startRelayed(ctx, backend, token, out)()
+	defer s.calls.start(backend, token, out)()
 
 	rs := &relayStream{s: s, out: out, backend: backend, token: tokenKey(token), ctx: ctx,
 		asks: map[string]context.CancelCauseFunc{}, settled: make(chan struct{})}

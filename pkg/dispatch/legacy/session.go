@@ -11,7 +11,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/identity"
-	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // clientSession is vmcp's state for one Legacy client session: its backend
@@ -156,26 +155,31 @@ func (s *clientSession) sessionOptions(b *backends.Backend) backends.SessionOpti
 		Client:    opts,
 		Receiving: receiving,
 		Tap:       func(ctx context.Context, msg *jsonrpc.Request) { s.tap(ctx, b.Name(), msg) },
-		Init:      s.initBackendSession,
+		Opened:    s.initBackendSession,
 		Legacy:    true, // a Legacy revision, so the backend can ask (backends/revision.go)
 	}
 }
 
 // initBackendSession applies the client's log level to a new backend session.
-func (s *clientSession) initBackendSession(ctx context.Context, cs *mcp.ClientSession) error {
+func (s *clientSession) initBackendSession(ctx context.Context, o backends.OpenSession) error {
 	s.mu.Lock()
 	level := s.logLevel
 	s.mu.Unlock()
-	return setLevel(ctx, cs, level)
+	return s.d.setLevel(ctx, o, level)
 }
 
-// setLevel sends logging/setLevel to a backend session that offers logging.
-func setLevel(ctx context.Context, cs *mcp.ClientSession, level mcp.LoggingLevel) error {
-	r := cs.InitializeResult()
-	if level == "" || r == nil || r.Capabilities == nil || r.Capabilities.Logging == nil || wire.IsModern(r.ProtocolVersion) {
+// setLevel sends logging/setLevel (through upstream) to a Legacy backend
+// session that offers logging.
+func (d *Dispatcher) setLevel(ctx context.Context, o backends.OpenSession, level mcp.LoggingLevel) error {
+	if level == "" || !o.Legacy() || o.Init.Capabilities == nil || o.Init.Capabilities.Logging == nil {
 		return nil
 	}
-	return cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
+	params, err := json.Marshal(&mcp.SetLoggingLevelParams{Level: level})
+	if err != nil {
+		return err
+	}
+	_, err = d.core.Request(ctx, o, "logging/setLevel", params)
+	return err
 }
 
 // cloneCaps copies the client's capabilities for a backend session:
@@ -187,8 +191,8 @@ func cloneCaps(c *mcp.ClientCapabilities) *mcp.ClientCapabilities {
 }
 
 // rootsListChanged relays a client's notifications/roots/list_changed to
-// its own backend sessions (2025-11-25 client/roots); a backend that
-// cannot be told is logged and counted.
+// its own backend sessions at a Legacy revision (2025-11-25 client/roots),
+// through upstream; a backend that cannot be told is logged and counted.
 func (d *Dispatcher) rootsListChanged(ctx context.Context, req *mcp.RootsListChangedRequest) {
 	s, err := d.session(req.Session)
 	if err != nil {
@@ -197,25 +201,12 @@ func (d *Dispatcher) rootsListChanged(ctx context.Context, req *mcp.RootsListCha
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelFlush)
 	defer cancel()
-	if err := s.backends.RootsListChanged(ctx); err != nil {
-		d.undeliverable("notifications/roots/list_changed", s.id, "", err)
+	for _, o := range s.backends.Open() {
+		if !o.Legacy() {
+			continue // Modern backends ask for roots per call
+		}
+		if err := d.core.Notify(ctx, o, "notifications/roots/list_changed", nil); err != nil {
+			d.undeliverable("notifications/roots/list_changed", s.id, o.Backend.Name(), err)
+		}
 	}
-}
-
-// outMeta is the _meta sent to a backend for one of this client's requests:
-// the client's own keys (reserved ones stripped) plus, for a Modern backend
-// (which has no logging/setLevel), the session's log level per request.
-func (s *clientSession) outMeta(cs *mcp.ClientSession, in mcp.Meta) mcp.Meta {
-	out := backends.ForwardMeta(in)
-	s.mu.Lock()
-	level := s.logLevel
-	s.mu.Unlock()
-	if r := cs.InitializeResult(); level == "" || r == nil || !wire.IsModern(r.ProtocolVersion) {
-		return out
-	}
-	if out == nil {
-		out = mcp.Meta{}
-	}
-	out[mcp.MetaKeyLogLevel] = level
-	return out
 }
