@@ -196,8 +196,14 @@ func (c *Cluster) Stop() {
 type Sentinels struct {
 	Primary, Replica *proc
 	sentinels        []*proc
+	auth             SentinelAuth
 	t                testing.TB
 }
+
+// SentinelAuth are the passwords of a Sentinel set ("": none): Password
+// is the primary's and the replica's (requirepass and masterauth, the
+// sentinels' auth-pass), SentinelPassword the sentinels' own requirepass.
+type SentinelAuth struct{ Password, SentinelPassword string }
 
 // SentinelMaster is the name the sentinels of StartSentinels know the primary by.
 const SentinelMaster = "mymaster"
@@ -207,13 +213,21 @@ const SentinelMaster = "mymaster"
 // know each other (declared in their configuration), and stops them all
 // when the test ends. A primary is
 // declared down after 1 s without answer.
-func StartSentinels(t testing.TB) *Sentinels {
+func StartSentinels(t testing.TB) *Sentinels { return StartSentinelsWith(t, SentinelAuth{}) }
+
+// StartSentinelsWith is StartSentinels with passwords on the servers
+// and/or the sentinels.
+func StartSentinelsWith(t testing.TB, auth SentinelAuth) *Sentinels {
 	t.Helper()
-	s := &Sentinels{t: t, Primary: startProc(t, "--repl-diskless-sync-delay", "0")} // the replica syncs at once, not after 5 s
+	var pw []string
+	if auth.Password != "" {
+		pw = []string{"--requirepass", auth.Password, "--masterauth", auth.Password}
+	}
+	s := &Sentinels{t: t, auth: auth, Primary: startProc(t, append(pw, "--repl-diskless-sync-delay", "0")...)} // the replica syncs at once, not after 5 s
 	ph, pp, _ := net.SplitHostPort(s.Primary.Addr)
-	s.Replica = startProc(t, "--replicaof", ph, pp)
+	s.Replica = startProc(t, append(pw, "--replicaof", ph, pp)...)
 	await(t, "replica in sync", func(ctx context.Context) (bool, error) {
-		return infoHas(ctx, s.Replica.Addr, "replication", "master_link_status:up")
+		return infoHas(ctx, s.Replica.Addr, auth.Password, "replication", "master_link_status:up")
 	})
 	dir := t.TempDir()
 	addrs, ids := make([]string, 3), make([]string, 3)
@@ -221,19 +235,11 @@ func StartSentinels(t testing.TB) *Sentinels {
 		addrs[i], ids[i] = freeAddr(t), fmt.Sprintf("%040x", i+1)
 	}
 	for i := range addrs { // each knows the others from the start (no 2 s hello rounds)
-		var b strings.Builder
-		fmt.Fprintf(&b, "sentinel myid %s\nsentinel monitor %s %s %s 2\n", ids[i], SentinelMaster, ph, pp)
-		fmt.Fprintf(&b, "sentinel down-after-milliseconds %[1]s 1000\nsentinel failover-timeout %[1]s 5000\n", SentinelMaster)
-		fmt.Fprintf(&b, "sentinel known-replica %s %s\n", SentinelMaster, strings.Replace(s.Replica.Addr, ":", " ", 1))
-		for j, a := range addrs {
-			if j != i {
-				fmt.Fprintf(&b, "sentinel known-sentinel %s %s %s\n", SentinelMaster, strings.Replace(a, ":", " ", 1), ids[j])
-			}
-		}
-		s.sentinels = append(s.sentinels, startSentinel(t, filepath.Join(dir, fmt.Sprintf("sentinel-%d.conf", i)), addrs[i], b.String()))
+		conf := s.sentinelConf(ids, addrs, i)
+		s.sentinels = append(s.sentinels, startSentinel(t, filepath.Join(dir, fmt.Sprintf("sentinel-%d.conf", i)), addrs[i], conf))
 	}
 	for _, sp := range s.sentinels {
-		rdb := redis.NewSentinelClient(&redis.Options{Addr: sp.Addr})
+		rdb := redis.NewSentinelClient(&redis.Options{Addr: sp.Addr, Password: auth.SentinelPassword})
 		await(t, "sentinel "+sp.Addr+" knows the replica and the other sentinels", func(ctx context.Context) (bool, error) {
 			others, err := rdb.Sentinels(ctx, SentinelMaster).Result()
 			if err != nil {
@@ -245,6 +251,28 @@ func StartSentinels(t testing.TB) *Sentinels {
 		_ = rdb.Close()
 	}
 	return s
+}
+
+// sentinelConf is the configuration of sentinel i of addrs (ids: their
+// run IDs): the primary, its replica, the other sentinels, the passwords.
+func (s *Sentinels) sentinelConf(ids, addrs []string, i int) string {
+	ph, pp, _ := net.SplitHostPort(s.Primary.Addr)
+	var b strings.Builder
+	fmt.Fprintf(&b, "sentinel myid %s\nsentinel monitor %s %s %s 2\n", ids[i], SentinelMaster, ph, pp)
+	fmt.Fprintf(&b, "sentinel down-after-milliseconds %[1]s 1000\nsentinel failover-timeout %[1]s 5000\n", SentinelMaster)
+	fmt.Fprintf(&b, "sentinel known-replica %s %s\n", SentinelMaster, strings.Replace(s.Replica.Addr, ":", " ", 1))
+	for j, a := range addrs {
+		if j != i {
+			fmt.Fprintf(&b, "sentinel known-sentinel %s %s %s\n", SentinelMaster, strings.Replace(a, ":", " ", 1), ids[j])
+		}
+	}
+	if s.auth.Password != "" {
+		fmt.Fprintf(&b, "sentinel auth-pass %s %s\n", SentinelMaster, s.auth.Password)
+	}
+	if s.auth.SentinelPassword != "" { // also what the sentinels authenticate to each other with
+		fmt.Fprintf(&b, "requirepass %s\n", s.auth.SentinelPassword)
+	}
+	return b.String()
 }
 
 // startSentinel starts redis-server in sentinel mode on addr with the
@@ -272,7 +300,8 @@ func (s *Sentinels) Redis() Redis {
 	for i, p := range s.sentinels {
 		addrs[i] = p.Addr
 	}
-	return Redis{Name: "sentinel", SentinelMaster: SentinelMaster, SentinelAddrs: addrs}
+	return Redis{Name: "sentinel", SentinelMaster: SentinelMaster, SentinelAddrs: addrs,
+		Password: s.auth.Password, SentinelPassword: s.auth.SentinelPassword}
 }
 
 // KillPrimary kills the primary (SIGKILL: no goodbye, writes not yet
@@ -284,7 +313,7 @@ func (s *Sentinels) KillPrimary() { s.Primary.Kill() }
 func (s *Sentinels) AwaitFailover() {
 	s.t.Helper()
 	for _, sp := range s.sentinels {
-		rdb := redis.NewSentinelClient(&redis.Options{Addr: sp.Addr})
+		rdb := redis.NewSentinelClient(&redis.Options{Addr: sp.Addr, Password: s.auth.SentinelPassword})
 		await(s.t, "sentinel "+sp.Addr+" names the replica primary", func(ctx context.Context) (bool, error) {
 			addr, err := rdb.GetMasterAddrByName(ctx, SentinelMaster).Result()
 			return err == nil && len(addr) == 2 && net.JoinHostPort(addr[0], addr[1]) == s.Replica.Addr, err
@@ -292,13 +321,14 @@ func (s *Sentinels) AwaitFailover() {
 		_ = rdb.Close()
 	}
 	await(s.t, "the replica serves as primary", func(ctx context.Context) (bool, error) {
-		return infoHas(ctx, s.Replica.Addr, "replication", "role:master")
+		return infoHas(ctx, s.Replica.Addr, s.auth.Password, "replication", "role:master")
 	})
 }
 
-// infoHas reports whether INFO section of the Redis at addr contains line.
-func infoHas(ctx context.Context, addr, section, line string) (bool, error) {
-	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+// infoHas reports whether INFO section of the Redis at addr (password:
+// its requirepass, or "") contains line.
+func infoHas(ctx context.Context, addr, password, section, line string) (bool, error) {
+	rdb := redis.NewClient(&redis.Options{Addr: addr, Password: password, MaxRetries: -1})
 	defer rdb.Close()
 	info, err := rdb.Info(ctx, section).Result()
 	return strings.Contains(info, line), err

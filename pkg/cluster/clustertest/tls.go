@@ -98,16 +98,3 @@ func writePEM(t testing.TB, path, kind string, der []byte) {
 		t.Fatal(err)
 	}
 }
-
-// StartSentinelWithPassword starts a primary and one sentinel (quorum 1)
-// that requires password from its clients; it returns the sentinel's
-// address. Both are killed when the test ends.
-func StartSentinelWithPassword(t testing.TB, password string) string {
-	t.Helper()
-	primary := startProc(t)
-	ph, pp, _ := net.SplitHostPort(primary.Addr)
-	addr := freeAddr(t)
-	body := "sentinel monitor " + SentinelMaster + " " + ph + " " + pp + " 1\nrequirepass " + password + "\n"
-	startSentinel(t, filepath.Join(t.TempDir(), "sentinel.conf"), addr, body)
-	return addr
-}
