@@ -171,16 +171,6 @@ func ping(addr string, wait time.Duration) error {
 	}
 }
 
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("clustertest: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // Proxy is a TCP proxy to a Redis: a node given Proxy.URL can be cut off
 // Redis (Cut) as if it were partitioned or dead, while others keep theirs.
 type Proxy struct {

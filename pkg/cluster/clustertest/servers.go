@@ -3,13 +3,13 @@ package clustertest
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,13 +22,6 @@ import (
 const setupDeadline = 60 * time.Second
 
 func randText() string { return rand.Text()[:12] }
-
-// proc is one redis-server process started by a test, killed at its end.
-type proc struct {
-	Addr string
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-}
 
 // startProc starts redis-server with args on a free loopback port (an
 // arg's {port} is that port), waits until it answers PING and kills it
@@ -46,41 +39,41 @@ func startProc(t testing.TB, args ...string) *proc {
 	return p
 }
 
-// launch is startProc without a test: dir holds the server's files.
+// launch is startProc without a test: dir holds the server's files; an
+// arg's {busport} is a second free port (a cluster bus). A port another
+// process took between its pick and the bind is picked again.
 func launch(dir string, args ...string) (*proc, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	var err error
+	for range 5 {
+		var p *proc
+		if p, err = launchOnce(dir, args); !errors.Is(err, errPortTaken) {
+			return p, err
+		}
+	}
+	return nil, err
+}
+
+func launchOnce(dir string, args []string) (*proc, error) {
+	addr, err := pickAddr()
 	if err != nil {
 		return nil, err
 	}
-	p := &proc{Addr: l.Addr().String()}
-	_ = l.Close()
-	_, port, _ := net.SplitHostPort(p.Addr)
+	bus, err := pickAddr()
+	if err != nil {
+		return nil, err
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	_, busPort, _ := net.SplitHostPort(bus)
+	o, fill := redis.Options{Addr: addr}, strings.NewReplacer("{port}", port, "{busport}", busPort)
 	full := []string{"--port", port}
-	for _, a := range args {
-		full = append(full, strings.ReplaceAll(a, "{port}", port))
+	for i, a := range args {
+		full = append(full, fill.Replace(a))
+		if a == "--requirepass" && i+1 < len(args) {
+			o.Password = args[i+1]
+		}
 	}
 	full = append(full, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
-	p.cmd = exec.Command("redis-server", full...)
-	if err := p.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting redis-server: %w", err)
-	}
-	if err := ping(p.Addr, setupDeadline); err != nil {
-		p.Kill()
-		return nil, fmt.Errorf("redis-server on %s does not answer: %w", p.Addr, err)
-	}
-	return p, nil
-}
-
-// Kill kills the process (SIGKILL) and waits for it; idempotent.
-func (p *proc) Kill() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd == nil {
-		return
-	}
-	_ = p.cmd.Process.Kill()
-	_ = p.cmd.Wait()
-	p.cmd = nil
+	return spawn(exec.Command("redis-server", full...), o)
 }
 
 // await polls cond until it holds or fails the test at setupDeadline.
@@ -145,13 +138,7 @@ func launchCluster(n, replicas int, dir string) (*Cluster, error) {
 	c := &Cluster{}
 	total := n * (1 + replicas)
 	for range total {
-		bus, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return c, err
-		}
-		_, busPort, _ := net.SplitHostPort(bus.Addr().String())
-		_ = bus.Close()
-		p, err := launch(dir, "--cluster-enabled", "yes", "--cluster-port", busPort,
+		p, err := launch(dir, "--cluster-enabled", "yes", "--cluster-port", "{busport}",
 			"--cluster-config-file", filepath.Join(dir, "nodes-{port}.conf"), "--cluster-node-timeout", "2000",
 			"--repl-diskless-sync-delay", "0")
 		if err != nil {
@@ -236,7 +223,7 @@ func StartSentinelsWith(t testing.TB, auth SentinelAuth) *Sentinels {
 	}
 	for i := range addrs { // each knows the others from the start (no 2 s hello rounds)
 		conf := s.sentinelConf(ids, addrs, i)
-		s.sentinels = append(s.sentinels, startSentinel(t, filepath.Join(dir, fmt.Sprintf("sentinel-%d.conf", i)), addrs[i], conf))
+		s.sentinels = append(s.sentinels, startSentinel(t, filepath.Join(dir, fmt.Sprintf("sentinel-%d.conf", i)), addrs[i], auth.SentinelPassword, conf))
 	}
 	for _, sp := range s.sentinels {
 		rdb := redis.NewSentinelClient(&redis.Options{Addr: sp.Addr, Password: auth.SentinelPassword})
@@ -275,22 +262,21 @@ func (s *Sentinels) sentinelConf(ids, addrs []string, i int) string {
 	return b.String()
 }
 
-// startSentinel starts redis-server in sentinel mode on addr with the
-// config body written to its own file conf (sentinels rewrite theirs).
-func startSentinel(t testing.TB, conf, addr, body string) *proc {
+// startSentinel starts redis-server in sentinel mode on addr (password:
+// its requirepass) with the config body written to its own file conf
+// (sentinels rewrite theirs).
+func startSentinel(t testing.TB, conf, addr, password, body string) *proc {
 	t.Helper()
 	_, port, _ := net.SplitHostPort(addr)
 	if err := os.WriteFile(conf, []byte("port "+port+"\n"+body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{Addr: addr, cmd: exec.Command("redis-server", conf, "--sentinel", "--bind", "127.0.0.1", "--dir", filepath.Dir(conf))}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("clustertest: starting redis-server --sentinel: %v", err)
+	p, err := spawn(exec.Command("redis-server", conf, "--sentinel", "--bind", "127.0.0.1", "--dir", filepath.Dir(conf)),
+		redis.Options{Addr: addr, Password: password})
+	if err != nil {
+		t.Fatalf("clustertest: sentinel: %v", err)
 	}
 	t.Cleanup(p.Kill)
-	if err := ping(addr, setupDeadline); err != nil {
-		t.Fatalf("clustertest: sentinel on %s does not answer: %v", addr, err)
-	}
 	return p
 }
 
