@@ -5,7 +5,9 @@
 // a dialer (Cutter) that cut one node off Redis; a Redis Cluster (with or
 // without replicas, failover.go) and a Sentinel set started on loopback
 // whose primary a test can kill (servers.go), and topologies (Redis) to
-// run tests on each. Tests skip, saying why, only when no Redis
+// run tests on each. Processes listen on loopback ports below the
+// kernel's ephemeral range and count as started once that very process
+// answers (proc.go). Tests skip, saying why, only when no Redis
 // answers and redis-server is not installed.
 package clustertest
 
