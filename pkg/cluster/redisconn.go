@@ -6,12 +6,14 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -65,6 +67,7 @@ func (r Redis) Sharded() bool { return len(r.Cluster) > 0 }
 type redisConn struct {
 	rdb     redis.UniversalClient
 	addr    string // what Redis is, for messages (no credentials)
+	plain   bool   // no TLS configured (an EOF then may mean a TLS-only Redis)
 	keys    keyspace
 	timeout time.Duration
 	log     *slog.Logger
@@ -86,7 +89,8 @@ func newRedisConn(r Redis, prefix string, timeout time.Duration, log *slog.Logge
 		return nil, err
 	}
 	quietRedis.Do(func() { redis.SetLogger(quiet{}) })
-	c := &redisConn{rdb: rdb, addr: addr, keys: keyspace{prefix: prefix, tagged: r.Sharded()}, timeout: timeout, log: log}
+	plain := !r.TLS && r.TLSRoots == nil && !strings.HasPrefix(r.URL, "rediss://")
+	c := &redisConn{rdb: rdb, addr: addr, plain: plain, keys: keyspace{prefix: prefix, tagged: r.Sharded()}, timeout: timeout, log: log}
 	c.health.Store(&health{})
 	return c, nil
 }
@@ -103,6 +107,7 @@ func newClient(r Redis, timeout time.Duration) (redis.UniversalClient, string, e
 	if r.TLS || r.TLSRoots != nil {
 		u.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: r.TLSRoots} // server name: the host dialed
 	}
+	var what string
 	switch {
 	case r.URL != "":
 		o, err := redis.ParseURL(r.URL)
@@ -118,16 +123,43 @@ func newClient(r Redis, timeout time.Duration) (redis.UniversalClient, string, e
 		} else if o.TLSConfig != nil {
 			u.TLSConfig.ServerName = o.TLSConfig.ServerName
 		}
-		return redis.NewClient(u.Simple()), "Redis at " + o.Addr, nil
+		what = "Redis at " + o.Addr
 	case len(r.Cluster) > 0:
 		u.Addrs, u.IsClusterMode = r.Cluster, true
-		return redis.NewUniversalClient(u), "Redis Cluster at " + strings.Join(r.Cluster, ","), nil
+		what = "Redis Cluster at " + strings.Join(r.Cluster, ",")
 	case r.Sentinel != nil:
 		u.Addrs, u.MasterName = r.Sentinel.Addrs, r.Sentinel.Master
 		u.SentinelUsername, u.SentinelPassword = r.Sentinel.Username, r.Sentinel.Password
-		return redis.NewUniversalClient(u), fmt.Sprintf("Redis primary %q of the sentinels at %s", r.Sentinel.Master, strings.Join(r.Sentinel.Addrs, ",")), nil
+		what = fmt.Sprintf("Redis primary %q of the sentinels at %s", r.Sentinel.Master, strings.Join(r.Sentinel.Addrs, ","))
+	default:
+		return nil, "", errors.New("cluster: no Redis named")
 	}
-	return nil, "", errors.New("cluster: no Redis named")
+	if u.Dialer != nil && u.TLSConfig != nil { // go-redis negotiates TLS only on its own dialer
+		u.Dialer = tlsOver(u.Dialer, u.TLSConfig)
+	}
+	return redis.NewUniversalClient(u), what, nil
+}
+
+// tlsOver is dial with a TLS handshake on every connection it opens (the
+// server name, unless cfg sets one: the host dialed), as go-redis's own
+// dialer does when no Dialer is given.
+func tlsOver(dial Dialer, cfg *tls.Config) Dialer {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		raw, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		c := cfg.Clone()
+		if c.ServerName == "" {
+			c.ServerName, _, _ = net.SplitHostPort(addr)
+		}
+		conn := tls.Client(raw, c)
+		if err := conn.HandshakeContext(ctx); err != nil {
+			_ = raw.Close()
+			return nil, err
+		}
+		return conn, nil
+	}
 }
 
 // withoutURL is err without the URL a parse error quotes (its user info
@@ -201,12 +233,22 @@ func (c *redisConn) markDown(cause error) error {
 	if h.err != nil {
 		return h.err
 	}
-	down := &health{err: fmt.Errorf("%w: %s: %v", ErrUnavailable, c.addr, cause), since: time.Now()}
+	why := c.explain(cause)
+	down := &health{err: fmt.Errorf("%w: %s: %s", ErrUnavailable, c.addr, why), since: time.Now()}
 	if !c.health.CompareAndSwap(h, down) {
 		return c.err()
 	}
-	c.log.Warn("cluster: Redis unreachable; requests that need it get 503 until it returns", "redis", c.addr, "error", cause)
+	c.log.Warn("cluster: Redis unreachable; requests that need it get 503 until it returns", "redis", c.addr, "error", why)
 	return down.err
+}
+
+// explain is cause as a message; a connection closed by a Redis reached
+// without TLS says what a TLS-only Redis does to a plain connection.
+func (c *redisConn) explain(cause error) string {
+	if c.plain && (errors.Is(cause, io.EOF) || errors.Is(cause, syscall.ECONNRESET)) {
+		return cause.Error() + " (Redis closed the connection; a Redis that accepts only TLS closes plain ones: then set cluster.redis_tls)"
+	}
+	return cause.Error()
 }
 
 // isReply reports whether err is an answer from a working Redis (including

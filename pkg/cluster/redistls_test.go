@@ -1,7 +1,10 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
+	"net"
 	"testing"
 	"time"
 
@@ -37,16 +40,61 @@ func TestRedisTLSWithItsOwnCAWasNeverTried(t *testing.T) {
 	}
 }
 
-// A Sentinel set that requires a password of its clients: the password
-// goes to the sentinels (redis_sentinel.password), not only to the
-// servers, or the primary is never found.
+// A Sentinel set whose sentinels and servers all require passwords (one
+// primary, one replica, three sentinels): the sentinels' own password
+// (redis_sentinel.password) goes to the sentinels and redis_password to
+// the servers; either one missing fails, and no error quotes a password.
 func TestSentinelPasswordReachesTheSentinels(t *testing.T) {
 	t.Parallel()
-	addr := clustertest.StartSentinelWithPassword(t, "s3cret")
-	with := Redis{Sentinel: &Sentinel{Master: clustertest.SentinelMaster, Addrs: []string{addr}, Password: "s3cret"}}
-	require.NoError(t, pingOnce(t, with))
-	without := Redis{Sentinel: &Sentinel{Master: clustertest.SentinelMaster, Addrs: []string{addr}}}
-	require.Error(t, pingOnce(t, without))
+	auth := clustertest.SentinelAuth{Password: "srv-s3cret-pw", SentinelPassword: "snt-s3cret-pw"}
+	topo := clustertest.StartSentinelsWith(t, auth).Redis()
+	sentinel := func(pw string) *Sentinel {
+		return &Sentinel{Master: topo.SentinelMaster, Addrs: topo.SentinelAddrs, Password: pw}
+	}
+	require.NoError(t, pingOnce(t, Redis{Sentinel: sentinel(auth.SentinelPassword), Password: auth.Password}))
+	for name, r := range map[string]Redis{
+		"no sentinel password": {Sentinel: sentinel(""), Password: auth.Password},
+		"no server password":   {Sentinel: sentinel(auth.SentinelPassword)},
+		"swapped":              {Sentinel: sentinel(auth.Password), Password: auth.SentinelPassword},
+	} {
+		err := pingOnce(t, r)
+		require.Error(t, err, name)
+		require.NotContains(t, err.Error(), "s3cret", name)
+	}
+}
+
+// A Redis that accepts only TLS closes a plain connection: the node said
+// only "EOF". Now its error (Check, /status, the log) says to set
+// cluster.redis_tls, and quotes no password.
+func TestPlainTCPToATLSOnlyRedisSaidOnlyEOF(t *testing.T) {
+	t.Parallel()
+	srv := clustertest.StartTLS(t)
+	var logs bytes.Buffer
+	c, err := New(Options{Redis: Redis{URL: "redis://" + srv.Addr + "/0", Username: "vmcp", Password: "pw-s3cret"},
+		KeyPrefix: "vmcptest:plain:", AdvertiseURL: "http://127.0.0.1:1", MaxEventsPerSession: 10,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	err = c.Check() // New's first heartbeat found Redis unreachable
+	require.ErrorIs(t, err, ErrUnavailable)
+	require.Contains(t, err.Error(), "set cluster.redis_tls")
+	require.Contains(t, c.Status().Redis, "set cluster.redis_tls")
+	require.Contains(t, logs.String(), "set cluster.redis_tls")
+	for _, s := range []string{err.Error(), c.Status().Redis, logs.String()} {
+		require.NotContains(t, s, "pw-s3cret")
+	}
+}
+
+// go-redis negotiates TLS only on its own dialer: with a Dialer given
+// (the tests' Cutter), redis_tls went plain and a TLS-only Redis was never
+// reached. The TLS handshake now runs over the given dialer.
+func TestRedisTLSThroughADialerWentPlain(t *testing.T) {
+	t.Parallel()
+	srv := clustertest.StartTLS(t)
+	dial := (&net.Dialer{}).DialContext
+	require.NoError(t, pingOnce(t, Redis{URL: "redis://" + srv.Addr + "/0", TLSRoots: srv.Pool, Dialer: dial}))
+	require.NoError(t, pingOnce(t, Redis{URL: "rediss://" + srv.Addr + "/0", TLSRoots: srv.Pool, Dialer: dial}))
+	require.Error(t, pingOnce(t, Redis{URL: "redis://" + srv.Addr + "/0", TLS: true, Dialer: dial}), "the CA is still checked")
 }
 
 // pingOnce builds r's client and pings through it once.

@@ -76,14 +76,15 @@ type clFailover interface {
 
 // A Redis primary is killed while clients call tools through the
 // balancer: the Sentinel-managed one, or one of a Redis Cluster's three
-// (each with a replica). During the switch requests get 503 naming Redis,
+// (each with a replica); the Sentinel set's servers and sentinels
+// require passwords of their own. During the switch requests get 503 naming Redis,
 // nothing else, and no client ever gets another's answer; once the
 // replica is promoted, every session works on every node again (its owner
 // re-asserts the records the replica may have missed, or that expired
 // during the switch) and new sessions start.
 func TestClusterPrimaryKilledMidLoad(t *testing.T) {
 	for name, start := range map[string]func(testing.TB) clFailover{
-		"sentinel": func(t testing.TB) clFailover { return clustertest.StartSentinels(t) },
+		"sentinel": func(t testing.TB) clFailover { return clustertest.StartSentinelsWith(t, clSentinelAuth) }, // passwords on servers and sentinels
 		"cluster":  func(t testing.TB) clFailover { return clustertest.StartReplicatedCluster(t, 3) },
 	} {
 		t.Run(name, func(t *testing.T) { onPrimaryKilledMidLoad(t, start(t)) })

@@ -58,7 +58,8 @@ type clNode struct {
 }
 
 // clStartNode starts node name on the Redis topo under prefix; with
-// killable its Redis connections can be cut (see kill).
+// killable its Redis connections can be cut (n.cut: then stop is a death
+// without a goodbye).
 func clStartNode(t testing.TB, name string, topo clustertest.Redis, prefix string, killable bool, backends ...config.Backend) *clNode {
 	t.Helper()
 	return clStartNodeWith(t, name, topo, prefix, killable, nil, backends...)
@@ -110,13 +111,6 @@ func (n *clNode) stop() {
 		_ = n.hs.Close()
 		_ = n.srv.Close()
 	})
-}
-
-// kill makes the node die without a goodbye: it is cut off Redis first
-// (so nothing is cleaned up there), then its connections are cut.
-func (n *clNode) kill() {
-	n.cut.Cut()
-	n.stop()
 }
 
 // clEnv is a test cluster: one backend, nodes, the balancer and Redis.

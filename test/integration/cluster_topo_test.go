@@ -36,9 +36,9 @@ func clNewEnvTopo(t testing.TB, topo clustertest.Redis, n int, killable bool) *c
 
 // clClusterConfig is the cluster section naming topo.
 func clClusterConfig(topo clustertest.Redis) config.Cluster {
-	c := config.Cluster{RedisURL: topo.URL, RedisCluster: topo.Cluster, RedisTLSCAFile: topo.CAFile}
+	c := config.Cluster{RedisURL: topo.URL, RedisCluster: topo.Cluster, RedisTLSCAFile: topo.CAFile, RedisPassword: topo.Password}
 	if topo.SentinelMaster != "" {
-		c.RedisSentinel = &config.RedisSentinel{Master: topo.SentinelMaster, Addrs: topo.SentinelAddrs}
+		c.RedisSentinel = &config.RedisSentinel{Master: topo.SentinelMaster, Addrs: topo.SentinelAddrs, Password: topo.SentinelPassword}
 	}
 	return c
 }

@@ -5,7 +5,9 @@
 // a dialer (Cutter) that cut one node off Redis; a Redis Cluster (with or
 // without replicas, failover.go) and a Sentinel set started on loopback
 // whose primary a test can kill (servers.go), and topologies (Redis) to
-// run tests on each. Tests skip, saying why, only when no Redis
+// run tests on each. Processes listen on loopback ports below the
+// kernel's ephemeral range and count as started once that very process
+// answers (proc.go). Tests skip, saying why, only when no Redis
 // answers and redis-server is not installed.
 package clustertest
 
@@ -169,16 +171,6 @@ func ping(addr string, wait time.Duration) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("clustertest: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // Proxy is a TCP proxy to a Redis: a node given Proxy.URL can be cut off

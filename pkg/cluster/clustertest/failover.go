@@ -43,7 +43,7 @@ func (r *ReplicatedCluster) Redis() Redis { return Redis{Name: "cluster", Cluste
 func (r *ReplicatedCluster) KillPrimary() {
 	r.t.Helper()
 	for i, a := range r.c.Addrs {
-		ok, err := infoHas(context.Background(), a, "replication", "role:master")
+		ok, err := infoHas(context.Background(), a, "", "replication", "role:master")
 		if err == nil && ok {
 			r.killed = a
 			r.c.procs[i].Kill()

@@ -3,13 +3,13 @@ package clustertest
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,13 +22,6 @@ import (
 const setupDeadline = 60 * time.Second
 
 func randText() string { return rand.Text()[:12] }
-
-// proc is one redis-server process started by a test, killed at its end.
-type proc struct {
-	Addr string
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-}
 
 // startProc starts redis-server with args on a free loopback port (an
 // arg's {port} is that port), waits until it answers PING and kills it
@@ -46,41 +39,41 @@ func startProc(t testing.TB, args ...string) *proc {
 	return p
 }
 
-// launch is startProc without a test: dir holds the server's files.
+// launch is startProc without a test: dir holds the server's files; an
+// arg's {busport} is a second free port (a cluster bus). A port another
+// process took between its pick and the bind is picked again.
 func launch(dir string, args ...string) (*proc, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	var err error
+	for range 5 {
+		var p *proc
+		if p, err = launchOnce(dir, args); !errors.Is(err, errPortTaken) {
+			return p, err
+		}
+	}
+	return nil, err
+}
+
+func launchOnce(dir string, args []string) (*proc, error) {
+	addr, err := pickAddr()
 	if err != nil {
 		return nil, err
 	}
-	p := &proc{Addr: l.Addr().String()}
-	_ = l.Close()
-	_, port, _ := net.SplitHostPort(p.Addr)
+	bus, err := pickAddr()
+	if err != nil {
+		return nil, err
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	_, busPort, _ := net.SplitHostPort(bus)
+	o, fill := redis.Options{Addr: addr}, strings.NewReplacer("{port}", port, "{busport}", busPort)
 	full := []string{"--port", port}
-	for _, a := range args {
-		full = append(full, strings.ReplaceAll(a, "{port}", port))
+	for i, a := range args {
+		full = append(full, fill.Replace(a))
+		if a == "--requirepass" && i+1 < len(args) {
+			o.Password = args[i+1]
+		}
 	}
 	full = append(full, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
-	p.cmd = exec.Command("redis-server", full...)
-	if err := p.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting redis-server: %w", err)
-	}
-	if err := ping(p.Addr, setupDeadline); err != nil {
-		p.Kill()
-		return nil, fmt.Errorf("redis-server on %s does not answer: %w", p.Addr, err)
-	}
-	return p, nil
-}
-
-// Kill kills the process (SIGKILL) and waits for it; idempotent.
-func (p *proc) Kill() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd == nil {
-		return
-	}
-	_ = p.cmd.Process.Kill()
-	_ = p.cmd.Wait()
-	p.cmd = nil
+	return spawn(exec.Command("redis-server", full...), o)
 }
 
 // await polls cond until it holds or fails the test at setupDeadline.
@@ -145,13 +138,7 @@ func launchCluster(n, replicas int, dir string) (*Cluster, error) {
 	c := &Cluster{}
 	total := n * (1 + replicas)
 	for range total {
-		bus, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return c, err
-		}
-		_, busPort, _ := net.SplitHostPort(bus.Addr().String())
-		_ = bus.Close()
-		p, err := launch(dir, "--cluster-enabled", "yes", "--cluster-port", busPort,
+		p, err := launch(dir, "--cluster-enabled", "yes", "--cluster-port", "{busport}",
 			"--cluster-config-file", filepath.Join(dir, "nodes-{port}.conf"), "--cluster-node-timeout", "2000",
 			"--repl-diskless-sync-delay", "0")
 		if err != nil {
@@ -196,8 +183,14 @@ func (c *Cluster) Stop() {
 type Sentinels struct {
 	Primary, Replica *proc
 	sentinels        []*proc
+	auth             SentinelAuth
 	t                testing.TB
 }
+
+// SentinelAuth are the passwords of a Sentinel set ("": none): Password
+// is the primary's and the replica's (requirepass and masterauth, the
+// sentinels' auth-pass), SentinelPassword the sentinels' own requirepass.
+type SentinelAuth struct{ Password, SentinelPassword string }
 
 // SentinelMaster is the name the sentinels of StartSentinels know the primary by.
 const SentinelMaster = "mymaster"
@@ -207,13 +200,21 @@ const SentinelMaster = "mymaster"
 // know each other (declared in their configuration), and stops them all
 // when the test ends. A primary is
 // declared down after 1 s without answer.
-func StartSentinels(t testing.TB) *Sentinels {
+func StartSentinels(t testing.TB) *Sentinels { return StartSentinelsWith(t, SentinelAuth{}) }
+
+// StartSentinelsWith is StartSentinels with passwords on the servers
+// and/or the sentinels.
+func StartSentinelsWith(t testing.TB, auth SentinelAuth) *Sentinels {
 	t.Helper()
-	s := &Sentinels{t: t, Primary: startProc(t, "--repl-diskless-sync-delay", "0")} // the replica syncs at once, not after 5 s
+	var pw []string
+	if auth.Password != "" {
+		pw = []string{"--requirepass", auth.Password, "--masterauth", auth.Password}
+	}
+	s := &Sentinels{t: t, auth: auth, Primary: startProc(t, append(pw, "--repl-diskless-sync-delay", "0")...)} // the replica syncs at once, not after 5 s
 	ph, pp, _ := net.SplitHostPort(s.Primary.Addr)
-	s.Replica = startProc(t, "--replicaof", ph, pp)
+	s.Replica = startProc(t, append(pw, "--replicaof", ph, pp)...)
 	await(t, "replica in sync", func(ctx context.Context) (bool, error) {
-		return infoHas(ctx, s.Replica.Addr, "replication", "master_link_status:up")
+		return infoHas(ctx, s.Replica.Addr, auth.Password, "replication", "master_link_status:up")
 	})
 	dir := t.TempDir()
 	addrs, ids := make([]string, 3), make([]string, 3)
@@ -221,19 +222,11 @@ func StartSentinels(t testing.TB) *Sentinels {
 		addrs[i], ids[i] = freeAddr(t), fmt.Sprintf("%040x", i+1)
 	}
 	for i := range addrs { // each knows the others from the start (no 2 s hello rounds)
-		var b strings.Builder
-		fmt.Fprintf(&b, "sentinel myid %s\nsentinel monitor %s %s %s 2\n", ids[i], SentinelMaster, ph, pp)
-		fmt.Fprintf(&b, "sentinel down-after-milliseconds %[1]s 1000\nsentinel failover-timeout %[1]s 5000\n", SentinelMaster)
-		fmt.Fprintf(&b, "sentinel known-replica %s %s\n", SentinelMaster, strings.Replace(s.Replica.Addr, ":", " ", 1))
-		for j, a := range addrs {
-			if j != i {
-				fmt.Fprintf(&b, "sentinel known-sentinel %s %s %s\n", SentinelMaster, strings.Replace(a, ":", " ", 1), ids[j])
-			}
-		}
-		s.sentinels = append(s.sentinels, startSentinel(t, filepath.Join(dir, fmt.Sprintf("sentinel-%d.conf", i)), addrs[i], b.String()))
+		conf := s.sentinelConf(ids, addrs, i)
+		s.sentinels = append(s.sentinels, startSentinel(t, filepath.Join(dir, fmt.Sprintf("sentinel-%d.conf", i)), addrs[i], auth.SentinelPassword, conf))
 	}
 	for _, sp := range s.sentinels {
-		rdb := redis.NewSentinelClient(&redis.Options{Addr: sp.Addr})
+		rdb := redis.NewSentinelClient(&redis.Options{Addr: sp.Addr, Password: auth.SentinelPassword})
 		await(t, "sentinel "+sp.Addr+" knows the replica and the other sentinels", func(ctx context.Context) (bool, error) {
 			others, err := rdb.Sentinels(ctx, SentinelMaster).Result()
 			if err != nil {
@@ -247,22 +240,43 @@ func StartSentinels(t testing.TB) *Sentinels {
 	return s
 }
 
-// startSentinel starts redis-server in sentinel mode on addr with the
-// config body written to its own file conf (sentinels rewrite theirs).
-func startSentinel(t testing.TB, conf, addr, body string) *proc {
+// sentinelConf is the configuration of sentinel i of addrs (ids: their
+// run IDs): the primary, its replica, the other sentinels, the passwords.
+func (s *Sentinels) sentinelConf(ids, addrs []string, i int) string {
+	ph, pp, _ := net.SplitHostPort(s.Primary.Addr)
+	var b strings.Builder
+	fmt.Fprintf(&b, "sentinel myid %s\nsentinel monitor %s %s %s 2\n", ids[i], SentinelMaster, ph, pp)
+	fmt.Fprintf(&b, "sentinel down-after-milliseconds %[1]s 1000\nsentinel failover-timeout %[1]s 5000\n", SentinelMaster)
+	fmt.Fprintf(&b, "sentinel known-replica %s %s\n", SentinelMaster, strings.Replace(s.Replica.Addr, ":", " ", 1))
+	for j, a := range addrs {
+		if j != i {
+			fmt.Fprintf(&b, "sentinel known-sentinel %s %s %s\n", SentinelMaster, strings.Replace(a, ":", " ", 1), ids[j])
+		}
+	}
+	if s.auth.Password != "" {
+		fmt.Fprintf(&b, "sentinel auth-pass %s %s\n", SentinelMaster, s.auth.Password)
+	}
+	if s.auth.SentinelPassword != "" { // also what the sentinels authenticate to each other with
+		fmt.Fprintf(&b, "requirepass %s\n", s.auth.SentinelPassword)
+	}
+	return b.String()
+}
+
+// startSentinel starts redis-server in sentinel mode on addr (password:
+// its requirepass) with the config body written to its own file conf
+// (sentinels rewrite theirs).
+func startSentinel(t testing.TB, conf, addr, password, body string) *proc {
 	t.Helper()
 	_, port, _ := net.SplitHostPort(addr)
 	if err := os.WriteFile(conf, []byte("port "+port+"\n"+body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{Addr: addr, cmd: exec.Command("redis-server", conf, "--sentinel", "--bind", "127.0.0.1", "--dir", filepath.Dir(conf))}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("clustertest: starting redis-server --sentinel: %v", err)
+	p, err := spawn(exec.Command("redis-server", conf, "--sentinel", "--bind", "127.0.0.1", "--dir", filepath.Dir(conf)),
+		redis.Options{Addr: addr, Password: password})
+	if err != nil {
+		t.Fatalf("clustertest: sentinel: %v", err)
 	}
 	t.Cleanup(p.Kill)
-	if err := ping(addr, setupDeadline); err != nil {
-		t.Fatalf("clustertest: sentinel on %s does not answer: %v", addr, err)
-	}
 	return p
 }
 
@@ -272,7 +286,8 @@ func (s *Sentinels) Redis() Redis {
 	for i, p := range s.sentinels {
 		addrs[i] = p.Addr
 	}
-	return Redis{Name: "sentinel", SentinelMaster: SentinelMaster, SentinelAddrs: addrs}
+	return Redis{Name: "sentinel", SentinelMaster: SentinelMaster, SentinelAddrs: addrs,
+		Password: s.auth.Password, SentinelPassword: s.auth.SentinelPassword}
 }
 
 // KillPrimary kills the primary (SIGKILL: no goodbye, writes not yet
@@ -284,7 +299,7 @@ func (s *Sentinels) KillPrimary() { s.Primary.Kill() }
 func (s *Sentinels) AwaitFailover() {
 	s.t.Helper()
 	for _, sp := range s.sentinels {
-		rdb := redis.NewSentinelClient(&redis.Options{Addr: sp.Addr})
+		rdb := redis.NewSentinelClient(&redis.Options{Addr: sp.Addr, Password: s.auth.SentinelPassword})
 		await(s.t, "sentinel "+sp.Addr+" names the replica primary", func(ctx context.Context) (bool, error) {
 			addr, err := rdb.GetMasterAddrByName(ctx, SentinelMaster).Result()
 			return err == nil && len(addr) == 2 && net.JoinHostPort(addr[0], addr[1]) == s.Replica.Addr, err
@@ -292,13 +307,14 @@ func (s *Sentinels) AwaitFailover() {
 		_ = rdb.Close()
 	}
 	await(s.t, "the replica serves as primary", func(ctx context.Context) (bool, error) {
-		return infoHas(ctx, s.Replica.Addr, "replication", "role:master")
+		return infoHas(ctx, s.Replica.Addr, s.auth.Password, "replication", "role:master")
 	})
 }
 
-// infoHas reports whether INFO section of the Redis at addr contains line.
-func infoHas(ctx context.Context, addr, section, line string) (bool, error) {
-	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+// infoHas reports whether INFO section of the Redis at addr (password:
+// its requirepass, or "") contains line.
+func infoHas(ctx context.Context, addr, password, section, line string) (bool, error) {
+	rdb := redis.NewClient(&redis.Options{Addr: addr, Password: password, MaxRetries: -1})
 	defer rdb.Close()
 	info, err := rdb.Info(ctx, section).Result()
 	return strings.Contains(info, line), err

@@ -1,7 +1,6 @@
 package clustertest
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -9,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"math/big"
 	"net"
 	"os"
@@ -41,22 +41,25 @@ func StartTLS(t testing.TB) *TLSServer {
 		t.Skip("clustertest: redis-server is not installed (make redis installs it)")
 	}
 	dir := t.TempDir()
-	s := &TLSServer{Addr: freeAddr(t), CAFile: filepath.Join(dir, "ca.pem")}
+	s := &TLSServer{CAFile: filepath.Join(dir, "ca.pem")}
 	cert, key := writeCerts(t, dir, s)
-	_, port, _ := net.SplitHostPort(s.Addr)
-	p := &proc{Addr: s.Addr, cmd: exec.Command("redis-server", "--port", "0", "--tls-port", port,
-		"--tls-cert-file", cert, "--tls-key-file", key, "--tls-ca-cert-file", s.CAFile, "--tls-auth-clients", "no",
-		"--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("clustertest: starting redis-server with TLS: %v", err)
+	for range 5 { // a port another process took between its pick and the bind is picked again
+		s.Addr = freeAddr(t)
+		_, port, _ := net.SplitHostPort(s.Addr)
+		p, err := spawn(exec.Command("redis-server", "--port", "0", "--tls-port", port,
+			"--tls-cert-file", cert, "--tls-key-file", key, "--tls-ca-cert-file", s.CAFile, "--tls-auth-clients", "no",
+			"--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir),
+			redis.Options{Addr: s.Addr, TLSConfig: &tls.Config{RootCAs: s.Pool, MinVersion: tls.VersionTLS12}})
+		if errors.Is(err, errPortTaken) {
+			continue
+		}
+		if err != nil {
+			t.Fatalf("clustertest: TLS: %v", err)
+		}
+		t.Cleanup(p.Kill)
+		return s
 	}
-	t.Cleanup(p.Kill)
-	rdb := redis.NewClient(&redis.Options{Addr: s.Addr, TLSConfig: &tls.Config{RootCAs: s.Pool, MinVersion: tls.VersionTLS12}})
-	defer rdb.Close()
-	await(t, "TLS redis-server on "+s.Addr+" answers", func(ctx context.Context) (bool, error) {
-		err := rdb.Ping(ctx).Err()
-		return err == nil, err
-	})
+	t.Fatalf("clustertest: no free port for a TLS redis-server")
 	return s
 }
 
@@ -97,17 +100,4 @@ func writePEM(t testing.TB, path, kind string, der []byte) {
 	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), 0o600); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// StartSentinelWithPassword starts a primary and one sentinel (quorum 1)
-// that requires password from its clients; it returns the sentinel's
-// address. Both are killed when the test ends.
-func StartSentinelWithPassword(t testing.TB, password string) string {
-	t.Helper()
-	primary := startProc(t)
-	ph, pp, _ := net.SplitHostPort(primary.Addr)
-	addr := freeAddr(t)
-	body := "sentinel monitor " + SentinelMaster + " " + ph + " " + pp + " 1\nrequirepass " + password + "\n"
-	startSentinel(t, filepath.Join(t.TempDir(), "sentinel.conf"), addr, body)
-	return addr
 }

@@ -23,6 +23,9 @@ type Redis struct {
 	Cluster        []string // seed nodes of a Redis Cluster
 	SentinelMaster string   // a Sentinel-managed primary's name
 	SentinelAddrs  []string // and its sentinels
+	// Password is the Redis servers' requirepass, SentinelPassword the
+	// sentinels' own ("": none).
+	Password, SentinelPassword string
 	// CAFile and Pool: the Redis accepts only TLS, with a certificate
 	// that CA signed (StartTLS); "" and nil: plain TCP.
 	CAFile string
@@ -61,7 +64,8 @@ func (r Redis) client() (redis.UniversalClient, error) {
 	if len(r.Cluster) > 0 {
 		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: r.Cluster}), nil
 	}
-	return redis.NewFailoverClient(&redis.FailoverOptions{MasterName: r.SentinelMaster, SentinelAddrs: r.SentinelAddrs}), nil
+	return redis.NewFailoverClient(&redis.FailoverOptions{MasterName: r.SentinelMaster, SentinelAddrs: r.SentinelAddrs,
+		Password: r.Password, SentinelPassword: r.SentinelPassword}), nil
 }
 
 // Prefix returns a key prefix unique to this test and deletes every key
