@@ -124,25 +124,39 @@ func (l *Listens) stop(key listenKey) {
 
 // open opens the listen of req's URI on sess and holds it (idempotent).
 func (l *Listens) open(ctx context.Context, c *Core, req *Request, t Target, sess session, deliver func(string)) error {
-	key := listenKey{t.Backend.Name(), t.Name}
+	uri := t.Name
+	h := &heldListen{c: c, t: t, sess: sess, want: mcp.NotificationSubscriptions{ResourceSubscriptions: []string{uri}}}
+	h.onGap = func() { deliver(req.Name) }
+	h.onNote = func(method string, params json.RawMessage) {
+		var p mcp.ResourceUpdatedNotificationParams
+		if method == "notifications/resources/updated" && json.Unmarshal(params, &p) == nil && p.URI == uri {
+			deliver(req.Name)
+		}
+	}
+	return l.hold(ctx, listenKey{t.Backend.Name(), uri}, req, h)
+}
+
+// hold opens h's listen for req's principal and holds it under key
+// (idempotent): answered once the backend acknowledged it, then served by
+// a goroutine of l until the key is stopped or l's owner ends.
+func (l *Listens) hold(ctx context.Context, key listenKey, req *Request, h *heldListen) error {
 	l.mu.Lock()
-	defer l.mu.Unlock() // one open at a time per session: the first's answer decides
+	defer l.mu.Unlock() // one open at a time per owner: the first's answer decides
 	if _, ok := l.held[key]; ok {
 		return nil
 	}
 	if l.owner.Err() != nil {
-		return backends.WireError(t.Backend.Name(), fmt.Errorf("session ended: %w", l.owner.Err()))
+		return backends.WireError(h.t.Backend.Name(), fmt.Errorf("session ended: %w", l.owner.Err()))
 	}
 	lctx, stop := context.WithCancel(identity.With(l.owner, req.Principal))
-	lr := &Request{Method: methodListen, Revision: req.Revision, Principal: req.Principal, Header: req.Header.Clone(), Caps: req.Caps}
-	lr.Params, _ = json.Marshal(&mcp.SubscriptionsListenParams{Notifications: &mcp.NotificationSubscriptions{ResourceSubscriptions: []string{t.Name}}})
-	h := &heldListen{c: c, req: lr, t: t, sess: sess, uri: t.Name, deliver: func() { deliver(req.Name) }}
-	actx, cancel := context.WithTimeout(ctx, t.Backend.Timeout())
+	h.req = &Request{Method: methodListen, Revision: req.Revision, Principal: req.Principal, Header: req.Header.Clone(), Caps: req.Caps}
+	h.req.Params, _ = json.Marshal(&mcp.SubscriptionsListenParams{Notifications: &h.want})
+	actx, cancel := context.WithTimeout(ctx, h.t.Backend.Timeout())
 	defer cancel()
 	s, err := h.openAcked(lctx, actx)
 	if err != nil {
 		stop()
-		return backends.WireError(t.Backend.Name(), err)
+		return backends.WireError(h.t.Backend.Name(), err)
 	}
 	l.held[key] = stop
 	l.wg.Add(1)
@@ -153,19 +167,21 @@ func (l *Listens) open(ctx context.Context, c *Core, req *Request, t Target, ses
 	return nil
 }
 
-// heldListen is one resource subscription's listen on a Modern backend
-// session.
+// heldListen is one listen a Listens holds on a Modern backend: its
+// notifications go to onNote, and onGap runs once a dropped one is
+// reopened.
 type heldListen struct {
-	c       *Core
-	req     *Request
-	t       Target
-	sess    session
-	uri     string
-	deliver func()
+	c      *Core
+	req    *Request
+	t      Target
+	sess   session
+	want   mcp.NotificationSubscriptions
+	onNote func(method string, params json.RawMessage)
+	onGap  func()
 }
 
 // openAcked opens the listen (living until lctx ends) and waits (actx)
-// for the backend's acknowledgement, which must honor the URI.
+// for the backend's acknowledgement, which must honor every URI asked.
 func (h *heldListen) openAcked(lctx, actx context.Context) (*Stream, error) {
 	s, err := h.c.doOn(lctx, lctx, h.req, h.t, h.sess, h.c.countOnly(lctx, h.req, h.t.Backend.Name()), true)
 	if err != nil {
@@ -176,27 +192,36 @@ func (h *heldListen) openAcked(lctx, actx context.Context) (*Stream, error) {
 		if err == nil && m.Kind == KindResult {
 			err = backends.ErrListenEnded
 		}
+		if err == nil && m.Method == "notifications/subscriptions/acknowledged" {
+			if err = honors(m.Params, h.want); err == nil {
+				return s, nil
+			}
+		}
 		if err != nil {
 			s.Close()
 			s.Wait()
 			return nil, err
 		}
-		if m.Method != "notifications/subscriptions/acknowledged" {
-			continue
-		}
-		var p mcp.SubscriptionsAcknowledgedParams
-		if err := json.Unmarshal(m.Params, &p); err != nil || !slices.Contains(p.Notifications.ResourceSubscriptions, h.uri) {
-			s.Close()
-			s.Wait()
-			return nil, fmt.Errorf("%w: %s", errNotHonored, h.uri)
-		}
-		return s, nil
 	}
 }
 
-// serve delivers the listen's resources/updated for the URI until lctx
-// ends; a dropped listen is reopened with backoff, and once reopened the
-// gap is covered by one resources/updated (changes may have been missed).
+// honors checks an acknowledgement's params against want's URIs.
+func honors(params json.RawMessage, want mcp.NotificationSubscriptions) error {
+	var p mcp.SubscriptionsAcknowledgedParams
+	if err := json.Unmarshal(params, &p); err != nil {
+		return fmt.Errorf("malformed acknowledgement: %w", err)
+	}
+	for _, uri := range want.ResourceSubscriptions {
+		if !slices.Contains(p.Notifications.ResourceSubscriptions, uri) {
+			return fmt.Errorf("%w: %s", errNotHonored, uri)
+		}
+	}
+	return nil
+}
+
+// serve hands the listen's notifications to onNote until lctx ends; a
+// dropped listen is reopened with backoff, and once reopened the gap is
+// covered by onGap (changes may have been missed).
 func (h *heldListen) serve(lctx context.Context, s *Stream) {
 	backoff := listenMinBackoff
 	for {
@@ -215,26 +240,22 @@ func (h *heldListen) serve(lctx context.Context, s *Stream) {
 			if err == nil {
 				break
 			}
-			h.c.log.Warn("resource subscription's listen not reopened", "backend", h.t.Backend.Name(), "error", err)
+			h.c.log.Warn("backend listen not reopened", "backend", h.t.Backend.Name(), "error", err)
 		}
 		backoff = listenMinBackoff
-		h.deliver()
+		h.onGap()
 	}
 }
 
-// read delivers s's resources/updated for the URI until s ends.
+// read hands s's notifications to onNote until s ends.
 func (h *heldListen) read(lctx context.Context, s *Stream) {
 	for {
 		m, err := s.Next(lctx)
 		if err != nil || m.Kind == KindResult {
 			return
 		}
-		if m.Method != "notifications/resources/updated" {
-			continue
-		}
-		var p mcp.ResourceUpdatedNotificationParams
-		if json.Unmarshal(m.Params, &p) == nil && p.URI == h.uri {
-			h.deliver()
+		if m.Kind == KindNotification {
+			h.onNote(m.Method, m.Params)
 		}
 	}
 }

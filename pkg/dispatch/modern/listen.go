@@ -48,6 +48,8 @@ func (d *Dispatcher) listen(rq *request, p *mcp.SubscriptionsListenParams) ([]by
 	})
 	stream := d.subs.OpenFor(rq.r.Context(), pr, rq.id, honored, resources)
 	defer d.subs.Release(stream)
+	own := d.watchOwn(rq, pr, stream.Honored) // per-principal backends' list changes (ownlisten.go)
+	defer own.Close()
 	rq.written = true
 	sink := startSSE(rq.w)
 	if err := stream.Send(sink, methodAcknowledged, &mcp.SubscriptionsAcknowledgedParams{Notifications: stream.Honored}); err != nil {
