@@ -18,8 +18,8 @@ import (
 )
 
 // listenBackend is a Modern HTTP backend whose subscriptions/listen POSTs
-// answer answers with (the request decoded); everything else is a go-sdk
-// stateless server's.
+// asking prompt changes (the tests') answer answers with (the request
+// decoded); everything else is a go-sdk stateless server's.
 func listenBackend(t *testing.T, answer func(w http.ResponseWriter, m *wire.Message)) string {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "b", Version: "test"}, nil)
@@ -31,6 +31,10 @@ func listenBackend(t *testing.T, answer func(w http.ResponseWriter, m *wire.Mess
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && r.Header.Get("Mcp-Method") == "subscriptions/listen" {
 			data, _ := io.ReadAll(r.Body)
+			if !bytes.Contains(data, []byte(`"promptsListChanged":true`)) {
+				<-r.Context().Done() // the manager's own listen (tools): held open, answered nothing
+				return
+			}
 			var m wire.Message
 			_ = wire.Decode(bytes.Clone(data), &m)
 			answer(w, &m)
@@ -57,7 +61,7 @@ func TestListenStreamGatheredAnEventOfAnySize(t *testing.T) {
 	c, _, mgr := core(t, url, 30*time.Second)
 	b, err := mgr.Backend("b")
 	require.NoError(t, err)
-	ns, err := c.Listen(context.Background(), b, mcp.NotificationSubscriptions{ToolsListChanged: true})
+	ns, err := c.Listen(context.Background(), b, mcp.NotificationSubscriptions{PromptsListChanged: true})
 	require.NoError(t, err)
 	defer ns.Close()
 	_, _, err = ns.Next(context.Background())
@@ -73,14 +77,14 @@ func TestListenYieldsNotificationsThenEnds(t *testing.T) {
 	got := make(chan *wire.Message, 1)
 	url := listenBackend(t, func(w http.ResponseWriter, m *wire.Message) {
 		got <- m
-		writeSSE(w, wire.Notification("notifications/subscriptions/acknowledged", []byte(`{"notifications":{"toolsListChanged":true}}`)),
+		writeSSE(w, wire.Notification("notifications/subscriptions/acknowledged", []byte(`{"notifications":{"promptsListChanged":true}}`)),
 			wire.Notification("notifications/tools/list_changed", nil),
 			wire.Response(m.ID, []byte(`{}`)))
 	})
 	c, _, mgr := core(t, url, 30*time.Second)
 	b, err := mgr.Backend("b")
 	require.NoError(t, err)
-	ns, err := c.Listen(context.Background(), b, mcp.NotificationSubscriptions{ToolsListChanged: true})
+	ns, err := c.Listen(context.Background(), b, mcp.NotificationSubscriptions{PromptsListChanged: true})
 	require.NoError(t, err)
 	defer ns.Close()
 	var methods []string
@@ -94,6 +98,6 @@ func TestListenYieldsNotificationsThenEnds(t *testing.T) {
 	}
 	require.Equal(t, []string{"notifications/subscriptions/acknowledged", "notifications/tools/list_changed"}, methods)
 	m := <-got
-	require.Contains(t, string(m.Params), `"toolsListChanged":true`)
+	require.Contains(t, string(m.Params), `"promptsListChanged":true`)
 	require.Contains(t, string(m.Params), `"io.modelcontextprotocol/protocolVersion"`)
 }
