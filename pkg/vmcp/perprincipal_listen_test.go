@@ -1,6 +1,7 @@
 package vmcp_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/test/integration/harness"
 )
 
 // startModernUserBackend is startUserBackend as a stateless (Modern)
@@ -92,4 +94,95 @@ func TestModernPerPrincipalBackendListChangedWasNotHeard(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return live("alice") == 0 && live("bob") == 0 }, 10*time.Second, 5*time.Millisecond,
 		"the listens end with their sessions and streams")
+}
+
+// startModernDocBackend is a stateless per-user backend (as
+// startModernUserBackend) whose servers each serve doc://note and accept
+// resource subscriptions; srv gives a user's server.
+func startModernDocBackend(t *testing.T, check func(string) string) (url string, srv func(sub string) *mcp.Server) {
+	t.Helper()
+	var mu sync.Mutex
+	servers := map[string]*mcp.Server{}
+	srv = func(sub string) *mcp.Server {
+		mu.Lock()
+		defer mu.Unlock()
+		if s := servers[sub]; s != nil {
+			return s
+		}
+		s := mcp.NewServer(&mcp.Implementation{Name: "vault", Version: "1"}, &mcp.ServerOptions{
+			SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+			UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil }})
+		s.AddResource(&mcp.Resource{URI: "doc://note", Name: "note"}, func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.Params.URI, Text: sub}}}, nil
+		})
+		servers[sub] = s
+		return s
+	}
+	sub := func(r *http.Request) string {
+		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		return check(tok)
+	}
+	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return srv(sub(r)) }, &mcp.StreamableHTTPOptions{Stateless: true})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if sub(r) == "" {
+			http.Error(w, "unknown user", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+	return hs.URL, srv
+}
+
+// A Legacy client's resource subscription on a per-principal backend
+// that keeps no session is a listen with the subscriber's own credential,
+// held by its session (upstream.Core.Subscription; before, the go-sdk
+// client's own listen, which behaved the same here): alice and bob both
+// subscribe to doc://note and each hears only the updates of their own
+// server, never the other's, and bob's unsubscribe ends only his.
+func TestLegacyPerPrincipalResourceSubscriptionsStayApart(t *testing.T) {
+	idp := outboundIdP(t, func(string) bool { return false })
+	url, srv := startModernDocBackend(t, tokenChecker(t, idp, vaultAud))
+	open := openBackend(t)
+	v := harness.StartVMCP(t, func(c *config.Config) {
+		c.Auth = &config.Auth{Issuer: idp.Issuer(), Audience: audience,
+			Leeway: config.Duration(5 * time.Second), JWKSRefreshInterval: config.Duration(time.Minute)}
+	}, open.Config(), config.Backend{Name: "vault", URL: url, Transport: config.TransportStreamableHTTP,
+		Auth: &config.OutboundAuth{Type: config.OutboundTokenExchange, ClientID: "vmcp", ClientSecret: "vmcp-secret", Audience: vaultAud}})
+	got := map[string]chan string{}
+	cs := map[string]*mcp.ClientSession{}
+	for _, who := range []string{"alice", "bob"} {
+		tok, err := idp.ClientToken(t.Context(), who, "")
+		require.NoError(t, err)
+		ch := make(chan string, 16)
+		c, _, err := connect(t, v.URL, tok, revisions["legacy"], &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{},
+			ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { ch <- r.Params.URI }})
+		require.NoError(t, err)
+		got[who], cs[who] = ch, c
+		require.NoError(t, c.Subscribe(ctx10(t), &mcp.SubscribeParams{URI: "doc://note"}), who)
+	}
+	for _, who := range []string{"alice", "bob", "alice"} {
+		require.NoError(t, srv(who).ResourceUpdated(ctx10(t), &mcp.ResourceUpdatedNotificationParams{URI: "doc://note"}))
+	}
+	for who, n := range map[string]int{"alice": 2, "bob": 1} {
+		for range n {
+			assert.Equal(t, "doc://note", updated(t, got[who], who), who)
+		}
+	}
+	require.NoError(t, cs["bob"].Unsubscribe(ctx10(t), &mcp.UnsubscribeParams{URI: "doc://note"}))
+	require.NoError(t, srv("alice").ResourceUpdated(ctx10(t), &mcp.ResourceUpdatedNotificationParams{URI: "doc://note"}))
+	require.Equal(t, "doc://note", updated(t, got["alice"], "alice"))
+	assert.Empty(t, got["bob"], "bob heard alice's update")
+}
+
+// updated waits (10 s at most) for a resources/updated URI on ch.
+func updated(t *testing.T, ch chan string, who string) string {
+	t.Helper()
+	select {
+	case uri := <-ch:
+		return uri
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s was not told of its own update", who)
+		return ""
+	}
 }
