@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -67,4 +68,19 @@ func listKinds(b *backends.Backend) (mcp.NotificationSubscriptions, bool) {
 	n.PromptsListChanged = c.Prompts != nil && c.Prompts.ListChanged
 	n.ResourcesListChanged = c.Resources != nil && c.Resources.ListChanged
 	return n, n.ToolsListChanged || n.PromptsListChanged || n.ResourcesListChanged
+}
+
+// HoldResource holds in l, for req's principal, a listen for the
+// resource t.Name on t's backend, a per-principal backend at a Modern
+// revision, carrying that principal's credential and forwarded headers
+// (never shared with another principal): answered once the backend
+// acknowledged it; its resources/updated (and each reopening after a
+// drop) call deliver with the advertised URI req.Name. Other backends
+// fail: their subscriptions are shared (backends.Manager.SubscribeResource).
+func (c *Core) HoldResource(ctx context.Context, req *Request, t Target, l *Listens, deliver func(uri string)) error {
+	raw, ok := t.Backend.Stateless()
+	if !ok || !t.Backend.PerPrincipal() || req.Principal.Anonymous() {
+		return backends.WireError(t.Backend.Name(), errors.New("no per-principal Modern backend to hold a subscription on"))
+	}
+	return l.open(ctx, c, req, t, httpSession{raw}, deliver)
 }

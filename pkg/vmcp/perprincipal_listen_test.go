@@ -1,7 +1,9 @@
 package vmcp_test
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/devidp"
 	"github.com/vmcp/vmcp/test/integration/harness"
 )
 
@@ -99,10 +102,16 @@ func TestModernPerPrincipalBackendListChangedWasNotHeard(t *testing.T) {
 // startModernDocBackend is a stateless per-user backend (as
 // startModernUserBackend) whose servers each serve doc://note and accept
 // resource subscriptions; srv gives a user's server.
-func startModernDocBackend(t *testing.T, check func(string) string) (url string, srv func(sub string) *mcp.Server) {
+func startModernDocBackend(t *testing.T, check func(string) string) (url string, srv func(sub string) *mcp.Server, live func(sub string) int) {
 	t.Helper()
 	var mu sync.Mutex
 	servers := map[string]*mcp.Server{}
+	listens := map[string]int{} // open listens naming doc://note, by user
+	live = func(sub string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return listens[sub]
+	}
 	srv = func(sub string) *mcp.Server {
 		mu.Lock()
 		defer mu.Unlock()
@@ -124,14 +133,88 @@ func startModernDocBackend(t *testing.T, check func(string) string) (url string,
 	}
 	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return srv(sub(r)) }, &mcp.StreamableHTTPOptions{Stateless: true})
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if sub(r) == "" {
+		who := sub(r)
+		if who == "" {
 			http.Error(w, "unknown user", http.StatusUnauthorized)
 			return
+		}
+		if r.Header.Get("Mcp-Method") == "subscriptions/listen" {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte("doc://note")) {
+				mu.Lock()
+				listens[who]++
+				mu.Unlock()
+				defer func() {
+					mu.Lock()
+					listens[who]--
+					mu.Unlock()
+				}()
+			}
 		}
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
-	return hs.URL, srv
+	return hs.URL, srv, live
+}
+
+// docVMCP is a protected vmcp over open (shared) and vault at url (token
+// exchange).
+func docVMCP(t *testing.T, idp *devidp.IdP, open *harness.Backend, url string) *harness.VMCP {
+	return harness.StartVMCP(t, func(c *config.Config) {
+		c.Auth = &config.Auth{Issuer: idp.Issuer(), Audience: audience,
+			Leeway: config.Duration(5 * time.Second), JWKSRefreshInterval: config.Duration(time.Minute)}
+	}, open.Config(), config.Backend{Name: "vault", URL: url, Transport: config.TransportStreamableHTTP,
+		Auth: &config.OutboundAuth{Type: config.OutboundTokenExchange, ClientID: "vmcp", ClientSecret: "vmcp-secret", Audience: vaultAud}})
+}
+
+// TestModernPerPrincipalResourceSubscriptionWasNotHonored pins a Modern
+// listen asking for a resource of a per-principal backend: vmcp's shared
+// subscriptions need a control connection, which such a backend has none
+// of, so the URI was never honored (and a shared one would have mixed
+// principals). Now each stream holds a listen with its own principal's
+// credential: alice's and bob's streams are both granted doc://note, and
+// each hears only the updates of its own server.
+func TestModernPerPrincipalResourceSubscriptionWasNotHonored(t *testing.T) {
+	idp := outboundIdP(t, func(string) bool { return false })
+	url, srv, live := startModernDocBackend(t, tokenChecker(t, idp, vaultAud))
+	v := docVMCP(t, idp, openBackend(t), url)
+	got := map[string]chan string{}
+	for _, who := range []string{"alice", "bob"} {
+		tok, err := idp.ClientToken(t.Context(), who, "")
+		require.NoError(t, err)
+		ch := make(chan string, 16)
+		c, _, err := connect(t, v.URL, tok, revisions["modern"], &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{},
+			ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { ch <- r.Params.URI }})
+		require.NoError(t, err)
+		got[who] = ch
+		require.NoError(t, c.Subscribe(ctx10(t), &mcp.SubscribeParams{URI: "doc://note"}), who)
+	}
+	assert.Eventually(t, func() bool { return live("alice") == 1 && live("bob") == 1 }, 10*time.Second, 5*time.Millisecond,
+		"each principal's stream holds its own listen on the backend")
+	// The go-sdk client's listen opens in the background: its first
+	// updates may arrive before it knows the stream, so one is sent until
+	// one arrives (bounded).
+	heard := func(who string) {
+		t.Helper()
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		deadline := time.After(10 * time.Second)
+		for {
+			require.NoError(t, srv(who).ResourceUpdated(ctx10(t), &mcp.ResourceUpdatedNotificationParams{URI: "doc://note"}))
+			select {
+			case uri := <-got[who]:
+				require.Equal(t, "doc://note", uri)
+				return
+			case <-tick.C:
+			case <-deadline:
+				t.Fatalf("%s was not told of its own update", who)
+			}
+		}
+	}
+	heard("alice")
+	assert.Empty(t, got["bob"], "bob heard alice's update") // none of bob's was sent yet
+	heard("bob")
 }
 
 // A Legacy client's resource subscription on a per-principal backend
@@ -142,13 +225,8 @@ func startModernDocBackend(t *testing.T, check func(string) string) (url string,
 // server, never the other's, and bob's unsubscribe ends only his.
 func TestLegacyPerPrincipalResourceSubscriptionsStayApart(t *testing.T) {
 	idp := outboundIdP(t, func(string) bool { return false })
-	url, srv := startModernDocBackend(t, tokenChecker(t, idp, vaultAud))
-	open := openBackend(t)
-	v := harness.StartVMCP(t, func(c *config.Config) {
-		c.Auth = &config.Auth{Issuer: idp.Issuer(), Audience: audience,
-			Leeway: config.Duration(5 * time.Second), JWKSRefreshInterval: config.Duration(time.Minute)}
-	}, open.Config(), config.Backend{Name: "vault", URL: url, Transport: config.TransportStreamableHTTP,
-		Auth: &config.OutboundAuth{Type: config.OutboundTokenExchange, ClientID: "vmcp", ClientSecret: "vmcp-secret", Audience: vaultAud}})
+	url, srv, _ := startModernDocBackend(t, tokenChecker(t, idp, vaultAud))
+	v := docVMCP(t, idp, openBackend(t), url)
 	got := map[string]chan string{}
 	cs := map[string]*mcp.ClientSession{}
 	for _, who := range []string{"alice", "bob"} {
