@@ -93,7 +93,7 @@ func NewManager(cfgs []config.Backend, agg *aggregator.Aggregator, log *slog.Log
 	if o.metrics == nil {
 		o.metrics = telemetry.New()
 	}
-	o.ids = &ids{bulk: o.bulk}
+	o.ids = &ids{bulk: o.bulk, send: senderRef{ready: make(chan struct{})}}
 	m := &Manager{byName: map[string]*Backend{}, agg: agg, log: log, version: version, changed: make(chan struct{}),
 		disc: map[string]*discovery{}}
 	hook := o.onState

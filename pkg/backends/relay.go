@@ -167,7 +167,9 @@ func (r *RawSession) request(ctx context.Context, body []byte, method, name stri
 func (r *RawSession) refused(resp *http.Response) error {
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusNotFound && r.id != "" {
-		r.e.broken.Store(true)
+		if r.e != nil { // nil: the control connection (ControlRaw)
+			r.e.broken.Store(true)
+		}
 		return ErrSessionExpired
 	}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))

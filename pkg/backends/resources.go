@@ -54,7 +54,7 @@ func (b *Backend) startEpoch(parent context.Context, cs *mcp.ClientSession) {
 		ep.wg.Add(1)
 		go func() {
 			defer ep.wg.Done()
-			b.superviseListen(ep.ctx, ep.version, lists, nil, b.requestRefresh)
+			b.superviseListen(ep.ctx, lists, nil, b.requestRefresh)
 		}()
 	}
 	rs := &b.subs
@@ -111,18 +111,24 @@ func listKinds(cs *mcp.ClientSession) (mcp.NotificationSubscriptions, bool) {
 	return n, n.ToolsListChanged || n.PromptsListChanged || n.ResourcesListChanged
 }
 
-// applySub subscribes uri on the epoch's connection; for an own listen it
-// returns the stop of its goroutine once the backend acknowledged it.
+// applySub subscribes uri on the epoch's connection, through the one
+// sender (resources/subscribe on the control connection, else an own
+// listen); for an own listen it returns the stop of its goroutine once the
+// backend acknowledged it.
 func (b *Backend) applySub(ctx context.Context, ep *epoch, uri string) (context.CancelFunc, error) {
 	if !b.ownListens(ep.version) {
-		return nil, ep.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+		send, err := b.sender(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return nil, send.Control(ctx, b, "resources/subscribe", &mcp.SubscribeParams{URI: uri})
 	}
 	lctx, stop := context.WithCancel(ep.ctx)
 	first := make(chan error, 1)
 	ep.wg.Add(1)
 	go func() {
 		defer ep.wg.Done()
-		b.superviseListen(lctx, ep.version, mcp.NotificationSubscriptions{ResourceSubscriptions: []string{uri}},
+		b.superviseListen(lctx, mcp.NotificationSubscriptions{ResourceSubscriptions: []string{uri}},
 			first, func() { b.resourceUpdated(uri) })
 	}()
 	select {
@@ -175,7 +181,11 @@ func (b *Backend) unsubscribe(ctx context.Context, uri string) error {
 	case stop != nil:
 		stop()
 	case rs.ep != nil && !b.ownListens(rs.ep.version):
-		if err := rs.ep.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {
+		send, err := b.sender(ctx)
+		if err == nil {
+			err = send.Control(ctx, b, "resources/unsubscribe", &mcp.UnsubscribeParams{URI: uri})
+		}
+		if err != nil {
 			return fmt.Errorf("backend %q: unsubscribing %s: %w", b.cfg.Name, uri, err)
 		}
 	}

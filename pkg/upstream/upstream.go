@@ -90,10 +90,11 @@ type Core struct {
 func (c *Core) SetPolicy(p *policy.Policy) { c.policy = p }
 
 // New returns the call core over agg's catalogue and mgr's backends,
-// counting into metrics.
+// counting into metrics; it becomes mgr's Sender.
 func New(agg *aggregator.Aggregator, mgr *backends.Manager, metrics *telemetry.Metrics) *Core {
 	c := &Core{agg: agg, mgr: mgr, metrics: metrics, log: slog.Default()}
 	c.sessions = newSessions(mgr, c.undeliverable)
+	mgr.SetSender(c) // the backends' own subscriptions go through c (control.go)
 	return c
 }
 

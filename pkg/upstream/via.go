@@ -12,8 +12,9 @@ const (
 	// written on a stdio or SSE session's go-sdk connection), its asks on
 	// the call's own stream.
 	ViaRelay Via = "relay"
-	// ViaSession: the Legacy client's own go-sdk backend session, for a
-	// method the relay does not take (resources/(un)subscribe).
+	// ViaSession: Core.Subscription on the Legacy client's own backend
+	// session (resources/(un)subscribe): through Do on a Legacy one, a
+	// listen the client session holds on a Modern one (subscribe.go).
 	ViaSession Via = "session"
 	// ViaDirect: Do as one self-contained POST to a Modern streamable
 	// HTTP backend (no session; Mcp-Param-* headers built by Do), for any
@@ -40,8 +41,8 @@ var relayed = map[string]bool{"tools/call": true, "prompts/get": true, "resource
 // choose is the transport rule. A Legacy client's requests go on its own
 // backend sessions: tools/call, prompts/get and resources/read raw
 // (Core.Do, which builds a Modern backend's Mcp-Param-* headers), and so
-// does completion/complete, on any transport; subscriptions go through the
-// go-sdk client. A Modern client's request is always
+// does completion/complete, on any transport; subscriptions go through
+// Core.Subscription. A Modern client's request is always
 // sent by Do (chooseModern).
 func choose(req *Request, t Target) Via {
 	if req.Revision == RevisionLegacy {

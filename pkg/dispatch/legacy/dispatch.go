@@ -269,6 +269,7 @@ func (d *Dispatcher) discover(ctx context.Context, ss *mcp.ServerSession) {
 		return
 	}
 	d.mgr.DiscoverFor(ctx, s.principal(), nil, s.backends)
+	d.watchOwn(ctx, s) // list changes of its per-principal Modern backends (ownlisten.go)
 	d.markAll(s)
 	s.discovered.Store(true) // its own view's changes are told from now on (ownviews.go)
 }

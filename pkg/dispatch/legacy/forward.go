@@ -47,19 +47,16 @@ func (d *Dispatcher) subscription(ctx context.Context, ss *mcp.ServerSession, ex
 	if err != nil {
 		return err
 	}
-	// On the go-sdk session: a stateless backend's session is Modern, where
-	// resources/subscribe is no method of its own (a lint-baseline entry).
-	_, err = upstream.Call(d.core, ctx, req, t, func(cctx context.Context) (struct{}, error) {
-		cs, err := s.backends.Get(cctx, t.Backend.Name())
-		if err != nil {
-			return struct{}{}, err
-		}
-		if method == "resources/subscribe" {
-			return struct{}{}, cs.Subscribe(cctx, &mcp.SubscribeParams{URI: t.Name})
-		}
-		return struct{}{}, cs.Unsubscribe(cctx, &mcp.UnsubscribeParams{URI: t.Name})
+	ureq := *req
+	ureq.Sessions = s.backends
+	ureq.Caps = s.capabilitiesRaw()
+	ctx, unbind := s.bound(ctx)
+	defer unbind()
+	// Through the call core: raw on a Legacy backend session; on a Modern
+	// one a listen this session holds, its resources/updated to it alone.
+	return d.core.Subscription(ctx, &ureq, t, s.listens, func(uri string) {
+		d.resourceUpdated(s, &mcp.ResourceUpdatedNotificationParams{URI: uri})
 	})
-	return err
 }
 
 // request is the call core's view of one of this session's requests.

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/identity"
+	"github.com/vmcp/vmcp/pkg/upstream"
 )
 
 // clientSession is vmcp's state for one Legacy client session: its backend
@@ -35,6 +36,9 @@ type clientSession struct {
 	// for in-flight requests, so nothing else would end them).
 	ended context.Context
 	end   context.CancelFunc
+	// listens hold its resource subscriptions on Modern backend sessions
+	// (upstream.Listens), ended with it.
+	listens *upstream.Listens
 
 	mu         sync.Mutex
 	owner      identity.Principal // who the session's requests speak for (setPrincipal)
@@ -86,6 +90,7 @@ func newClientSession(d *Dispatcher, ss *mcp.ServerSession) *clientSession {
 		_ = ss.Close()
 	})
 	s.ended, s.end = context.WithCancel(context.Background())
+	s.listens = upstream.NewListens(s.ended)
 	s.backends = d.mgr.NewSessionSet(s.sessionOptions)
 	return s
 }
@@ -114,6 +119,7 @@ func (d *Dispatcher) abortSession(id string) {
 func (s *clientSession) close() {
 	s.idle.stop()
 	s.end()
+	s.listens.Close()
 	s.mu.Lock()
 	wait := time.Duration(0)
 	if !s.lastCancel.IsZero() {

@@ -38,9 +38,14 @@ func (d *Dispatcher) listen(rq *request, p *mcp.SubscriptionsListenParams) ([]by
 	pr := identity.From(rq.r.Context())
 	cat := d.agg.For(pr.Key())
 	var resources []subscriptions.Resource
+	var own []ownResource // served by a per-principal backend: held by this stream (ownlisten.go)
 	honored := capabilities.Honored(d.opts.Capabilities(), p.Notifications, func(uri string) bool {
 		route, ok := d.subscribable(cat, uri)
 		ok = ok && d.opts.Policy.Allows(pr, aggregator.KindResources, route.Backend, uri)
+		if ok && d.perPrincipal(route.Backend) {
+			own = append(own, ownResource{uri: uri, route: route})
+			return false // honored once held
+		}
 		if ok && !slices.ContainsFunc(resources, func(r subscriptions.Resource) bool { return r.URI == uri }) {
 			resources = append(resources, subscriptions.Resource{URI: route.Name, Backend: route.Backend})
 		}
@@ -48,6 +53,9 @@ func (d *Dispatcher) listen(rq *request, p *mcp.SubscriptionsListenParams) ([]by
 	})
 	stream := d.subs.OpenFor(rq.r.Context(), pr, rq.id, honored, resources)
 	defer d.subs.Release(stream)
+	held := d.watchOwn(rq, pr, stream.Honored) // per-principal backends' list changes (ownlisten.go)
+	defer held.Close()
+	d.holdOwn(rq, pr, stream, own, held)
 	rq.written = true
 	sink := startSSE(rq.w)
 	if err := stream.Send(sink, methodAcknowledged, &mcp.SubscriptionsAcknowledgedParams{Notifications: stream.Honored}); err != nil {

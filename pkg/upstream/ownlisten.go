@@ -1,0 +1,86 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/backends"
+)
+
+// A per-principal backend has no control connection, so its list_changed
+// reach vmcp only on a principal's own sessions. A Legacy backend session
+// hears them on its GET stream (backends/relist.go); a Modern backend
+// sends them only on a subscriptions/listen. WatchLists holds one such
+// listen per owner (a Legacy client session whose backend session is
+// Modern, or a Modern client's listen stream) and backend, with the
+// principal's credential, never shared with another principal.
+
+// WatchLists holds in l, for req's principal, a listen for the list
+// changes b advertises, when b is a per-principal streamable HTTP backend
+// at a Modern revision (else it does nothing): on req.Sessions' session
+// when set (a Legacy client's; nothing when that session is Legacy, whose
+// GET stream hears them), else one self-contained listen carrying req's
+// principal and forwarded headers. Each list_changed, and each reopening after a
+// drop, calls changed with the kind's method ("" after a gap), on the
+// listen's goroutine.
+func (c *Core) WatchLists(ctx context.Context, req *Request, b *backends.Backend, l *Listens, changed func(method string)) error {
+	want, ok := listKinds(b)
+	if !ok || !b.PerPrincipal() || !b.HTTP() || req.Principal.Anonymous() {
+		return nil
+	}
+	var sess session
+	if req.Sessions != nil {
+		s, err := sessionOf(ctx, req.Sessions, b)
+		if err != nil {
+			return backends.WireError(b.Name(), err)
+		}
+		if !s.Modern() {
+			return nil
+		}
+		sess = s
+	} else {
+		raw, ok := b.Stateless()
+		if !ok {
+			return nil // not Modern: a keyed Legacy session would hear it (not held here)
+		}
+		sess = httpSession{raw}
+	}
+	h := &heldListen{c: c, t: Target{Backend: b, Via: ViaDirect}, sess: sess, want: want, onGap: func() { changed("") }}
+	h.onNote = func(method string, _ json.RawMessage) {
+		if strings.HasSuffix(method, "/list_changed") {
+			changed(method)
+		}
+	}
+	return l.hold(ctx, listenKey{backend: b.Name()}, req, h)
+}
+
+// listKinds are the list changes b advertises (false: none).
+func listKinds(b *backends.Backend) (mcp.NotificationSubscriptions, bool) {
+	var n mcp.NotificationSubscriptions
+	c := b.Capabilities()
+	if c == nil {
+		return n, false
+	}
+	n.ToolsListChanged = c.Tools != nil && c.Tools.ListChanged
+	n.PromptsListChanged = c.Prompts != nil && c.Prompts.ListChanged
+	n.ResourcesListChanged = c.Resources != nil && c.Resources.ListChanged
+	return n, n.ToolsListChanged || n.PromptsListChanged || n.ResourcesListChanged
+}
+
+// HoldResource holds in l, for req's principal, a listen for the
+// resource t.Name on t's backend, a per-principal backend at a Modern
+// revision, carrying that principal's credential and forwarded headers
+// (never shared with another principal): answered once the backend
+// acknowledged it; its resources/updated (and each reopening after a
+// drop) call deliver with the advertised URI req.Name. Other backends
+// fail: their subscriptions are shared (backends.Manager.SubscribeResource).
+func (c *Core) HoldResource(ctx context.Context, req *Request, t Target, l *Listens, deliver func(uri string)) error {
+	raw, ok := t.Backend.Stateless()
+	if !ok || !t.Backend.PerPrincipal() || req.Principal.Anonymous() {
+		return backends.WireError(t.Backend.Name(), errors.New("no per-principal Modern backend to hold a subscription on"))
+	}
+	return l.open(ctx, c, req, t, httpSession{raw}, deliver)
+}

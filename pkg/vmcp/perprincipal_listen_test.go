@@ -1,0 +1,266 @@
+package vmcp_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/devidp"
+	"github.com/vmcp/vmcp/test/integration/harness"
+)
+
+// startModernUserBackend is startUserBackend as a stateless (Modern)
+// server: it keeps no session, so its list_changed reach vmcp only on a
+// subscriptions/listen. live counts each user's open listens.
+func startModernUserBackend(t *testing.T, check func(string) string) (*userBackend, func(sub string) int) {
+	t.Helper()
+	ub := &userBackend{check: check, srv: map[string]*mcp.Server{}}
+	var mu sync.Mutex
+	live := map[string]int{}
+	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return ub.server(ub.sub(r)) },
+		&mcp.StreamableHTTPOptions{Stateless: true})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sub := ub.sub(r)
+		if sub == "" {
+			http.Error(w, "unknown user", http.StatusUnauthorized)
+			return
+		}
+		if r.Header.Get("Mcp-Method") == "subscriptions/listen" {
+			mu.Lock()
+			live[sub]++
+			mu.Unlock()
+			defer func() {
+				mu.Lock()
+				live[sub]--
+				mu.Unlock()
+			}()
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+	ub.URL = hs.URL
+	return ub, func(sub string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return live[sub]
+	}
+}
+
+// TestModernPerPrincipalBackendListChangedWasNotHeard pins a per-principal
+// backend that keeps no session (Modern): it sends list_changed only on a
+// listen, and vmcp held none for a principal. alice's Legacy session
+// (whose backend session is Modern) never heard her tool redefined, and
+// her Modern listen stream only at her next re-discovery (minutes later).
+// Now each holds a listen with alice's credential: both get
+// tools/list_changed and list the new definition; bob's clients get
+// nothing (the next list_changed they get is a later shared prompt
+// change) and keep bob's own definition.
+func TestModernPerPrincipalBackendListChangedWasNotHeard(t *testing.T) {
+	idp := outboundIdP(t, func(string) bool { return false })
+	ub, live := startModernUserBackend(t, tokenChecker(t, idp, vaultAud))
+	open := openBackend(t)
+	v := userVMCP(t, idp, open, ub, config.ToolChangesWarn)
+	cs, got := userClients(t, idp, v)
+	for who, c := range cs {
+		require.Equal(t, strings.Fields(who)[0]+" v1", lookupDesc(t, c), who)
+	}
+	assert.Eventually(t, func() bool { return live("alice") == 2 && live("bob") == 2 }, 10*time.Second, 5*time.Millisecond,
+		"a listen per Legacy session and per Modern listen stream, each with its own principal's credential")
+
+	ub.define("alice", "alice v2")
+	for _, who := range []string{"alice legacy", "alice modern"} {
+		require.Equal(t, "tools", next(t, got[who], who))
+		assert.Equal(t, "alice v2", lookupDesc(t, cs[who]), who)
+	}
+	addPrompt(open.Server, "barrier") // a shared change every client hears of
+	for who, ch := range got {
+		require.Equal(t, "prompts", next(t, ch, who), "%s: the next list_changed is the shared one", who)
+	}
+	for _, who := range []string{"bob legacy", "bob modern"} {
+		assert.Equal(t, "bob v1", lookupDesc(t, cs[who]), who)
+	}
+	for who, ch := range got {
+		assert.Empty(t, ch, who)
+	}
+	for who, c := range cs {
+		require.NoError(t, c.Close(), who)
+	}
+	require.Eventually(t, func() bool { return live("alice") == 0 && live("bob") == 0 }, 10*time.Second, 5*time.Millisecond,
+		"the listens end with their sessions and streams")
+}
+
+// startModernDocBackend is a stateless per-user backend (as
+// startModernUserBackend) whose servers each serve doc://note and accept
+// resource subscriptions; srv gives a user's server.
+func startModernDocBackend(t *testing.T, check func(string) string) (url string, srv func(sub string) *mcp.Server, live func(sub string) int) {
+	t.Helper()
+	var mu sync.Mutex
+	servers := map[string]*mcp.Server{}
+	listens := map[string]int{} // open listens naming doc://note, by user
+	live = func(sub string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return listens[sub]
+	}
+	srv = func(sub string) *mcp.Server {
+		mu.Lock()
+		defer mu.Unlock()
+		if s := servers[sub]; s != nil {
+			return s
+		}
+		s := mcp.NewServer(&mcp.Implementation{Name: "vault", Version: "1"}, &mcp.ServerOptions{
+			SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+			UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil }})
+		s.AddResource(&mcp.Resource{URI: "doc://note", Name: "note"}, func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.Params.URI, Text: sub}}}, nil
+		})
+		servers[sub] = s
+		return s
+	}
+	sub := func(r *http.Request) string {
+		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		return check(tok)
+	}
+	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return srv(sub(r)) }, &mcp.StreamableHTTPOptions{Stateless: true})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		who := sub(r)
+		if who == "" {
+			http.Error(w, "unknown user", http.StatusUnauthorized)
+			return
+		}
+		if r.Header.Get("Mcp-Method") == "subscriptions/listen" {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte("doc://note")) {
+				mu.Lock()
+				listens[who]++
+				mu.Unlock()
+				defer func() {
+					mu.Lock()
+					listens[who]--
+					mu.Unlock()
+				}()
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+	return hs.URL, srv, live
+}
+
+// docVMCP is a protected vmcp over open (shared) and vault at url (token
+// exchange).
+func docVMCP(t *testing.T, idp *devidp.IdP, open *harness.Backend, url string) *harness.VMCP {
+	return harness.StartVMCP(t, func(c *config.Config) {
+		c.Auth = &config.Auth{Issuer: idp.Issuer(), Audience: audience,
+			Leeway: config.Duration(5 * time.Second), JWKSRefreshInterval: config.Duration(time.Minute)}
+	}, open.Config(), config.Backend{Name: "vault", URL: url, Transport: config.TransportStreamableHTTP,
+		Auth: &config.OutboundAuth{Type: config.OutboundTokenExchange, ClientID: "vmcp", ClientSecret: "vmcp-secret", Audience: vaultAud}})
+}
+
+// TestModernPerPrincipalResourceSubscriptionWasNotHonored pins a Modern
+// listen asking for a resource of a per-principal backend: vmcp's shared
+// subscriptions need a control connection, which such a backend has none
+// of, so the URI was never honored (and a shared one would have mixed
+// principals). Now each stream holds a listen with its own principal's
+// credential: alice's and bob's streams are both granted doc://note, and
+// each hears only the updates of its own server.
+func TestModernPerPrincipalResourceSubscriptionWasNotHonored(t *testing.T) {
+	idp := outboundIdP(t, func(string) bool { return false })
+	url, srv, live := startModernDocBackend(t, tokenChecker(t, idp, vaultAud))
+	v := docVMCP(t, idp, openBackend(t), url)
+	got := map[string]chan string{}
+	for _, who := range []string{"alice", "bob"} {
+		tok, err := idp.ClientToken(t.Context(), who, "")
+		require.NoError(t, err)
+		ch := make(chan string, 16)
+		c, _, err := connect(t, v.URL, tok, revisions["modern"], &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{},
+			ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { ch <- r.Params.URI }})
+		require.NoError(t, err)
+		got[who] = ch
+		require.NoError(t, c.Subscribe(ctx10(t), &mcp.SubscribeParams{URI: "doc://note"}), who)
+	}
+	assert.Eventually(t, func() bool { return live("alice") == 1 && live("bob") == 1 }, 10*time.Second, 5*time.Millisecond,
+		"each principal's stream holds its own listen on the backend")
+	// The go-sdk client's listen opens in the background: its first
+	// updates may arrive before it knows the stream, so one is sent until
+	// one arrives (bounded).
+	heard := func(who string) {
+		t.Helper()
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		deadline := time.After(10 * time.Second)
+		for {
+			require.NoError(t, srv(who).ResourceUpdated(ctx10(t), &mcp.ResourceUpdatedNotificationParams{URI: "doc://note"}))
+			select {
+			case uri := <-got[who]:
+				require.Equal(t, "doc://note", uri)
+				return
+			case <-tick.C:
+			case <-deadline:
+				t.Fatalf("%s was not told of its own update", who)
+			}
+		}
+	}
+	heard("alice")
+	assert.Empty(t, got["bob"], "bob heard alice's update") // none of bob's was sent yet
+	heard("bob")
+}
+
+// A Legacy client's resource subscription on a per-principal backend
+// that keeps no session is a listen with the subscriber's own credential,
+// held by its session (upstream.Core.Subscription; before, the go-sdk
+// client's own listen, which behaved the same here): alice and bob both
+// subscribe to doc://note and each hears only the updates of their own
+// server, never the other's, and bob's unsubscribe ends only his.
+func TestLegacyPerPrincipalResourceSubscriptionsStayApart(t *testing.T) {
+	idp := outboundIdP(t, func(string) bool { return false })
+	url, srv, _ := startModernDocBackend(t, tokenChecker(t, idp, vaultAud))
+	v := docVMCP(t, idp, openBackend(t), url)
+	got := map[string]chan string{}
+	cs := map[string]*mcp.ClientSession{}
+	for _, who := range []string{"alice", "bob"} {
+		tok, err := idp.ClientToken(t.Context(), who, "")
+		require.NoError(t, err)
+		ch := make(chan string, 16)
+		c, _, err := connect(t, v.URL, tok, revisions["legacy"], &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{},
+			ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { ch <- r.Params.URI }})
+		require.NoError(t, err)
+		got[who], cs[who] = ch, c
+		require.NoError(t, c.Subscribe(ctx10(t), &mcp.SubscribeParams{URI: "doc://note"}), who)
+	}
+	for _, who := range []string{"alice", "bob", "alice"} {
+		require.NoError(t, srv(who).ResourceUpdated(ctx10(t), &mcp.ResourceUpdatedNotificationParams{URI: "doc://note"}))
+	}
+	for who, n := range map[string]int{"alice": 2, "bob": 1} {
+		for range n {
+			assert.Equal(t, "doc://note", updated(t, got[who], who), who)
+		}
+	}
+	require.NoError(t, cs["bob"].Unsubscribe(ctx10(t), &mcp.UnsubscribeParams{URI: "doc://note"}))
+	require.NoError(t, srv("alice").ResourceUpdated(ctx10(t), &mcp.ResourceUpdatedNotificationParams{URI: "doc://note"}))
+	require.Equal(t, "doc://note", updated(t, got["alice"], "alice"))
+	assert.Empty(t, got["bob"], "bob heard alice's update")
+}
+
+// updated waits (10 s at most) for a resources/updated URI on ch.
+func updated(t *testing.T, ch chan string, who string) string {
+	t.Helper()
+	select {
+	case uri := <-ch:
+		return uri
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s was not told of its own update", who)
+		return ""
+	}
+}
