@@ -95,6 +95,9 @@ const (
 // is 0, and with it bulk phases: the Limiter returned (nil when the tuner
 // is off) is the server's (vmcp.Options.BulkGC: catalogue loads collect at
 // the tuner's floor headroom).
+//
+// VMCP_TUNING_OFF (make bench's tuning comparison only) switches either
+// off alone: gctuner leaves GOGC alone, bulkgc returns no Limiter.
 func startGCTuner(ctx context.Context, log *slog.Logger) *bulkgc.Limiter {
 	if _, set := os.LookupEnv("GOGC"); set {
 		return nil
@@ -107,7 +110,13 @@ func startGCTuner(ctx context.Context, log *slog.Logger) *bulkgc.Limiter {
 	if !ok {
 		return nil
 	}
-	go tuneGC(ctx, newGCTuner(headroom, r, time.Now()))
+	off := tuningOffFromEnv()
+	if !off["gctuner"] {
+		go tuneGC(ctx, newGCTuner(headroom, r, time.Now()))
+	}
+	if off["bulkgc"] {
+		return nil
+	}
 	return bulkgc.New()
 }
 

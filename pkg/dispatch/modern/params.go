@@ -27,7 +27,7 @@ func decodeCallTool(raw json.RawMessage) (mcp.Params, error) {
 	if len(raw) == 0 {
 		return p, nil
 	}
-	if scanCallTool(raw, p) {
+	if !wire.StdJSON && scanCallTool(raw, p) {
 		return p, nil
 	}
 	*p = callParams{}
@@ -129,7 +129,7 @@ var internedValues = map[string]any{`"` + FirstVersion + `"`: FirstVersion}
 
 // metaKey is a plain _meta key's text as a string, interned if common.
 func metaKey(k []byte) string {
-	if s, ok := internedKeys[string(k)]; ok {
+	if s, ok := internedKeys[string(k)]; ok && !internOff {
 		return s
 	}
 	return string(k)
@@ -149,7 +149,7 @@ func shallowValue(v []byte) (any, bool) {
 	case 'f':
 		return false, true
 	case '"':
-		if iv, ok := internedValues[string(v)]; ok {
+		if iv, ok := internedValues[string(v)]; ok && !internOff {
 			return iv, true
 		}
 		var s string
