@@ -50,6 +50,10 @@
 //     -progress-count notifications/progress, Legacy and Modern clients,
 //     directly and through vmcp → time and vmcp peak RSS as ratios
 //
+//   - tuning (tuning_row.go): each piece of tuning machinery switched off
+//     in one vmcp against vmcp with all on, on the rows it targets → off ÷
+//     on (issue 28)
+//
 //     go run ./test/bench [-vmcp bin/vmcp] [-rounds 3] [-c1 3s] [-cN 3s] [-rows redis,forward]
 package main
 

@@ -3,9 +3,9 @@ package main
 import (
 	"flag"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -133,7 +133,7 @@ func runTuning(tmp string) error {
 // median of the rounds' off ÷ on, and on and off to direct and the plain
 // proxy where the metric has them.
 func (t *tally) print() {
-	fmt.Printf("%-40s %-9s %10s %10s %8s %9s %9s %9s %9s\n", "metric", "off", "on", "off", "off÷on", "on÷dir", "off÷dir", "on÷proxy", "off÷proxy")
+	fmt.Printf("%-40s %-9s %10s %10s %8s %13s %9s %9s %9s %9s\n", "metric", "off", "on", "off", "off÷on", "rounds' range", "on÷dir", "off÷dir", "on÷proxy", "off÷proxy")
 	for _, m := range t.order {
 		vals := t.vals[m]
 		on := vals["on"]
@@ -146,11 +146,11 @@ func (t *tally) print() {
 			for i := range on {
 				rs[i] = off[i] / on[i]
 			}
-			fmt.Printf("%-40s %-9s %10.4g %10.4g %7.3f× %9s %9s %9s %9s\n", m, name, med(on), med(off), med(rs),
+			fmt.Printf("%-40s %-9s %10.4g %10.4g %7.3f× %6.2f–%5.2f× %9s %9s %9s %9s\n", m, name, med(on), med(off), med(rs), slices.Min(rs), slices.Max(rs),
 				rel(on, vals["direct"]), rel(off, vals["direct"]), rel(on, vals["proxy"]), rel(off, vals["proxy"]))
 		}
 	}
-	fmt.Fprintln(os.Stdout, "on÷dir, on÷proxy: medians of each round's ratio to the backend called directly and to the plain proxy (call rows only).")
+	fmt.Println("rounds' range: the lowest and highest round's off ÷ on; on÷dir, on÷proxy: medians of each round's ratio to the backend called directly and to the plain proxy (call rows only).")
 }
 
 // rel is the median of a[i]/b[i] as a ratio ("" without b).
