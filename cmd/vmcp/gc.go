@@ -97,7 +97,8 @@ const (
 // the tuner's floor headroom).
 //
 // VMCP_TUNING_OFF (make bench's tuning comparison only) switches either
-// off alone: gctuner leaves GOGC alone, bulkgc returns no Limiter.
+// off alone: gctuner runs no tuner, gogc one that only hands memory back
+// (GOGC stays 100), bulkgc returns no Limiter.
 func startGCTuner(ctx context.Context, log *slog.Logger) *bulkgc.Limiter {
 	if _, set := os.LookupEnv("GOGC"); set {
 		return nil
@@ -112,7 +113,7 @@ func startGCTuner(ctx context.Context, log *slog.Logger) *bulkgc.Limiter {
 	}
 	off := tuningOffFromEnv()
 	if !off["gctuner"] {
-		go tuneGC(ctx, newGCTuner(headroom, r, time.Now()))
+		go tuneGC(ctx, newGCTuner(headroom, r, time.Now()), !off["gogc"])
 	}
 	if off["bulkgc"] {
 		return nil
@@ -120,9 +121,10 @@ func startGCTuner(ctx context.Context, log *slog.Logger) *bulkgc.Limiter {
 	return bulkgc.New()
 }
 
-// tuneGC adjusts the GC percentage to the allocation rate and live heap,
-// and hands memory back to the OS, every gcTuneInterval until ctx ends.
-func tuneGC(ctx context.Context, tu *gcTuner) {
+// tuneGC adjusts the GC percentage to the allocation rate and live heap
+// (unless setPercent is false), and hands memory back to the OS, every
+// gcTuneInterval until ctx ends.
+func tuneGC(ctx context.Context, tu *gcTuner, setPercent bool) {
 	t := time.NewTicker(gcTuneInterval)
 	defer t.Stop()
 	for {
@@ -131,7 +133,7 @@ func tuneGC(ctx context.Context, tu *gcTuner) {
 			return
 		case now := <-t.C:
 			r, _ := readGC()
-			if p, set := tu.percent(now, r, debug.SetMemoryLimit(-1)); set {
+			if p, set := tu.percent(now, r, debug.SetMemoryLimit(-1)); set && setPercent {
 				debug.SetGCPercent(p)
 			}
 			if tu.release(now, r) {

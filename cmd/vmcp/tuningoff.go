@@ -6,7 +6,7 @@ import (
 )
 
 // tuningOff is the set of tuning pieces VMCP_TUNING_OFF (comma separated:
-// gctuner, bulkgc) switches off, read once at start. It exists for make
+// gctuner, gogc, bulkgc) switches off, read once at start. It exists for make
 // bench's tuning comparison (the same binary measured with a piece on and
 // off, issue 28), not as configuration.
 type tuningOff map[string]bool

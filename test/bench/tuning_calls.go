@@ -13,8 +13,8 @@ func tuneCalls(tmp string, vs []variant, t *tally) error {
 		short string
 		vs    []variant
 	}{
-		{row{"Legacy client → stateful backend", legacyVersion, false}, "Legacy", pick(vs, "gctuner", "scanner")},
-		{row{"Modern client → stateless backend", "", true}, "Modern", pick(vs, "gctuner", "scanner", "intern")},
+		{row{"Legacy client → stateful backend", legacyVersion, false}, "Legacy", pick(vs, "gctuner", "gogc", "scanner")},
+		{row{"Modern client → stateless backend", "", true}, "Modern", pick(vs, "gctuner", "gogc", "scanner", "intern")},
 	} {
 		if err := tuneCallRow(tmp, r.row, r.short, r.vs, t); err != nil {
 			return fmt.Errorf("%s: %w", r.short, err)
@@ -68,11 +68,7 @@ func tuneCallRow(tmp string, r row, short string, vs []variant, t *tally) error 
 // tuneCallRounds runs the rounds (each starts with the next target: round
 // rotates the slices' order) and records each target's figures.
 func tuneCallRounds(targets []*target, r row, short string, vs []variant, t *tally) error {
-	pieces := ""
-	for _, v := range vs[1:] {
-		pieces += "," + v.name
-	}
-	pieces = pieces[1:]
+	pieces := "gctuner,gogc,scanner,intern"
 	for i := range *rounds {
 		rot := append(append([]*target{}, targets[i%len(targets):]...), targets[:i%len(targets)]...)
 		ms, err := round(rot, false, r)

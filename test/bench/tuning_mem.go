@@ -48,8 +48,8 @@ func tuneIdle(tmp string, vs []variant, t *tally) error {
 	}
 	defer be.stop()
 	body := fmt.Sprintf("backends:\n  - name: echo\n    url: %s\nsessions:\n  max: 30000\n", beURL)
-	const pieces = "gctuner,shrink"
-	return eachRound(tmp, body, pick(vs, "gctuner", "shrink"), func(v variant, vm *proc, url string) error {
+	const pieces = "gctuner,gogc,shrink"
+	return eachRound(tmp, body, pick(vs, "gctuner", "gogc", "shrink"), func(v variant, vm *proc, url string) error {
 		base := vm.idle()
 		ss, tr, err := openIdle(url, *tuningIdle)
 		if err != nil {
@@ -79,8 +79,8 @@ func tuneAge(tmp string, vs []variant, t *tally) error {
 		return fmt.Errorf("building stdioserver: %w: %s", err, out)
 	}
 	body := fmt.Sprintf("backends:\n  - name: echo\n    command: %s\naggregation:\n  conflict_resolution: priority\n  priority: [echo]\n", bin)
-	const pieces = "gctuner,scanner"
-	return eachRound(tmp, body, pick(vs, "gctuner", "scanner"), func(v variant, vm *proc, url string) error {
+	const pieces = "gctuner,gogc,scanner"
+	return eachRound(tmp, body, pick(vs, "gctuner", "gogc", "scanner"), func(v variant, vm *proc, url string) error {
 		sessions, err := ageConnect(url)
 		if err != nil {
 			return err
@@ -121,8 +121,8 @@ func tuneWalk(tmp string, vs []variant, t *tally) error {
 		urls = append(urls, u)
 	}
 	body := fmt.Sprintf("backends:\n  - name: a\n    url: %s\n  - name: b\n    url: %s\npagination:\n  page_size: %d\n", urls[0], urls[1], *walkPage)
-	const pieces = "bulkgc,gctuner"
-	return eachRound(tmp, body, pick(vs, "bulkgc", "gctuner"), func(v variant, vm *proc, url string) error {
+	const pieces = "bulkgc,gctuner,gogc"
+	return eachRound(tmp, body, pick(vs, "bulkgc", "gctuner", "gogc"), func(v variant, vm *proc, url string) error {
 		w := &walkTarget{name: v.name, url: url, want: 2 * (*walkTools + fixedTools), vmcp: vm}
 		if err := w.connect(legacyVersion); err != nil {
 			return err
@@ -137,7 +137,7 @@ func tuneWalk(tmp string, vs []variant, t *tally) error {
 // tuneProgress makes one -progress-count call per variant and round, on
 // the progress row's Legacy and Modern cases: time and peak RSS.
 func tuneProgress(tmp string, vs []variant, t *tally) error {
-	const pieces = "gctuner,scanner"
+	const pieces = "gctuner,gogc,scanner"
 	for _, c := range progressCases[:2] {
 		fmt.Printf("  progress, %s ...\n", c.name)
 		args := []string{"-tools", "0"}
@@ -154,7 +154,7 @@ func tuneProgress(tmp string, vs []variant, t *tally) error {
 		if c.version == "" {
 			short = "Modern"
 		}
-		err = eachRound(tmp, body, pick(vs, "gctuner", "scanner"), func(v variant, vm *proc, url string) error {
+		err = eachRound(tmp, body, pick(vs, "gctuner", "gogc", "scanner"), func(v variant, vm *proc, url string) error {
 			d, err := progressCall(url, c.version)
 			if err != nil {
 				return err

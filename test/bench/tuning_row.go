@@ -34,6 +34,7 @@ var (
 	tuningIdle  = flag.Int("tuning-idle", 5000, "tuning row: idle Legacy sessions opened and closed per measurement")
 	tuningAge   = flag.Int("tuning-age", 10000, "tuning row: calls of the age measurement")
 	tuningParts = flag.String("tuning-parts", "calls,idle,age,walk,progress", "tuning row: the measurements to run")
+	tuningOff   = flag.String("tuning-off", "gctuner,gogc,bulkgc,scanner,intern,shrink", "tuning row: the pieces to switch off, one vmcp each (gogc: the GC tuner only hands memory back)")
 )
 
 // variant is one vmcp measured by the tuning row: everything on, or one
@@ -48,10 +49,13 @@ type variant struct {
 // on first.
 func tuningVariants(tmp string) ([]variant, error) {
 	vs := []variant{{"on", *vmcpBin, *vmcpEnv}}
-	for _, p := range []string{"gctuner", "bulkgc"} {
+	for _, p := range []string{"gctuner", "gogc", "bulkgc"} {
 		vs = append(vs, variant{p, *vmcpBin, strings.Trim(*vmcpEnv+",VMCP_TUNING_OFF="+p, ",")})
 	}
 	for _, p := range []struct{ name, tag string }{{"scanner", "vmcp_noscan"}, {"intern", "vmcp_nointern"}, {"shrink", "vmcp_noshrink"}} {
+		if !slices.Contains(strings.Split(*tuningOff, ","), p.name) {
+			continue
+		}
 		bin := filepath.Join(tmp, "vmcp-"+p.tag)
 		if out, err := exec.Command("go", "build", "-tags", p.tag, "-o", bin, "./cmd/vmcp").CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("building vmcp -tags %s: %w: %s", p.tag, err, out)
@@ -61,12 +65,13 @@ func tuningVariants(tmp string) ([]variant, error) {
 	return vs, nil
 }
 
-// pick returns the variants named (on always first).
+// pick returns the variants named and in -tuning-off (on always first).
 func pick(vs []variant, names ...string) []variant {
 	out := []variant{vs[0]}
+	wanted := strings.Split(*tuningOff, ",")
 	for _, v := range vs[1:] {
 		for _, n := range names {
-			if v.name == n {
+			if v.name == n && slices.Contains(wanted, n) {
 				out = append(out, v)
 			}
 		}
