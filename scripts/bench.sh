@@ -52,8 +52,8 @@
 #     backend (a keyed session): time to the last notification and result,
 #     ratio to direct; vmcp's RSS before and peak, ratio); then the tuning
 #     row (issue 28: each piece of tuning machinery switched off in one
-#     vmcp, VMCP_TUNING_OFF=gctuner|bulkgc or a binary built with the tag
-#     vmcp_noscan|vmcp_nointern|vmcp_noshrink, against vmcp with all on, in
+#     vmcp, VMCP_TUNING_OFF=gctuner|gogc|bulkgc or a binary built with the tag
+#     vmcp_noscan|vmcp_noshrink, against vmcp with all on, in
 #     alternating rounds on the rows the piece targets: call rows, idle
 #     sessions, long-lived sessions, a large catalogue's start, progress;
 #     medians of each round's off ÷ on, and ratios to direct and the plain

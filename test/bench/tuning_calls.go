@@ -5,7 +5,7 @@ import (
 )
 
 // tuneCalls measures the Legacy and the Modern call rows with vmcp on and
-// with the GC tuner, the scanner and (Modern) interning off, interleaved
+// with the GC tuner (or its GOGC half) and the scanner off, interleaved
 // like the call rows, with direct and the plain proxy in the same rounds.
 func tuneCalls(tmp string, vs []variant, t *tally) error {
 	for _, r := range []struct {
@@ -14,7 +14,7 @@ func tuneCalls(tmp string, vs []variant, t *tally) error {
 		vs    []variant
 	}{
 		{row{"Legacy client → stateful backend", legacyVersion, false}, "Legacy", pick(vs, "gctuner", "gogc", "scanner")},
-		{row{"Modern client → stateless backend", "", true}, "Modern", pick(vs, "gctuner", "gogc", "scanner", "intern")},
+		{row{"Modern client → stateless backend", "", true}, "Modern", pick(vs, "gctuner", "gogc", "scanner")},
 	} {
 		if err := tuneCallRow(tmp, r.row, r.short, r.vs, t); err != nil {
 			return fmt.Errorf("%s: %w", r.short, err)
@@ -68,7 +68,7 @@ func tuneCallRow(tmp string, r row, short string, vs []variant, t *tally) error 
 // tuneCallRounds runs the rounds (each starts with the next target: round
 // rotates the slices' order) and records each target's figures.
 func tuneCallRounds(targets []*target, r row, short string, vs []variant, t *tally) error {
-	pieces := "gctuner,gogc,scanner,intern"
+	pieces := "gctuner,gogc,scanner"
 	for i := range *rounds {
 		rot := append(append([]*target{}, targets[i%len(targets):]...), targets[:i%len(targets)]...)
 		ms, err := round(rot, false, r)

@@ -11,8 +11,8 @@ import (
 
 // The tuning row (issue 28): is each piece of tuning machinery still worth
 // its code? Each piece is switched off in one vmcp (VMCP_TUNING_OFF for the
-// GC tuner and bulk phases; a build tag for the JSON scanner, key
-// interning and map shrinking, whose code paths are constants) and
+// GC tuner, its GOGC half alone, and bulk phases; a build tag for the JSON
+// scanner and map shrinking, whose code paths are constants) and
 // measured against the vmcp with everything on, on the rows the piece is
 // meant to help, in -rounds alternating rounds (the order rotates each
 // round, so the machine's background load falls on both sides):
@@ -34,7 +34,7 @@ var (
 	tuningIdle  = flag.Int("tuning-idle", 5000, "tuning row: idle Legacy sessions opened and closed per measurement")
 	tuningAge   = flag.Int("tuning-age", 10000, "tuning row: calls of the age measurement")
 	tuningParts = flag.String("tuning-parts", "calls,idle,age,walk,progress", "tuning row: the measurements to run")
-	tuningOff   = flag.String("tuning-off", "gctuner,gogc,bulkgc,scanner,intern,shrink", "tuning row: the pieces to switch off, one vmcp each (gogc: the GC tuner only hands memory back)")
+	tuningOff   = flag.String("tuning-off", "gctuner,bulkgc,scanner,shrink", "tuning row: the pieces to switch off, one vmcp each (also gogc: the GC tuner only hands memory back, GOGC stays 100)")
 )
 
 // variant is one vmcp measured by the tuning row: everything on, or one
@@ -52,7 +52,7 @@ func tuningVariants(tmp string) ([]variant, error) {
 	for _, p := range []string{"gctuner", "gogc", "bulkgc"} {
 		vs = append(vs, variant{p, *vmcpBin, strings.Trim(*vmcpEnv+",VMCP_TUNING_OFF="+p, ",")})
 	}
-	for _, p := range []struct{ name, tag string }{{"scanner", "vmcp_noscan"}, {"intern", "vmcp_nointern"}, {"shrink", "vmcp_noshrink"}} {
+	for _, p := range []struct{ name, tag string }{{"scanner", "vmcp_noscan"}, {"shrink", "vmcp_noshrink"}} {
 		if !slices.Contains(strings.Split(*tuningOff, ","), p.name) {
 			continue
 		}
