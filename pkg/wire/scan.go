@@ -21,6 +21,11 @@ func EachMember(obj []byte, f func(key, value, member []byte)) error {
 	if StdJSON {
 		return eachMemberStd(obj, f)
 	}
+	return eachMember(obj, f)
+}
+
+// eachMember is EachMember's hand-written scan.
+func eachMember(obj []byte, f func(key, value, member []byte)) error {
 	i := skipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return ErrNotObject
