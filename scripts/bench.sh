@@ -50,8 +50,15 @@
 #     stateful backend and a Modern client of a stateless one, directly and
 #     through vmcp, and a Modern client through vmcp to a Legacy-only
 #     backend (a keyed session): time to the last notification and result,
-#     ratio to direct; vmcp's RSS before and peak, ratio).
-#     About 17 min. Extra arguments go to it (e.g. -rounds 5, -rows
+#     ratio to direct; vmcp's RSS before and peak, ratio); then the tuning
+#     row (issue 28: each piece of tuning machinery switched off in one
+#     vmcp, VMCP_TUNING_OFF=gctuner|gogc|bulkgc or a binary built with the tag
+#     vmcp_noscan|vmcp_noshrink, against vmcp with all on, in
+#     alternating rounds on the rows the piece targets: call rows, idle
+#     sessions, long-lived sessions, a large catalogue's start, progress;
+#     medians of each round's off ÷ on, and ratios to direct and the plain
+#     proxy; -tuning-parts picks some; about 15 min).
+#     About 32 min. Extra arguments go to it (e.g. -rounds 5, -rows
 #     modern, -rows redis,forward, -redis-idle 2m, -profile DIR for vmcp
 #     pprof profiles).
 #  2. go test benchmarks, in process, with allocations per call; the
@@ -81,6 +88,9 @@ if [ "${BENCH_GO:-1}" != "0" ]; then
   $GO test -run '^$' -bench 'Benchmark(Legacy|Modern)Call(Direct|ViaVMCP)$' -benchtime "$benchtime" ./test/integration/
   $GO test -run '^$' -bench 'BenchmarkToolsListWalk' -benchtime 100x ./test/integration/
   $GO test -run '^$' -bench 'BenchmarkModernCall$' -benchtime "$benchtime" ./pkg/dispatch/modern/
+  echo "-- the same without the hand-written JSON scanner (encoding/json; the tuning row's vmcp_noscan)"
+  $GO test -tags vmcp_noscan -run '^$' -bench 'BenchmarkModernCall$' -benchtime "$benchtime" ./pkg/dispatch/modern/
+  $GO test -run '^$' -bench 'BenchmarkDecode$' ./pkg/wire/
   $GO test -run '^$' -bench 'Benchmark(Build10kDistinct|Rebuild10k|Search10k)$' -benchtime 20x ./pkg/toolsearch/
   $GO test -run '^$' -bench 'Benchmark(SearchToolsCall10k|Rebuild10k)$' -benchtime 20x ./pkg/metatools/
 fi

@@ -95,6 +95,10 @@ const (
 // is 0, and with it bulk phases: the Limiter returned (nil when the tuner
 // is off) is the server's (vmcp.Options.BulkGC: catalogue loads collect at
 // the tuner's floor headroom).
+//
+// VMCP_TUNING_OFF (make bench's tuning comparison only) switches either
+// off alone: gctuner runs no tuner, gogc one that only hands memory back
+// (GOGC stays 100), bulkgc returns no Limiter.
 func startGCTuner(ctx context.Context, log *slog.Logger) *bulkgc.Limiter {
 	if _, set := os.LookupEnv("GOGC"); set {
 		return nil
@@ -107,13 +111,20 @@ func startGCTuner(ctx context.Context, log *slog.Logger) *bulkgc.Limiter {
 	if !ok {
 		return nil
 	}
-	go tuneGC(ctx, newGCTuner(headroom, r, time.Now()))
+	off := tuningOffFromEnv()
+	if !off["gctuner"] {
+		go tuneGC(ctx, newGCTuner(headroom, r, time.Now()), !off["gogc"])
+	}
+	if off["bulkgc"] {
+		return nil
+	}
 	return bulkgc.New()
 }
 
-// tuneGC adjusts the GC percentage to the allocation rate and live heap,
-// and hands memory back to the OS, every gcTuneInterval until ctx ends.
-func tuneGC(ctx context.Context, tu *gcTuner) {
+// tuneGC adjusts the GC percentage to the allocation rate and live heap
+// (unless setPercent is false), and hands memory back to the OS, every
+// gcTuneInterval until ctx ends.
+func tuneGC(ctx context.Context, tu *gcTuner, setPercent bool) {
 	t := time.NewTicker(gcTuneInterval)
 	defer t.Stop()
 	for {
@@ -122,7 +133,7 @@ func tuneGC(ctx context.Context, tu *gcTuner) {
 			return
 		case now := <-t.C:
 			r, _ := readGC()
-			if p, set := tu.percent(now, r, debug.SetMemoryLimit(-1)); set {
+			if p, set := tu.percent(now, r, debug.SetMemoryLimit(-1)); set && setPercent {
 				debug.SetGCPercent(p)
 			}
 			if tu.release(now, r) {

@@ -19,7 +19,7 @@ func Delete[M ~map[K]V, K comparable, V any](m *M, p *Peak, key K) {
 	}
 	delete(*m, key)
 	n := len(*m)
-	if int(*p) < MinPeak || n > int(*p)/8 {
+	if off || int(*p) < MinPeak || n > int(*p)/8 {
 		return
 	}
 	c := make(M, n)

@@ -12,7 +12,7 @@ import (
 // a member name only by case, or has escapes; jsonrpc or method not a plain
 // ASCII string; a message that is not an object) are left to json.Unmarshal.
 func Decode(b []byte, m *Message) error {
-	if !json.Valid(b) {
+	if StdJSON || !json.Valid(b) {
 		return json.Unmarshal(b, m) // its syntax error
 	}
 	if decodeMembers(b, m) {
@@ -96,7 +96,7 @@ func MemberLike(k []byte, names ...string) bool {
 // that is not an object (null gives a nil map) is left to json.Unmarshal.
 func DecodeObject(b []byte) (map[string]json.RawMessage, error) {
 	var m map[string]json.RawMessage
-	if i := skipSpace(b, 0); !json.Valid(b) || b[i] != '{' {
+	if i := skipSpace(b, 0); StdJSON || !json.Valid(b) || b[i] != '{' {
 		return m, json.Unmarshal(b, &m)
 	}
 	m = make(map[string]json.RawMessage, 4)

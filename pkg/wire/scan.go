@@ -18,6 +18,14 @@ var ErrNotObject = errors.New("not a JSON object")
 // key token (quotes included), the raw value and the member's whole text
 // from the key through the value, in order (duplicates included).
 func EachMember(obj []byte, f func(key, value, member []byte)) error {
+	if StdJSON {
+		return eachMemberStd(obj, f)
+	}
+	return eachMember(obj, f)
+}
+
+// eachMember is EachMember's hand-written scan.
+func eachMember(obj []byte, f func(key, value, member []byte)) error {
 	i := skipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return ErrNotObject

@@ -50,6 +50,10 @@
 //     -progress-count notifications/progress, Legacy and Modern clients,
 //     directly and through vmcp → time and vmcp peak RSS as ratios
 //
+//   - tuning (tuning_row.go): each piece of tuning machinery switched off
+//     in one vmcp against vmcp with all on, on the rows it targets → off ÷
+//     on (issue 28)
+//
 //     go run ./test/bench [-vmcp bin/vmcp] [-rounds 3] [-c1 3s] [-cN 3s] [-rows redis,forward]
 package main
 
@@ -85,7 +89,7 @@ var (
 	walkTime   = flag.Duration("walk", 600*time.Millisecond, "time spent on tools/list walks per round")
 	nTools     = flag.Int("tools", 200, "extra backend tools (the list walk sees tools+2: echo and touch too)")
 	pageSize   = flag.Int("page-size", 50, "tools/list page size, backend and vmcp")
-	rowsFlag   = flag.String("rows", "legacy,modern,sdk,walk,idle,age,fanout,redis,forward,ratelimit,search,progress", "rows to run: legacy, modern, sdk (a Legacy client of a stateless backend), walk, idle, age (long-lived Legacy sessions on a stdio backend), fanout, redis, forward, ratelimit (a matching rate-limit rule in memory and on Redis), search (tool search on LiveMCPBench), progress (100,000 progress notifications in one call, both revisions)")
+	rowsFlag   = flag.String("rows", "legacy,modern,sdk,walk,idle,age,fanout,redis,forward,ratelimit,search,progress,tuning", "rows to run: legacy, modern, sdk (a Legacy client of a stateless backend), walk, idle, age (long-lived Legacy sessions on a stdio backend), fanout, redis, forward, ratelimit (a matching rate-limit rule in memory and on Redis), search (tool search on LiveMCPBench), progress (100,000 progress notifications in one call, both revisions), tuning (each piece of tuning machinery off ÷ on)")
 	profileDir = flag.String("profile", "", "if set, write vmcp CPU and alloc profiles of one c=N run per row here")
 	vmcpEnv    = flag.String("vmcp-env", "", "extra environment for vmcp, e.g. GOGC=200 (comma separated)")
 	verbose    = flag.Bool("v", false, "print every round")
@@ -165,7 +169,7 @@ func run() error {
 	for _, x := range []struct {
 		name string
 		run  func(string) error
-	}{{"walk", runWalk}, {"idle", runIdle}, {"age", runAge}, {"fanout", runFanout}, {"redis", runRedis}, {"forward", runForward}, {"ratelimit", runRateLimit}, {"search", runSearch}, {"progress", runProgress}} {
+	}{{"walk", runWalk}, {"idle", runIdle}, {"age", runAge}, {"fanout", runFanout}, {"redis", runRedis}, {"forward", runForward}, {"ratelimit", runRateLimit}, {"search", runSearch}, {"progress", runProgress}, {"tuning", runTuning}} {
 		if !extra[x.name] {
 			continue
 		}
@@ -203,7 +207,7 @@ func parseRows(list string) ([]row, map[string]bool, error) {
 			rows = append(rows, row{"Modern client → stateless backend", "", true})
 		case "sdk": // a Legacy client, a Modern backend session: relayed (the go-sdk path before)
 			rows = append(rows, row{"Legacy client → stateless backend", legacyVersion, true})
-		case "walk", "idle", "age", "fanout", "redis", "forward", "ratelimit", "search", "progress":
+		case "walk", "idle", "age", "fanout", "redis", "forward", "ratelimit", "search", "progress", "tuning":
 			extra[r] = true
 		default:
 			return nil, nil, fmt.Errorf("-rows: unknown row %q", r)

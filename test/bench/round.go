@@ -282,6 +282,10 @@ func (t *target) concurrent(d time.Duration) (within, all int64, err error) {
 	return n.Load(), total.Load(), nil
 }
 
-// wantTools is the number of tools a full walk sees: echo, touch and the
+// fixedTools are the echoserver's tools besides -tools: echo, touch and
+// progress.
+const fixedTools = 3
+
+// wantTools is the number of tools a full walk sees: the fixed ones and
 // -tools fillers.
-func wantTools() int { return *nTools + 2 }
+func wantTools() int { return *nTools + fixedTools }

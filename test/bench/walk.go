@@ -102,7 +102,7 @@ func walkRow(tmp, version string, stateless bool) (map[string]walkResult, error)
 		return nil, fmt.Errorf("vmcp: %w", err)
 	}
 	defer vm.stop()
-	one := *walkTools + 2
+	one := *walkTools + fixedTools
 	targets := []*walkTarget{{name: "direct", url: urls[0], want: one}, {name: "vmcp", url: vmURL, want: 2 * one, vmcp: vm}}
 	if *plainBin != "none" {
 		pp, ppURL, err := startListening(*plainBin, []string{"-backend", urls[0]}, nil)
@@ -244,7 +244,7 @@ func medianWalk(rs []walkResult) walkResult {
 // printWalk prints the walk row's table.
 func printWalk(out []walkSummary) {
 	fmt.Println()
-	fmt.Printf("direct: one backend's walk (%d tools); via vmcp: both backends' (%d tools, served from vmcp's catalogue); plain proxy: in front of that one backend.\n", *walkTools+2, 2*(*walkTools+2))
+	fmt.Printf("direct: one backend's walk (%d tools); via vmcp: both backends' (%d tools, served from vmcp's catalogue); plain proxy: in front of that one backend.\n", *walkTools+fixedTools, 2*(*walkTools+fixedTools))
 	fmt.Println("per tool: a walk's wall time / the tools it lists; ratios are medians of each round's ratio to direct.")
 	fmt.Println("peak RSS walks: vmcp's VmHWM over the timed walks (reset once its RSS settled after start); start: its VmHWM before them (start, listing both backends, one walk).")
 	fmt.Printf("%-24s %-22s %10s %10s %8s %11s %s\n", "row", "metric", "direct", "via vmcp", "ratio", "plain proxy", "target")

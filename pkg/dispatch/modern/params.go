@@ -27,7 +27,7 @@ func decodeCallTool(raw json.RawMessage) (mcp.Params, error) {
 	if len(raw) == 0 {
 		return p, nil
 	}
-	if scanCallTool(raw, p) {
+	if !wire.StdJSON && scanCallTool(raw, p) {
 		return p, nil
 	}
 	*p = callParams{}
@@ -102,7 +102,7 @@ func scanMeta(value []byte, p *callParams) bool {
 		}
 		var val any
 		if val, ok = shallowValue(v); ok {
-			meta[metaKey(k)] = val // the last of duplicate keys wins, as json.Unmarshal's
+			meta[string(k)] = val // the last of duplicate keys wins, as json.Unmarshal's
 		}
 	})
 	if err != nil || !ok {
@@ -110,29 +110,6 @@ func scanMeta(value []byte, p *callParams) bool {
 	}
 	p.Meta, p.rawMeta = meta, json.RawMessage(value)
 	return true
-}
-
-// internedKeys are the _meta keys every Modern request carries or often
-// does, kept as one string each instead of one copy per request.
-var internedKeys = func() map[string]string {
-	m := map[string]string{}
-	for _, k := range []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabilities, mcp.MetaKeyClientInfo,
-		mcp.MetaKeyLogLevel, "progressToken", "traceparent", "tracestate", "baggage"} {
-		m[k] = k
-	}
-	return m
-}()
-
-// internedValues are common _meta string values (as raw JSON) already
-// boxed: the Modern revisions vmcp serves.
-var internedValues = map[string]any{`"` + FirstVersion + `"`: FirstVersion}
-
-// metaKey is a plain _meta key's text as a string, interned if common.
-func metaKey(k []byte) string {
-	if s, ok := internedKeys[string(k)]; ok {
-		return s
-	}
-	return string(k)
 }
 
 // shallowValue is a _meta value as json.Unmarshal into any decodes it,
@@ -149,9 +126,6 @@ func shallowValue(v []byte) (any, bool) {
 	case 'f':
 		return false, true
 	case '"':
-		if iv, ok := internedValues[string(v)]; ok {
-			return iv, true
-		}
 		var s string
 		return s, wire.PlainString(v, &s)
 	}

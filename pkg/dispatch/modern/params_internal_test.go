@@ -95,7 +95,9 @@ func FuzzDecodeCallToolMatchesUnmarshal(f *testing.F) {
 // TestModernCallParamsDecodedByReflection pins the hot path's decode: the
 // go-sdk client's tools/call params took 28 allocations (and 4 µs)
 // through json.Unmarshal, its _meta decoded into nested maps; the scan
-// takes 6 (1 µs): common _meta keys and the revision value are interned.
+// takes 11 (1 µs). Interning the common _meta keys and the revision value
+// made it 6, at no measurable cost per call (make bench's tuning row,
+// 2026-12-04), and was removed.
 func TestModernCallParamsDecodedByReflection(t *testing.T) {
 	raw := json.RawMessage(goSDKCallParams)
 	n := testing.AllocsPerRun(100, func() {
@@ -103,7 +105,7 @@ func TestModernCallParamsDecodedByReflection(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	assert.LessOrEqual(t, n, 7.0)
+	assert.LessOrEqual(t, n, 12.0)
 }
 
 // TestModernCallMetaReencodedForBackend pins what the direct path hands
