@@ -37,7 +37,11 @@ func levelRefuser(t *testing.T) (*harness.Backend, func() []mcp.LoggingLevel) {
 			}
 		})
 	})
-	return b, func() []mcp.LoggingLevel { mu.Lock(); defer mu.Unlock(); return append([]mcp.LoggingLevel(nil), got...) }
+	return b, func() []mcp.LoggingLevel {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]mcp.LoggingLevel(nil), got...)
+	}
 }
 
 // A Legacy client repeating logging/setLevel that its backend refuses
