@@ -6,12 +6,32 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // MaxArguments caps the arguments written per record, in bytes of JSON
 // after redaction; longer ones are written as a string of their first
 // MaxArguments bytes with arguments_truncated.
 const MaxArguments = 1024
+
+// MaxField caps each field of a record a client chooses (session and
+// listen ids, method, tool and prompt names, resource URI, clientInfo),
+// in bytes, cut on a UTF-8 boundary (wire.Clip).
+const MaxField = wire.MaxQuoted
+
+// clip caps r's client-chosen fields at MaxField bytes, copied, so a
+// queued record holds no request body.
+func clip(r *Record) {
+	for _, f := range [...]*string{&r.Session, &r.Listen, &r.Method, &r.Tool, &r.Prompt, &r.Resource} {
+		if len(*f) > MaxField {
+			*f = strings.Clone(wire.Clip(*f))
+		}
+	}
+	if c := r.Client; c != nil && (len(c.Name) > MaxField || len(c.Version) > MaxField) {
+		r.Client = &Client{Name: strings.Clone(wire.Clip(c.Name)), Version: strings.Clone(wire.Clip(c.Version))}
+	}
+}
 
 // Redacted replaces the value of every redacted key.
 const Redacted = "[REDACTED]"

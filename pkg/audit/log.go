@@ -99,6 +99,7 @@ func (l *Log) Write(r *Record) {
 		return
 	default:
 	}
+	clip(r)
 	select {
 	case l.queue <- r:
 	default:

@@ -3,8 +3,10 @@ package legacy
 import (
 	"context"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // targetMetaKey marks a resources/updated notification with the one client
@@ -63,15 +65,25 @@ func (d *Dispatcher) targeted(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
+// logLevels are the levels logging/setLevel may name (MCP's, RFC 5424's).
+var logLevels = map[mcp.LoggingLevel]bool{"debug": true, "info": true, "notice": true, "warning": true,
+	"error": true, "critical": true, "alert": true, "emergency": true}
+
 // setLevelMiddleware applies a client's logging/setLevel to all of its
-// backend sessions, open now or opened later.
+// backend sessions, open now or opened later. A level MCP does not define
+// is refused (-32602) before anything is sent; a backend refusing the
+// level is logged at most once a second (the client can repeat it).
 func (d *Dispatcher) setLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		p, _ := req.GetParams().(*mcp.SetLoggingLevelParams)
+		if method == "logging/setLevel" && p != nil && !logLevels[p.Level] {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "logging/setLevel: unknown level " +
+				wire.Quote(string(p.Level)) + " (debug, info, notice, warning, error, critical, alert, emergency)"}
+		}
 		res, err := next(ctx, method, req)
 		if method != "logging/setLevel" || err != nil {
 			return res, err
 		}
-		p, _ := req.GetParams().(*mcp.SetLoggingLevelParams)
 		ss, _ := req.GetSession().(*mcp.ServerSession)
 		s, serr := d.session(ss)
 		if p == nil || serr != nil {
@@ -81,9 +93,7 @@ func (d *Dispatcher) setLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandle
 		s.logLevel = p.Level
 		s.mu.Unlock()
 		for _, o := range s.backends.Open() {
-			if err := d.setLevel(ctx, o, p.Level); err != nil {
-				d.log.Warn("logging/setLevel not applied to backend", "session", s.id, "backend", o.Backend.Name(), "error", err)
-			}
+			d.applyLevel(ctx, s.id, o, p.Level)
 		}
 		return res, err
 	}

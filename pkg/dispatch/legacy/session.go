@@ -3,6 +3,7 @@ package legacy
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -166,12 +167,24 @@ func (s *clientSession) sessionOptions(b *backends.Backend) backends.SessionOpti
 	}
 }
 
-// initBackendSession applies the client's log level to a new backend session.
+// initBackendSession applies the client's log level to a new backend
+// session. A backend refusing it keeps the session (its calls need no
+// level): the refusal is logged at most once a second per backend.
 func (s *clientSession) initBackendSession(ctx context.Context, o backends.OpenSession) error {
 	s.mu.Lock()
 	level := s.logLevel
 	s.mu.Unlock()
-	return s.d.setLevel(ctx, o, level)
+	s.d.applyLevel(ctx, s.id, o, level)
+	return nil
+}
+
+// applyLevel is setLevel with a failure logged at most once a second per
+// backend (a client can repeat logging/setLevel at will).
+func (d *Dispatcher) applyLevel(ctx context.Context, session string, o backends.OpenSession, level mcp.LoggingLevel) {
+	if err := d.setLevel(ctx, o, level); err != nil {
+		d.metrics.Throttled.Log(d.log, slog.LevelWarn, "setlevel:"+o.Backend.Name(), "logging/setLevel not applied to backend",
+			"session", session, "backend", o.Backend.Name(), "error", err)
+	}
 }
 
 // setLevel sends logging/setLevel (through upstream) to a Legacy backend
