@@ -18,7 +18,8 @@ import (
 // Mcp-Session-Id (400, -32600), and a GET or DELETE without one; a
 // request of a method the server does not serve (400, -32601, its id). It
 // returns false, with r.Body intact, for everything else. A batch is left
-// to the go-sdk handler (2025-03-26 allows them). A notification's method,
+// to the go-sdk handler (2025-03-26 allows them) unless it holds more than
+// MaxBatch messages or repeats a request id (400, -32600). A notification's method,
 // and a refused message's, go to the request's tracing.Exchange.
 func (d *Dispatcher) Refuse(w http.ResponseWriter, r *http.Request) bool {
 	sid := r.Header.Get("Mcp-Session-Id")
@@ -106,6 +107,39 @@ func (discarded) Header() http.Header         { return http.Header{} }
 func (discarded) Write(p []byte) (int, error) { return len(p), nil }
 func (discarded) WriteHeader(int)             {}
 
+// MaxBatch is how many messages one 2025-03-26 JSON-RPC batch may hold:
+// the go-sdk serves a batch's requests at once, so a larger one is refused
+// (400, -32600 naming the bound) before any of it is served.
+const MaxBatch = 64
+
+// checkBatch refuses a batch of more than MaxBatch messages, or one whose
+// requests repeat an id (the go-sdk would serve one and drop the other
+// unanswered); body is valid JSON.
+func checkBatch(body []byte) *jsonrpc.Error {
+	var members []struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if err := json.Unmarshal(body, &members); err != nil {
+		return nil // not an array of messages: the go-sdk's answer
+	}
+	if len(members) > MaxBatch {
+		return invalidRequest(fmt.Sprintf("a JSON-RPC batch holds at most %d messages (this one %d)", MaxBatch, len(members)))
+	}
+	seen := make(map[string]bool, len(members))
+	for _, m := range members {
+		key, ok := wire.IDKey(m.ID)
+		if !ok || m.Method == "" {
+			continue // a notification or a response
+		}
+		if seen[key] {
+			return invalidRequest("a JSON-RPC batch repeats request id " + wire.Quote(string(m.ID)))
+		}
+		seen[key] = true
+	}
+	return nil
+}
+
 // checkMessage checks one POST body; m is the message, if it is one (nil
 // for a batch).
 func checkMessage(body []byte, inSession bool) (m *message, jerr *jsonrpc.Error) {
@@ -114,7 +148,7 @@ func checkMessage(body []byte, inSession bool) (m *message, jerr *jsonrpc.Error)
 	}
 	t := bytes.TrimLeft(body, " \t\r\n")
 	if t[0] == '[' {
-		return nil, nil
+		return nil, checkBatch(body)
 	}
 	if t[0] != '{' {
 		return nil, invalidRequest("a JSON-RPC message is an object")
