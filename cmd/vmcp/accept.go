@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/vmcp"
 )
 
@@ -51,6 +52,10 @@ brings it, not again on later reloads.`,
 		run: func(fs *flag.FlagSet, stdout, stderr io.Writer) int {
 			if fs.NArg() != 2 {
 				fmt.Fprintln(stderr, "vmcp accept-tool-change: want BACKEND and TOOL")
+				return 2
+			}
+			if offered != "" && !config.IsHash(offered) {
+				fmt.Fprintf(stderr, "vmcp accept-tool-change: invalid --offered %q: want all 64 lower-case hex digits of the offered hash (/status, vmcp status)\n", offered)
 				return 2
 			}
 			u, err := url.Parse(target)
