@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/vmcp"
 )
 
@@ -49,21 +50,11 @@ brings it, not again on later reloads.`,
 			fs.StringVar(&offered, "offered", "", "accept only the definition of this `HASH` (/status's offered), not one offered since")
 		},
 		run: func(fs *flag.FlagSet, stdout, stderr io.Writer) int {
-			if fs.NArg() != 2 {
-				fmt.Fprintln(stderr, "vmcp accept-tool-change: want BACKEND and TOOL")
+			u, token, problem := acceptArgs(fs, target, tokenEnv, offered)
+			if problem != "" {
+				fmt.Fprintln(stderr, "vmcp accept-tool-change:", problem)
 				return 2
 			}
-			u, err := url.Parse(target)
-			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				fmt.Fprintf(stderr, "vmcp accept-tool-change: invalid --url %q: want an http or https URL\n", target)
-				return 2
-			}
-			token := os.Getenv(tokenEnv)
-			if token == "" {
-				fmt.Fprintf(stderr, "vmcp accept-tool-change: set %s to the admin token (security.admin_token)\n", tokenEnv)
-				return 2
-			}
-			u.Path = strings.TrimSuffix(u.Path, "/") + vmcp.AdminAcceptPath
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
 			got, err := postAccept(ctx, u.String(), token, vmcp.AcceptRequest{Backend: fs.Arg(0), Tool: fs.Arg(1), Offered: offered})
@@ -79,6 +70,27 @@ brings it, not again on later reloads.`,
 			return 0
 		},
 	}
+}
+
+// acceptArgs checks accept-tool-change's arguments and returns the admin
+// endpoint's URL and the token, or what is wrong with them.
+func acceptArgs(fs *flag.FlagSet, target, tokenEnv, offered string) (*url.URL, string, string) {
+	if fs.NArg() != 2 {
+		return nil, "", "want BACKEND and TOOL"
+	}
+	if offered != "" && !config.IsHash(offered) {
+		return nil, "", fmt.Sprintf("invalid --offered %q: want all 64 lower-case hex digits of the offered hash (/status, vmcp status)", offered)
+	}
+	u, err := url.Parse(target)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, "", fmt.Sprintf("invalid --url %q: want an http or https URL", target)
+	}
+	token := os.Getenv(tokenEnv)
+	if token == "" {
+		return nil, "", fmt.Sprintf("set %s to the admin token (security.admin_token)", tokenEnv)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + vmcp.AdminAcceptPath
+	return u, token, ""
 }
 
 // postAccept posts one accept to the admin endpoint at u and returns its

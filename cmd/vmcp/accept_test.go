@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -53,4 +54,21 @@ func TestAcceptToolChangePostsWithTheTokenFromTheEnvironment(t *testing.T) {
 	assert.Contains(t, errOut, "set VMCP_ADMIN_TOKEN")
 	code, _, _ = runArgs("accept-tool-change", "be")
 	assert.Equal(t, 2, code)
+}
+
+// --offered with the 12 digits /status used to show (or any other
+// non-hash) was posted and answered 409 "the backend now offers another
+// definition", though it was the definition offered: it is refused before
+// anything is posted, naming what it wants.
+func TestAcceptToolChangeShortOfferedWasAConflict(t *testing.T) {
+	posted := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { posted = true }))
+	defer srv.Close()
+	t.Setenv("VMCP_ADMIN_TOKEN", "tok")
+	for _, h := range []string{"0f7160082904", strings.ToUpper(strings.Repeat("ab", 32)), strings.Repeat("g", 64)} {
+		code, _, errOut := runArgs("accept-tool-change", "--url", srv.URL, "--offered", h, "be", "echo")
+		assert.Equal(t, 2, code, h)
+		assert.Contains(t, errOut, "want all 64 lower-case hex digits", h)
+	}
+	assert.False(t, posted, "nothing is posted")
 }

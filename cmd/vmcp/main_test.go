@@ -304,3 +304,11 @@ func TestServeLogsRenamesAndWarnings(t *testing.T) {
 	assert.Contains(t, out, `msg="disabled server left out" server="Old One"`)
 	assert.Contains(t, out, `level=WARN msg="`+p+`:2: mcpServers[\"My Server\"].env.T: ${VMCP_TEST_UNSET_TOKEN} is not set`)
 }
+
+// A file with one backend validated as "config OK: 1 backends".
+func TestValidateOneBackendsWasPlural(t *testing.T) {
+	p := write(t, "one.yaml", "backends:\n  - name: a\n    url: http://127.0.0.1:9/mcp\n")
+	code, out, errOut := runArgs("validate", "--config", p)
+	assert.Equal(t, 0, code, errOut)
+	assert.Equal(t, "config OK: 1 backend\n", out)
+}

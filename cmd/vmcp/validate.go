@@ -38,7 +38,11 @@ when there is no problem (notes do not count), 1 otherwise.`,
 			if len(f.Warnings) > 0 {
 				return 1
 			}
-			fmt.Fprintf(stdout, "config OK: %d backends%s\n", len(f.Config.Backends), readAs(f))
+			n, noun := len(f.Config.Backends), "backends"
+			if n == 1 {
+				noun = "backend"
+			}
+			fmt.Fprintf(stdout, "config OK: %d %s%s\n", n, noun, readAs(f))
 			return 0
 		},
 	}

@@ -80,7 +80,8 @@ func (r redactor) redacts(key string) bool {
 }
 
 // arguments returns raw redacted and capped (truncated: cut, and returned
-// as a JSON string); raw that is not JSON is written as a string too.
+// as a JSON string); raw that is not JSON is written as "" with truncated
+// (none of it: it could not be redacted).
 func (r redactor) arguments(raw json.RawMessage) (out json.RawMessage, truncated bool) {
 	var v any
 	d := json.NewDecoder(bytes.NewReader(raw))

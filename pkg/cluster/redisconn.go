@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -29,7 +30,8 @@ type Redis struct {
 	Cluster  []string  // host:port of some Redis Cluster nodes
 	Sentinel *Sentinel // a primary found through Redis Sentinel
 	// Username and Password authenticate to the Redis servers (not to the
-	// sentinels); set, they replace a URL's user info.
+	// sentinels); each, set, replaces the URL's own (a URL's user with
+	// Password from the environment: that user and Password).
 	Username, Password string
 	TLS                bool // TLS to the Redis servers (a rediss:// URL implies it)
 	// TLSRoots, if set, are the CAs that sign the Redis servers'
@@ -115,9 +117,7 @@ func newClient(r Redis, timeout time.Duration) (redis.UniversalClient, string, e
 			return nil, "", fmt.Errorf("cluster.redis_url: %w", withoutURL(err))
 		}
 		u.Addrs, u.DB, u.ClientName = []string{o.Addr}, o.DB, o.ClientName
-		if u.Username == "" && u.Password == "" {
-			u.Username, u.Password = o.Username, o.Password
-		}
+		u.Username, u.Password = cmp.Or(u.Username, o.Username), cmp.Or(u.Password, o.Password) // each replaces the URL's own
 		if o.TLSConfig != nil && u.TLSConfig == nil {
 			u.TLSConfig = o.TLSConfig
 		} else if o.TLSConfig != nil {

@@ -1,6 +1,9 @@
 package config
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Audit configures the audit log: one JSON object per line for every
 // client request at the MCP endpoint (pkg/audit). nil (no audit key): no
@@ -31,7 +34,8 @@ func (c *Config) applyAuditDefaults() {
 	}
 }
 
-// validateAudit requires audit.path and non-empty redact keys.
+// validateAudit requires audit.path and redact keys with something to
+// match once normalised (not only _ - . and spaces).
 func validateAudit(ps *problems, c *Config) {
 	a := c.Audit
 	if a == nil {
@@ -41,8 +45,11 @@ func validateAudit(ps *problems, c *Config) {
 		ps.add("audit.path", "required: the file the audit log is appended to")
 	}
 	for i, k := range a.Redact {
-		if k == "" {
+		switch {
+		case k == "":
 			ps.add(fmt.Sprintf("audit.redact[%d]", i), "must not be empty")
+		case strings.Trim(k, "_-. ") == "": // matching drops these: nothing is left to match
+			ps.add(fmt.Sprintf("audit.redact[%d]", i), fmt.Sprintf("%q names no key: keys are matched without _ - . and spaces", k))
 		}
 	}
 }

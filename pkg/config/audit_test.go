@@ -33,3 +33,14 @@ func TestAuditWithoutPathOrWithEmptyKeyIsRefused(t *testing.T) {
 	assert.Contains(t, err.Error(), "audit.redact[0]")
 	assert.Contains(t, err.Error(), "colour")
 }
+
+// A redact entry of only _ - . and spaces normalises to nothing, so
+// pkg/audit dropped it silently: vmcp validate said OK and the key it
+// was meant to hide was written. It is refused with its line.
+func TestAuditRedactEntryOfSeparatorsWasIgnored(t *testing.T) {
+	ps := problemsOf(t, okBackend+"audit:\n  path: a.log\n  redact:\n    - token\n    - \"_-\"\n")
+	require.Len(t, ps, 1, "%v", ps)
+	assert.Equal(t, "audit.redact[1]", ps[0].Key)
+	assert.Equal(t, 8, ps[0].Line)
+	assert.Contains(t, ps[0].Msg, "names no key")
+}

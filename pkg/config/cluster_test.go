@@ -27,6 +27,9 @@ func TestClusterRedisFormsRules(t *testing.T) {
 		{"tls without redis", "cluster:\n  redis_tls: true\n", "cluster.redis_tls", 7, "needs one of"},
 		{"CA file missing", "cluster:\n  redis_url: redis://r:6379\n  redis_tls_ca_file: /nonexistent/ca.pem\n", "cluster.redis_tls_ca_file", 8, "reading CA file"},
 		{"CA file not PEM", "cluster:\n  redis_cluster: [a:1]\n  redis_tls_ca_file: " + notPEM + "\n", "cluster.redis_tls_ca_file", 8, "holds no PEM certificate"},
+		{"redis_url port typo", "cluster:\n  redis_url: redis://r:notaport/0\n", "cluster.redis_url", 7, `parse: invalid port ":notaport" after host`},
+		{"redis_url database not a number", "cluster:\n  redis_url: redis://r:6379/x\n", "cluster.redis_url", 7, `invalid database number: "x"`},
+		{"redis_url option misspelt", "cluster:\n  redis_url: redis://r:6379/0?dial_timeot=3s\n", "cluster.redis_url", 7, "unexpected option: dial_timeot"},
 		{"CA file without redis", "cluster:\n  redis_tls_ca_file: " + notPEM + "\n", "cluster.redis_tls_ca_file", 7, "needs one of"},
 	}
 	for _, tt := range tests {
@@ -89,4 +92,16 @@ func TestClusterSentinelPasswordExpandedAndChecked(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, f.Warnings, 1)
 	assert.Equal(t, "cluster.redis_sentinel.password", f.Warnings[0].Key)
+}
+
+// A redis_url go-redis refuses (a port, database number or option typo)
+// passed vmcp validate ("config OK") and failed vmcp serve at start, with
+// no line. It is reported with its line, without the password.
+func TestRedisURLTypoPassedValidate(t *testing.T) {
+	ps := problemsOf(t, okBackend+clusterKey+"cluster:\n  redis_url: redis://:s3cret-pw@r:badport/0\n")
+	require.Len(t, ps, 1, "%v", ps)
+	assert.Equal(t, "cluster.redis_url", ps[0].Key)
+	assert.Equal(t, 7, ps[0].Line)
+	assert.Contains(t, ps[0].Msg, "badport")
+	assert.NotContains(t, ps[0].Msg, "s3cret-pw")
 }

@@ -85,7 +85,7 @@ func validateSecurity(ps *problems, c *Config, names map[string]bool) {
 		if r.Tool == "" {
 			ps.add(p+".tool", "required: the backend's own name of the tool")
 		}
-		if r.Offered != "" && !isHash(r.Offered) {
+		if r.Offered != "" && !IsHash(r.Offered) {
 			ps.add(p+".offered", "want the 64 lower-case hex digits of a definition's hash, as /status shows it")
 		}
 	}
@@ -97,8 +97,9 @@ func validateSecurity(ps *problems, c *Config, names map[string]bool) {
 	}
 }
 
-// isHash reports whether s is a SHA-256 in lower-case hex (pin.Hash).
-func isHash(s string) bool {
+// IsHash reports whether s is a SHA-256 in lower-case hex (pin.Hash), as
+// an offered hash must be written.
+func IsHash(s string) bool {
 	if len(s) != 64 {
 		return false
 	}

@@ -2,11 +2,15 @@ package config
 
 import (
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // redisForms are the keys that name the cluster's Redis; at most one may be set.
@@ -61,10 +65,24 @@ func redisForm(ps *problems, cl *Cluster) string {
 	return first
 }
 
-// validateRedisURL reports whether u is empty or a redis:// or rediss:// URL.
+// validateRedisURL reports whether u is empty or a redis:// or rediss://
+// URL that go-redis parses (as vmcp serve does: a port, database number or
+// option it refuses is reported here, without the URL, whose user info may
+// hold the password).
 func validateRedisURL(ps *problems, u string) bool {
-	if u != "" && !strings.HasPrefix(u, "redis://") && !strings.HasPrefix(u, "rediss://") {
+	if u == "" {
+		return true
+	}
+	if !strings.HasPrefix(u, "redis://") && !strings.HasPrefix(u, "rediss://") {
 		ps.add("cluster.redis_url", "must start with redis:// or rediss://")
+		return false
+	}
+	if _, err := redis.ParseURL(u); err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = fmt.Errorf("%s: %w", ue.Op, ue.Err)
+		}
+		ps.add("cluster.redis_url", err.Error())
 		return false
 	}
 	return true

@@ -121,9 +121,9 @@ Page rendered at <time id="rendered">{{when .Time}}</time>.</p>
 <table id="tool-changes">
 <thead><tr><th>Backend</th><th>Tool</th><th>Outcome</th><th>Since</th><th>Pinned</th><th>Offered</th></tr></thead>
 <tbody>{{range .Catalogue.ToolChanges}}<tr class="tool-change" data-outcome="{{.Outcome}}"><td>{{.Backend}}</td><td>{{.Tool}}</td><td>{{.Outcome}}</td>
-<td>{{.Since.Format "2006-01-02 15:04:05 MST"}}</td><td><code>{{printf "%.12s" .Pinned}}</code></td><td><code>{{printf "%.12s" .Offered}}</code></td></tr>{{end}}</tbody>
+<td>{{.Since.Format "2006-01-02 15:04:05 MST"}}</td><td><code>{{printf "%.12s" .Pinned}}</code></td><td><code>{{.Offered}}</code></td></tr>{{end}}</tbody>
 </table>
-<p><small>Accept one: <code>vmcp accept-tool-change BACKEND TOOL</code>, or name it in <code>security.accept_tool_changes</code> and reload.</small></p>
+<p><small>Accept one: <code>vmcp accept-tool-change --offered OFFERED BACKEND TOOL</code>, or name it in <code>security.accept_tool_changes</code> (<code>{backend: BACKEND, tool: TOOL, offered: OFFERED}</code>) and reload.</small></p>
 {{- end}}
 {{- if .Reloads}}
 <h2>Recent reloads</h2>

@@ -102,7 +102,9 @@ func Write(w io.Writer, r Report) error {
 	return tw.Flush()
 }
 
-// writeToolChanges prints the changed tool definitions, one a line.
+// writeToolChanges prints the changed tool definitions, each with the
+// command accepting it: the offered hash in full (--offered and
+// accept_tool_changes' offered want all 64 digits).
 func writeToolChanges(w io.Writer, now time.Time, cs []ToolChange) {
 	for _, x := range cs {
 		what := "listed"
@@ -113,8 +115,8 @@ func writeToolChanges(w io.Writer, now time.Time, cs []ToolChange) {
 		if x.Principal != "" {
 			who = " for principal " + x.Principal
 		}
-		fmt.Fprintf(w, "tool definition changed: backend %s tool %q%s %s since %s (pinned %.12s, offered %.12s; vmcp accept-tool-change %s %s)\n",
-			x.Backend, x.Tool, who, what, stamp(now, x.Since), x.Pinned, x.Offered, x.Backend, x.Tool)
+		fmt.Fprintf(w, "tool definition changed: backend %s tool %q%s %s since %s (pinned %.12s, offered %s)\n  accept it: vmcp accept-tool-change --offered %s %s %s\n",
+			x.Backend, x.Tool, who, what, stamp(now, x.Since), x.Pinned, x.Offered, x.Offered, x.Backend, x.Tool)
 	}
 }
 

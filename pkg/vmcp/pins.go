@@ -87,7 +87,8 @@ type AcceptRequest struct {
 // a request bearing it (Authorization: Bearer) accepts one tool change
 // (200 {"accepted":true,"offered":HASH}, HASH the definition accepted when
 // it is one; 404 with an error when none is pending, 409 when another
-// definition than the body's offered is); without
+// definition than the body's offered is, 400 for an offered that is not a
+// whole hash); without
 // the token configured, 404; a wrong or missing token, 401.
 func (s *Server) adminAccept(w http.ResponseWriter, r *http.Request) {
 	token := s.security.Load().AdminToken
@@ -104,6 +105,10 @@ func (s *Server) adminAccept(w http.ResponseWriter, r *http.Request) {
 	var req AcceptRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Backend == "" || req.Tool == "" {
 		adminError(w, http.StatusBadRequest, `want a JSON body {"backend": "...", "tool": "..."}`)
+		return
+	}
+	if req.Offered != "" && !config.IsHash(req.Offered) {
+		adminError(w, http.StatusBadRequest, "offered: want all 64 lower-case hex digits of the offered hash, as /status shows it")
 		return
 	}
 	offered := cmp.Or(req.Offered, s.pendingOffered(req.Backend, req.Tool)) // accept what was looked up, not one offered since

@@ -41,6 +41,7 @@ func TestAdminAcceptTookADefinitionTheOperatorNeverSaw(t *testing.T) {
 		return resp.StatusCode
 	}
 	require.Equal(t, http.StatusConflict, post(reviewed))
+	require.Equal(t, http.StatusBadRequest, post(reviewed[:12]), "a short hash is no hash (it was a 409)")
 	for _, c := range clients {
 		require.Empty(t, c.echo(t, "be_echo"), "%s: still withheld", c.name)
 	}
