@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/vmcp/vmcp/pkg/toolsearch"
-	"github.com/vmcp/vmcp/test/livemcpbench"
 )
 
 // figures are a ranking's figures over a query set: Recall@k (the share of
@@ -104,5 +103,3 @@ func readQueries(t *testing.T, path string) []userQuery {
 	}
 	return qs
 }
-
-var _ = livemcpbench.Score
