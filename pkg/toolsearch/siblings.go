@@ -4,13 +4,15 @@ import "slices"
 
 // A tool found for a request makes the other tools of its server likelier
 // to be wanted too (a request needs a server's tools together: geocode an
-// address, then find what is near it). The best siblingDepth hits (at
-// least as many as asked for) are re-scored: each gains siblingWeight
-// times the best score among them of a tool of its backend. Both were
-// chosen on the tuning half of LiveMCPBench's tasks (eval_test.go).
+// address, then find what is near it). In a request of several parts,
+// the best siblingDepth fused hits (at least as many as asked for) are
+// re-scored: each gains siblingWeight times the best score among them of a
+// tool of its backend. Both were chosen on the tuning half of
+// LiveMCPBench's tasks (eval_test.go); a single-intent request is left as
+// it is (the held-out queries lose by it).
 const (
 	siblingWeight = 0.2
-	siblingDepth  = 10
+	siblingDepth  = FuseDepth
 )
 
 // siblings re-scores hits (allowed, best first; see above) and returns the
