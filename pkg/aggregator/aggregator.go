@@ -214,7 +214,7 @@ func (a *Aggregator) rebuild(announced []Kind) {
 			kinds = append(kinds, k)
 		}
 	}
-	if len(kinds) == 0 && sameRoutes(old, cat) {
+	if len(kinds) == 0 && sameRoutes(old, cat) && maps.Equal(old.descs, cat.descs) {
 		return
 	}
 	a.cur.Store(cat)

@@ -65,6 +65,7 @@ type Catalogue struct {
 	templates map[string]Route // URI template -> route
 	matchers  []matcher        // templates in winner order
 	backends  map[Kind][]string
+	descs     map[string]string // backend → Inventory.Description, where not empty
 
 	enc encodings // the lists as JSON, built on first use (encoded.go)
 
@@ -163,6 +164,7 @@ func Build(p Policy, inv []Inventory) (*Catalogue, []Conflict, error) {
 	b.buildResources(c)
 	b.buildTemplates(c)
 	b.fillBackends(c)
+	b.fillDescriptions(c)
 	b.addOwn(c)
 	return c, b.conflicts, err
 }
@@ -228,6 +230,22 @@ func rank(lists ...[]string) map[string]int {
 
 func (b *builder) prefixed(backend, name string) string {
 	return strings.NewReplacer("{backend}", backend, "{name}", name).Replace(b.p.PrefixFormat)
+}
+
+// BackendDescription is what backend offers, in words (its inventory's
+// Description), or "".
+func (c *Catalogue) BackendDescription(backend string) string { return c.descs[backend] }
+
+// fillDescriptions records the inventories' non-empty descriptions.
+func (b *builder) fillDescriptions(c *Catalogue) {
+	for _, in := range b.inv {
+		if in.Description != "" {
+			if c.descs == nil {
+				c.descs = map[string]string{}
+			}
+			c.descs[in.Backend] = in.Description
+		}
+	}
 }
 
 func (b *builder) fillBackends(c *Catalogue) {

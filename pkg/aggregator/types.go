@@ -17,6 +17,9 @@ type Inventory struct {
 	// (notifications/*/list_changed) since its previous inventory: they
 	// reach OnChange listeners even when the merged lists look the same.
 	Announced []Kind
+	// Description is what the backend offers, in words (the operator's, or
+	// the backend's own from its initialize result); tool search indexes it.
+	Description string
 }
 
 // Route says where an advertised name or URI goes: the backend and the

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
@@ -31,7 +33,7 @@ func (b *Backend) inventory(ctx context.Context, cs *mcp.ClientSession, hints ma
 	defer cancel()
 	ph := b.ids.bulk.Phase() // the go-sdk leaves ~50 KB of garbage per tool listed
 	defer ph.End()
-	inv, caps := aggregator.Inventory{Backend: b.cfg.Name}, serverCaps(cs)
+	inv, caps := aggregator.Inventory{Backend: b.cfg.Name, Description: b.describe(cs)}, serverCaps(cs)
 	var err error
 	if caps.Tools != nil {
 		inv.Tools, err = walk(ctx, b.log, &ph, "tools/list", func(ctx context.Context, c string) ([]*mcp.Tool, string, error) {
@@ -81,6 +83,31 @@ func (b *Backend) inventory(ctx context.Context, cs *mcp.ClientSession, hints ma
 		})
 	}
 	return inv, err
+}
+
+// maxDescriptionBytes bounds a backend's description as tool search
+// indexes it (a backend's instructions can be long).
+const maxDescriptionBytes = 2048
+
+// describe is what the backend offers, in words: the operator's
+// description (config), else the backend's own from its initialize result
+// (serverInfo's title and description, then its instructions), at most
+// maxDescriptionBytes.
+func (b *Backend) describe(cs *mcp.ClientSession) string {
+	d := b.cfg.Description
+	if r := cs.InitializeResult(); d == "" && r != nil {
+		var parts []string
+		if r.ServerInfo != nil {
+			parts = append(parts, r.ServerInfo.Title, r.ServerInfo.Description)
+		}
+		parts = append(parts, r.Instructions)
+		parts = slices.DeleteFunc(parts, func(s string) bool { return strings.TrimSpace(s) == "" })
+		d = strings.Join(parts, ". ")
+	}
+	if len(d) > maxDescriptionBytes {
+		d = strings.ToValidUTF8(d[:maxDescriptionBytes], "")
+	}
+	return d
 }
 
 // serverCaps are the capabilities cs's backend declared (none if unknown).

@@ -86,6 +86,10 @@ type Backend struct {
 	// (the control connection's), and refuses what cannot be attributed to
 	// one client over it (server-to-client requests, logs, progress).
 	Isolation string `yaml:"isolation"`
+	// Description says what the backend offers, in the operator's words:
+	// tool search indexes it with each of the backend's tools (in place of
+	// the description the backend gives in its initialize result).
+	Description string `yaml:"description"`
 }
 
 // Isolation values of Backend.Isolation.

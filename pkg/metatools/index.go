@@ -149,7 +149,7 @@ func (t *Tools) build(cat *aggregator.Catalogue) *indexed {
 		_, r, _ := cat.Tool(tool.Name)
 		x.backends[i] = r.Backend
 		docs[i] = toolsearch.Doc{Key: tool.Name, Name: tool.Name, Description: tool.Description,
-			Params: toolsearch.ParamsOf(tool.InputSchema), Backend: r.Backend}
+			Params: toolsearch.ParamsOf(tool.InputSchema), Backend: r.Backend, BackendDescription: cat.BackendDescription(r.Backend)}
 		if tool.Title != "" {
 			docs[i].Description = tool.Title + ". " + tool.Description
 		}

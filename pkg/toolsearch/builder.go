@@ -78,8 +78,16 @@ func (bl *Builder) index(docs []Doc, fts []*[numFields][]int32, total *[numField
 	}
 	carvePostings(ix.postings, fts)
 	acc := &postingsBuilder{ix: ix, tf: make([]float64, len(bl.vocab))}
+	ix.backend = make([]int32, len(docs))
+	backends := map[string]int32{}
 	for i := range docs {
 		ix.keys[i] = docs[i].Key
+		b, ok := backends[docs[i].Backend]
+		if !ok {
+			b = int32(len(backends))
+			backends[docs[i].Backend] = b
+		}
+		ix.backend[i] = b
 		acc.addDoc(int32(i), fts[i], &avg)
 	}
 	n := float64(len(docs))

@@ -6,8 +6,10 @@
 // stemming, and the query expanded by a small hand table of synonyms and
 // by WordNet's (wordnet.txt, made by wordnetgen; WORDNET-LICENSE); a query's
 // literals (paths, URLs, domains, blobs) count as the kind of thing they
-// name, not as their words. An Index is immutable and safe for concurrent
-// searches; Build makes a new one.
+// name, not as their words. CJK text is read as pairs of characters. In a
+// request of several parts, the tools of the server that answers it best
+// rise together (siblings.go). An Index is immutable and safe for
+// concurrent searches; Build makes a new one.
 package toolsearch
 
 // Doc is one tool as the index sees it. Key is the caller's handle (the

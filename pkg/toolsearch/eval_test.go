@@ -26,7 +26,7 @@ func benchDocs(t testing.TB) ([]toolsearch.Doc, []livemcpbench.Task) {
 			docs = append(docs, toolsearch.Doc{
 				Key: tool.Name, Name: tool.Name, Description: tool.Description,
 				Params:  toolsearch.ParamsOf(tool.InputSchema),
-				Backend: s.Name, BackendDescription: s.Description + " " + s.Category,
+				Backend: s.Name, BackendDescription: s.Description,
 			})
 		}
 	}
@@ -36,12 +36,14 @@ func benchDocs(t testing.TB) ([]toolsearch.Doc, []livemcpbench.Task) {
 // TestLiveMCPBenchRecall scores the lexical index on LiveMCPBench's 95
 // annotated tasks, and on each half (tasks at even positions of tasks.json,
 // the half tuned on, and at odd ones, held out), and pins the figures
-// measured (deterministic): Recall@5 0.425, Recall@10 0.495, hit@3 0.574
-// (0.411/0.494/0.543 before the description's first sentence was a field
-// of its own); tuned half 0.413/0.494/0.638, held-out half 0.438/0.496/0.511 (issue
-// 31's target, 0.60, is not reached lexically; plain BM25 over name and
-// description scores 0.25). The search row via vmcp, where a tool's name
-// carries its backend's, measures 0.424/0.509/0.596.
+// measured (deterministic), with each backend's description as its server
+// gives it (tools.json's, which the bench's servers send in serverInfo):
+// Recall@5 0.431, Recall@10 0.509, hit@3 0.574; tuned half 0.416/0.510/0.638,
+// held-out half 0.445/0.507/0.511 (0.423/0.498/0.574 before a multi-part
+// request's hits lifted their servers' other tools, siblings.go; 0.425 with
+// the catalogue's category, which no server sends, beside the description;
+// issue 31's target, 0.60, is not reached lexically; plain BM25 over name
+// and description scores 0.25). TestRankingFigures logs Recall@1/3 and MRR.
 func TestLiveMCPBenchRecall(t *testing.T) {
 	t.Parallel()
 	docs, tasks := benchDocs(t)
@@ -55,8 +57,8 @@ func TestLiveMCPBenchRecall(t *testing.T) {
 	t.Logf("LiveMCPBench: %d tools, %d tasks: Recall@5 %.3f Recall@10 %.3f hit@3 %.3f", len(docs), s.Tasks, s.Recall5, s.Recall10, s.Hit3)
 	t.Logf("  tuned half: Recall@5 %.3f Recall@10 %.3f hit@3 %.3f; held-out half: Recall@5 %.3f Recall@10 %.3f hit@3 %.3f",
 		a.Recall5, a.Recall10, a.Hit3, b.Recall5, b.Recall10, b.Hit3)
-	if s.Recall5 < 0.42 || s.Recall10 < 0.49 || s.Hit3 < 0.57 {
-		t.Errorf("Recall@5 = %.3f, Recall@10 = %.3f, hit@3 = %.3f, want ≥ 0.42, ≥ 0.49 and ≥ 0.57", s.Recall5, s.Recall10, s.Hit3)
+	if s.Recall5 < 0.43 || s.Recall10 < 0.50 || s.Hit3 < 0.57 {
+		t.Errorf("Recall@5 = %.3f, Recall@10 = %.3f, hit@3 = %.3f, want ≥ 0.43, ≥ 0.50 and ≥ 0.57", s.Recall5, s.Recall10, s.Hit3)
 	}
 	if os.Getenv("TOOLSEARCH_MISSES") != "" { // tuning aid: the tuned half's misses
 		for _, task := range halves[0] {

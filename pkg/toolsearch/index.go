@@ -33,6 +33,7 @@ type posting struct {
 // Index is an immutable BM25F index over a slice of Docs.
 type Index struct {
 	keys     []string
+	backend  []int32          // by document: its backend's number
 	vocab    map[string]int32 // term → id
 	postings [][]posting      // by term id
 	idf      []float64        // by term id

@@ -40,7 +40,7 @@ func (ix *Index) Search(query string, limit int, allow func(doc int) bool) []Hit
 	for _, p := range parts {
 		lists = append(lists, ix.rank(queryTerms(p), depth, allow))
 	}
-	return Fuse(lists, limit)
+	return ix.siblings(Fuse(lists, max(limit, siblingDepth)), limit)
 }
 
 // FuseDepth is how many hits of each ranking are fused; fuseK is reciprocal

@@ -27,13 +27,22 @@ func words(s string) []string {
 // rune that is not a letter or a digit, between a lower-case letter and an
 // upper-case one ("listFiles"), before the last upper-case letter of a run
 // followed by a lower-case one ("HTMLParser" → "HTML", "Parser"), and
-// between letters and digits. Each Han, Hiragana, Katakana or Hangul
-// character is a word of its own.
+// between letters and digits. A run of Han, Hiragana, Katakana or Hangul
+// characters (CJK text has no spaces) gives each pair of them in a row, as
+// CJK analyzers do ("火车票" gives 火车 and 车票, so a query's words match
+// as words, not as any of their characters apart); a lone one is a word.
 func eachWord(s string, fn func(string)) {
-	start := -1
+	start, ideo := -1, -1 // ideo: where the ideograph just before began
+	pair := false         // the run of ideographs has given a pair
 	var prev rune
 	for i, r := range s {
 		cls := classOf(r)
+		if cls != classIdeograph && ideo >= 0 {
+			if !pair { // an ideograph alone is a word
+				fn(s[ideo:i])
+			}
+			ideo, pair = -1, false
+		}
 		switch {
 		case cls == classOther:
 			if start >= 0 {
@@ -44,8 +53,11 @@ func eachWord(s string, fn func(string)) {
 			if start >= 0 {
 				fn(s[start:i])
 			}
-			fn(s[i : i+utf8.RuneLen(r)])
-			start = -1
+			if ideo >= 0 {
+				fn(s[ideo : i+utf8.RuneLen(r)])
+				pair = true
+			}
+			start, ideo = -1, i
 		case start < 0:
 			start = i
 		case boundary(prev, r, s[i+utf8.RuneLen(r):]):
@@ -56,6 +68,9 @@ func eachWord(s string, fn func(string)) {
 	}
 	if start >= 0 {
 		fn(s[start:])
+	}
+	if ideo >= 0 && !pair {
+		fn(s[ideo:])
 	}
 }
 

@@ -57,7 +57,9 @@ func TestUserQueriesTop3(t *testing.T) {
 // TestHeldOutQueriesTop3 scores test/livemcpbench/heldout.json (45
 // single-intent requests in users' words, written for issue 31 before the
 // ranking was tuned, and never tuned on) and pins the count with a right
-// tool in the first 3: 41 of 45 before that tuning.
+// tool in the first 3: 40 of 45 with each backend's description as its
+// server sends it (41 of 45 with the catalogue's category beside it, as
+// this test had it before; no server sends a category).
 func TestHeldOutQueriesTop3(t *testing.T) {
 	t.Parallel()
 	docs, _ := benchDocs(t)
@@ -71,7 +73,7 @@ func TestHeldOutQueriesTop3(t *testing.T) {
 	}
 	hits := top3(t, toolsearch.Build(docs), qs)
 	t.Logf("held-out queries top-3: %d of %d", hits, len(qs))
-	if hits < 41 {
-		t.Errorf("held-out queries top-3: %d of %d, want ≥ 41", hits, len(qs))
+	if hits < 40 {
+		t.Errorf("held-out queries top-3: %d of %d, want ≥ 40", hits, len(qs))
 	}
 }
