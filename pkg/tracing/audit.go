@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/vmcp/vmcp/pkg/audit"
 	"go.opentelemetry.io/otel/trace"
@@ -63,6 +64,35 @@ type Facts struct {
 	Decision  audit.Decision    // Decide's report
 	Span      trace.SpanContext // the request's span (the client's trace context with tracing off)
 	Principal *audit.Principal  // Admit's report: nil if the request never passed authentication
+	Members   []Member          // AddMember's reports, in the order they ended
+}
+
+// Member is one request of a 2025-03-26 batch that vmcp served through
+// Do, as its own audit record tells it: its target, decision and outcome.
+type Member struct {
+	Method, Name string         // the JSON-RPC method; the tool or prompt name or resource URI
+	Backend      string         // the backend it was bound for ("" if none)
+	Decision     audit.Decision // what Route decided on it
+	Outcome      audit.Outcome  // ok, cancelled or the JSON-RPC error code answered
+	Duration     time.Duration
+	Arguments    json.RawMessage // a call's or a get's raw arguments
+}
+
+// MaxMembers bounds the batch members an Exchange keeps (a batch larger
+// than the Legacy dispatcher's bound is refused before any is served).
+const MaxMembers = 64
+
+// AddMember reports one batch member's facts (at most MaxMembers kept),
+// also after End: a member may end after its HTTP request did (Idle).
+func (x *Exchange) AddMember(m Member) {
+	if x == nil {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(x.members) < MaxMembers {
+		x.members = append(x.members, m)
+	}
 }
 
 // Facts returns what was reported of the request, once End has run.
@@ -70,7 +100,7 @@ func (x *Exchange) Facts() Facts {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	f := Facts{Name: x.name, Backend: x.backend, ErrType: x.errType, Forwarded: x.forwarded, Client: clientInfo(x.client),
-		Decision: x.decision, Principal: x.principal}
+		Decision: x.decision, Principal: x.principal, Members: x.members}
 	if x.ctx != nil {
 		f.Span = trace.SpanContextFromContext(x.ctx)
 	}

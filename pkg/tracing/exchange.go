@@ -63,6 +63,8 @@ type Exchange struct {
 	client    any              // the Modern client's _meta clientInfo as reported (Observe), decoded by Facts
 	decision  audit.Decision   // what vmcp decided on it (Decide)
 	principal *audit.Principal // who it speaks for, once past authentication (Admit)
+	members   []Member         // a 2025-03-26 batch's requests served through Do (AddMember)
+	idle      chan struct{}    // closed when handling drops to 0 (Idle)
 }
 
 // Exchanges names one server's Exchanges while they are served (Begin,
@@ -199,7 +201,28 @@ func (x *Exchange) Handle() (returned func()) {
 		x.mu.Lock()
 		defer x.mu.Unlock()
 		x.handling--
+		if x.handling == 0 && x.idle != nil {
+			close(x.idle)
+			x.idle = nil
+		}
 	}
+}
+
+// Idle returns a channel closed once no go-sdk handler serves the request
+// (at once if none does): a batch's members may end after its HTTP
+// request did, when the client left early.
+func (x *Exchange) Idle() <-chan struct{} {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	ch := make(chan struct{})
+	if x.handling == 0 {
+		close(ch)
+		return ch
+	}
+	if x.idle == nil {
+		x.idle = ch
+	}
+	return x.idle
 }
 
 // Context returns ctx carrying the request's span (started now if need be)

@@ -48,7 +48,7 @@ func (c *Core) Admit(req *Request, t Target) error {
 	}
 	rule, err := c.limiter.Check(context.Background(), req.Principal, k, t.Backend.Name(), req.Name)
 	if err != nil {
-		c.exchanges.Lookup(req.Header).Decide(audit.Decision{Denied: true, By: audit.ByRateLimit, Rule: audit.RuleIndex(rule), Backend: t.Backend.Name()})
+		c.decide(req, audit.Decision{Denied: true, By: audit.ByRateLimit, Rule: audit.RuleIndex(rule), Backend: t.Backend.Name()})
 	}
 	return err
 }

@@ -50,6 +50,9 @@ type Request struct {
 	// a backend that is not Modern HTTP then goes on a keyed session
 	// (ViaKeyed), where the backend can ask.
 	Asks bool
+	// Decided, if set, is told what Route and Admit decided on the request
+	// too (a 2025-03-26 batch member's own audit record).
+	Decided func(audit.Decision)
 
 	// What Do sends (the routing fields above say where).
 	Target   *Target                 // set: routed already (Route, Pin); nil: Do routes
@@ -226,8 +229,16 @@ func (c *Core) allowed(req *Request, backend string) bool {
 		kind = aggregator.KindPrompts
 	}
 	ok, rule := c.policy.Decide(req.Principal, kind, backend, req.Name)
-	c.exchanges.Lookup(req.Header).Decide(audit.Decision{Denied: !ok, By: audit.ByAuthorization, Rule: audit.RuleIndex(rule), Backend: backend})
+	c.decide(req, audit.Decision{Denied: !ok, By: audit.ByAuthorization, Rule: audit.RuleIndex(rule), Backend: backend})
 	return ok
+}
+
+// decide tells req's Exchange, and req.Decided if set, what vmcp decided.
+func (c *Core) decide(req *Request, d audit.Decision) {
+	c.exchanges.Lookup(req.Header).Decide(d)
+	if req.Decided != nil {
+		req.Decided(d)
+	}
 }
 
 // unknown is the error for a name the catalogue does not have.

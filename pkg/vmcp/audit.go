@@ -47,23 +47,26 @@ func (s *Server) admit(r *http.Request) {
 
 // auditBegin starts r's audit record (nil without an audit log) with
 // what is known before it is served: the Legacy session's client is looked
-// up now, before a DELETE ends the session.
-func (s *Server) auditBegin(r *http.Request, x *tracing.Exchange, revision string) *audit.Record {
+// up now, before a DELETE ends the session. body is r's body as the edge
+// read it (the go-sdk handler replaces r.Body while it serves r).
+func (s *Server) auditBegin(r *http.Request, x *tracing.Exchange, revision string) (rec *audit.Record, body []byte) {
 	if s.audit == nil {
-		return nil
+		return nil, nil
 	}
-	rec := &audit.Record{Time: x.Started(), Node: s.cluster.Self().ID, Revision: revision, HTTP: r.Method}
+	rec = &audit.Record{Time: x.Started(), Node: s.cluster.Self().ID, Revision: revision, HTTP: r.Method}
 	if bb, ok := r.Body.(*wire.BufferedBody); ok {
-		rec.BytesIn = int64(len(bb.Bytes()))
+		body = bb.Bytes()
+		rec.BytesIn = int64(len(body))
 	}
 	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" && revision == upstream.RevisionLegacy {
 		rec.Client = s.legacyClient(sid)
 	}
-	return rec
+	return rec, body
 }
 
-// auditEnd completes rec with how the request ended and queues it.
-func (s *Server) auditEnd(rec *audit.Record, r *http.Request, x *tracing.Exchange, sw *statusWriter, sid string, out tracing.Outcome) {
+// auditEnd completes rec with how the request ended and queues it (body:
+// the request's, as auditBegin kept it).
+func (s *Server) auditEnd(rec *audit.Record, body []byte, x *tracing.Exchange, sw *statusWriter, sid string, out tracing.Outcome) {
 	if rec == nil {
 		return
 	}
@@ -79,11 +82,18 @@ func (s *Server) auditEnd(rec *audit.Record, r *http.Request, x *tracing.Exchang
 	if sc := f.Span; sc.IsValid() {
 		rec.Traceparent = "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-" + sc.TraceFlags().String()
 	}
+	if reqs, ok := batchRequests(body); ok && len(reqs) > 0 && rec.Revision == upstream.RevisionLegacy {
+		go func() { // ends when the batch's last handler returns (each bounded by its backend's timeout)
+			<-x.Idle()
+			s.auditBatch(rec, reqs, x.Facts())
+		}()
+		return
+	}
 	if rec.Method == "subscriptions/listen" {
-		rec.Listen = idText(requestID(r))
+		rec.Listen = idText(bodyID(body))
 	}
 	if s.audit.Arguments() && (rec.Method == "tools/call" || rec.Method == "prompts/get") {
-		rec.Arguments = arguments(r)
+		rec.Arguments = arguments(body)
 	}
 	s.audit.Write(rec)
 }
@@ -165,18 +175,14 @@ func idText(id json.RawMessage) string {
 	return string(id)
 }
 
-// arguments are the raw params.arguments of r's body (copied), nil if none.
-func arguments(r *http.Request) json.RawMessage {
-	bb, ok := r.Body.(*wire.BufferedBody)
-	if !ok {
-		return nil
-	}
+// arguments are the raw params.arguments of body, nil if none.
+func arguments(body []byte) json.RawMessage {
 	var m struct {
 		Params struct {
 			Arguments json.RawMessage `json:"arguments"`
 		} `json:"params"`
 	}
-	if json.Unmarshal(bb.Bytes(), &m) != nil {
+	if json.Unmarshal(body, &m) != nil {
 		return nil
 	}
 	return m.Params.Arguments

@@ -107,10 +107,15 @@ func requestID(r *http.Request) json.RawMessage {
 	if !ok {
 		return nil
 	}
+	return bodyID(bb.Bytes())
+}
+
+// bodyID is the id of the JSON-RPC request body holds, nil if none.
+func bodyID(body []byte) json.RawMessage {
 	var m struct {
 		ID json.RawMessage `json:"id"`
 	}
-	if json.Unmarshal(bb.Bytes(), &m) != nil {
+	if json.Unmarshal(body, &m) != nil {
 		return nil
 	}
 	return m.ID

@@ -83,7 +83,7 @@ func (s *Server) observed(next http.Handler) http.Handler {
 			defer s.getStreams.Add(-1)
 		}
 		x := s.exchanges.Begin(s.tracer, r, revision, method, name)
-		rec := s.auditBegin(r, x, revision) // nil without an audit log (audit.go)
+		rec, body := s.auditBegin(r, x, revision) // nil without an audit log (audit.go)
 		sw := &statusWriter{ResponseWriter: w, sniff: rec != nil}
 		next.ServeHTTP(sw, r)
 		sid := r.Header.Get("Mcp-Session-Id")
@@ -91,7 +91,7 @@ func (s *Server) observed(next http.Handler) http.Handler {
 			sid = sw.Header().Get("Mcp-Session-Id") // initialize
 		}
 		var outcome tracing.Outcome
-		defer func() { s.auditEnd(rec, r, x, sw, sid, outcome) }()
+		defer func() { s.auditEnd(rec, body, x, sw, sid, outcome) }()
 		x.End(sw.code(), sid, func(out tracing.Outcome) {
 			outcome = out
 			label, outcome := telemetry.MethodLabel(out.Method), "ok"

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/audit"
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/tracing"
 	"github.com/vmcp/vmcp/pkg/upstream"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
@@ -71,12 +74,16 @@ func (d *Dispatcher) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (
 // sends it through upstream.Core.Do like the relay and decodes the
 // backend's result, made fit for a Legacy client, into out. The go-sdk
 // cancels ctx when the client cancels the request or its session ends.
-func (d *Dispatcher) serve(ctx context.Context, s *clientSession, extra *mcp.RequestExtra, method, name string, params, out any) error {
+func (d *Dispatcher) serve(ctx context.Context, s *clientSession, extra *mcp.RequestExtra, method, name string, params, out any) (err error) {
 	req := s.request(extra, method, name)
+	m, x := tracing.Member{Method: method, Name: name}, d.opts.Exchanges.Lookup(req.Header)
+	req.Decided = func(dec audit.Decision) { m.Decision = dec }
+	defer d.member(ctx, x, &m, params, time.Now(), &err)
 	t, err := d.core.Route(req)
 	if err != nil {
 		return err
 	}
+	m.Backend = t.Backend.Name()
 	raw, err := json.Marshal(params)
 	if err != nil {
 		return err
@@ -98,6 +105,36 @@ func (d *Dispatcher) serve(ctx context.Context, s *clientSession, extra *mcp.Req
 		return backends.WireError(t.Backend.Name(), fmt.Errorf("malformed %s result: %w", method, err))
 	}
 	return nil
+}
+
+// member reports m, a request the go-sdk server served (one of a
+// 2025-03-26 batch: its own audit record), to its Exchange x (taken while
+// the HTTP request was served) once it ended with *err: its outcome,
+// duration and arguments.
+func (d *Dispatcher) member(ctx context.Context, x *tracing.Exchange, m *tracing.Member, params any, start time.Time, err *error) {
+	if x == nil {
+		return
+	}
+	m.Duration = time.Since(start)
+	var je *jsonrpc.Error
+	switch {
+	case ctx.Err() != nil:
+		m.Outcome = audit.Outcome{Cancelled: true}
+	case errors.As(*err, &je):
+		m.Outcome = audit.Outcome{Code: je.Code}
+	case *err != nil:
+		m.Outcome = audit.Outcome{Code: jsonrpc.CodeInternalError}
+	}
+	switch p := params.(type) {
+	case *mcp.CallToolParamsRaw:
+		m.Arguments = p.Arguments
+	case *mcp.GetPromptParams:
+		m.Arguments, _ = json.Marshal(p.Arguments)
+	}
+	if m.Backend == "" {
+		m.Backend = m.Decision.Backend
+	}
+	x.AddMember(*m)
 }
 
 // prepare fills in what Do sends for req, routed to t, on this session's
