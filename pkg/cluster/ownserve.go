@@ -97,12 +97,15 @@ func (c *Cluster) serveOwn(w http.ResponseWriter, r *http.Request, session strin
 	c.holders[session] = h
 	c.mu.Unlock()
 	unlock()
-	c.ownStreams.Add(1)
 	context.AfterFunc(ctx, func() { c.endOwn(session, h) })
 	if prev != nil { // a concurrent GET registered first: this one replaces it
 		prev.cancel()
 	}
 	err := o.attachLocked(w, replay)
+	if o.conn != nil { // counted once taken over: until then the endpoint counts its GET in flight
+		o.counted = true
+		c.ownStreams.Add(1)
+	}
 	o.mu.Unlock()
 	if err != nil {
 		cancel()
@@ -119,7 +122,9 @@ func (c *Cluster) endOwn(session string, h *holder) {
 		shrink.Delete(&c.holders, &c.peaks.holders, session)
 	}
 	c.mu.Unlock()
-	c.ownStreams.Add(-1)
+	if h.own.counted { // set before close could take h.own.mu
+		c.ownStreams.Add(-1)
+	}
 	close(h.done)
 }
 

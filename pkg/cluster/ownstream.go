@@ -36,6 +36,7 @@ type ownStream struct {
 	timeout time.Duration            // bound on each write
 	lastIdx int                      // SDK index of the last event written
 	closed  bool
+	counted bool // in OwnStreams: its connection was taken over
 	broken  bool // a write failed: the body may end mid-chunk, nothing more is written
 	buf     []byte
 	ev      []byte // the event being written

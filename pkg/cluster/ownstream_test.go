@@ -133,6 +133,7 @@ func attachPipe(t *testing.T, c *Cluster, session string, timeout time.Duration)
 	ctx, cancel := context.WithCancel(context.Background())
 	o := &ownStream{timeout: timeout, lastIdx: -1, log: discard}
 	o.setConn(srv)
+	o.counted = true
 	h := &holder{ctx: ctx, cancel: cancel, own: o, done: make(chan struct{})}
 	c.mu.Lock()
 	c.holders[session] = h

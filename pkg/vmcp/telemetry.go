@@ -1,7 +1,9 @@
 package vmcp
 
 import (
+	"bufio"
 	"context"
+	"net"
 	"net/http"
 	"reflect"
 	"strings"
@@ -78,13 +80,18 @@ func (s *Server) observed(next http.Handler) http.Handler {
 				name = n
 			}
 		}
-		if r.Method == http.MethodGet {
-			s.getStreams.Add(1)
-			defer s.getStreams.Add(-1)
-		}
 		x := s.exchanges.Begin(s.tracer, r, revision, method, name)
 		rec, body := s.auditBegin(r, x, revision) // nil without an audit log (audit.go)
 		sw := &statusWriter{ResponseWriter: w, sniff: rec != nil}
+		if r.Method == http.MethodGet {
+			s.getStreams.Add(1)
+			sw.onHijack = func() { s.getStreams.Add(-1) } // the cluster serves it now (OwnStreams)
+			defer func() {
+				if !sw.hijacked {
+					s.getStreams.Add(-1)
+				}
+			}()
+		}
 		next.ServeHTTP(sw, r)
 		sid := r.Header.Get("Mcp-Session-Id")
 		if sid == "" {
@@ -166,6 +173,22 @@ type statusWriter struct {
 	written int64 // body bytes written
 	sniff   bool  // read the JSON-RPC error code answered (audit log)
 	errCode int64 // the first error response's code (0: none)
+
+	onHijack func() // called once when the connection is taken over
+	hijacked bool
+}
+
+// Hijack takes the connection over (a GET stream the node then serves
+// itself) and calls onHijack once it has.
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil && !w.hijacked {
+		w.hijacked = true
+		if w.onHijack != nil {
+			w.onHijack()
+		}
+	}
+	return conn, rw, err
 }
 
 func (w *statusWriter) WriteHeader(code int) {

@@ -3,6 +3,8 @@ package vmcp_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"regexp"
 	"strings"
@@ -163,4 +165,30 @@ func TestGetStreamsGaugeReadZeroWithStreamsServedOnHijackedConnections(t *testin
 	}
 	require.Eventually(t, func() bool { return v.Server.Cluster().OwnStreams() == 3 }, 10*time.Second, 10*time.Millisecond)
 	require.Equal(t, 3.0, gaugeValue(t, v.Server.Metrics().Registry, "vmcp_get_streams"))
+}
+
+// A GET the node took over (its own stream) was still counted in flight
+// until its handler returned, so for that while vmcp_get_streams counted
+// the stream twice (read 4 with three streams open, under load).
+func TestGetStreamsGaugeCountedATakenOverStreamTwice(t *testing.T) {
+	b := harness.StartBackend(t, "alpha", harness.Stateful, func(s *mcp.Server) { harness.AddEcho(s, "echo") })
+	v := harness.StartVMCP(t, nil, b.Config())
+	taken, release := make(chan struct{}), make(chan struct{})
+	srv := httptest.NewServer(v.Server.ObservedForTest(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			defer conn.Close()
+		}
+		close(taken)
+		<-release // the handler has not returned yet
+	})))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	go func() {
+		if resp, err := http.Get(srv.URL); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-taken
+	require.Equal(t, 0.0, gaugeValue(t, v.Server.Metrics().Registry, "vmcp_get_streams"), "a taken-over GET is the cluster's to count")
 }
