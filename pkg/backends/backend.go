@@ -2,6 +2,8 @@
 // legacy SSE or stdio with the go-sdk client. Each Backend keeps one control
 // connection that feeds the catalogue and serves stateless (Modern) clients,
 // and opens per-client-session backend sessions on demand (SessionSet).
+// How bytes reach a backend (HTTP client stack, stdio process, SSE) is
+// backends/transport; what a message means is wire/mcpmsg.
 package backends
 
 import (
@@ -17,9 +19,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
+	"github.com/vmcp/vmcp/pkg/backends/transport"
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/outbound"
 	"github.com/vmcp/vmcp/pkg/telemetry"
+	"github.com/vmcp/vmcp/pkg/wire"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // Sentinel errors; wrapped with the backend's name.
@@ -90,8 +95,8 @@ type Backend struct {
 	controlMux *connMux // shares a stdio or SSE control connection (connmux.go)
 	init       *mcp.InitializeResult
 	tools      int
-	hints      map[string]CacheHint // list method -> cache hint of the last walk (cacheguard.go)
-	info       *mcp.Implementation  // vmcp's clientInfo, as sent to this backend
+	hints      map[string]mcpmsg.CacheHint // list method -> cache hint of the last walk (mcpmsg/cacheguard.go)
+	info       *mcp.Implementation         // vmcp's clientInfo, as sent to this backend
 }
 
 func newBackend(cfg config.Backend, log *slog.Logger, version string, sink func(aggregator.Inventory, bool), o managerOptions) *Backend {
@@ -109,7 +114,9 @@ func newBackend(cfg config.Backend, log *slog.Logger, version string, sink func(
 	}
 	b.out = newOutbound(cfg, o)
 	b.perPrincipal = b.out != nil && b.out.PerPrincipal()
-	b.http = newHTTPClient(cfg, b.out, b.steadyGET)
+	b.http = transport.NewHTTPClient(cfg, b.out, transport.Steady{Name: cfg.Name, Log: b.log, Metrics: b.metrics,
+		MinBackoff: b.timing.MinBackoff, MaxBackoff: b.timing.MaxBackoff, Stable: b.timing.StreamStable,
+		Attempts: b.timing.StreamAttempts, Refresh: b.requestRefresh})
 	return b
 }
 
@@ -246,22 +253,19 @@ func (b *Backend) connect(ctx context.Context, opts SessionOptions, version stri
 }
 
 // connectWith is connect; on stdio, exited (if set) runs once the process
-// has been ended (stdio.go).
+// has been ended (transport/stdio.go).
 func (b *Backend) connectWith(ctx context.Context, opts SessionOptions, version string, retries int, exited func()) (*mcp.ClientSession, *mcp.Client, error) {
 	hc := b.sessionHTTP(ctx, opts)
-	t, err := newTransport(b.cfg, hc, retries, b.log, b.metrics.StdioSkippedLines.WithLabelValues(b.cfg.Name))
+	t, err := transport.NewTransport(b.cfg, hc, retries, b.log, b.metrics.StdioSkippedLines.WithLabelValues(b.cfg.Name), exited)
 	if err != nil {
 		return nil, nil, err
-	}
-	if st, ok := t.(*stdioTransport); ok {
-		st.exited = exited
 	}
 	if _, isHTTP := t.(*mcp.StreamableClientTransport); !isHTTP { // a stdio or SSE connection
 		t = &tapTransportConn{Transport: t, tap: opts.Tap, logs: opts.TapLogs, onConn: opts.onConn}
 		if opts.CacheGuard {
-			t = &guardTransportConn{Transport: t}
+			t = transport.GuardConn(t)
 		}
-		t = &checkTransportConn{Transport: t, backend: b.cfg.Name} // null results (result.go)
+		t = transport.CheckConn(t, b.cfg.Name) // null results (transport/resultcheck.go)
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.Timeout())
 	defer cancel()
@@ -375,3 +379,10 @@ func (b *Backend) controlNotifications(next mcp.MethodHandler) mcp.MethodHandler
 		return next(ctx, method, req)
 	}
 }
+
+// HTTP reports whether b is reached over streamable HTTP.
+func (b *Backend) HTTP() bool { return b.isHTTP() }
+
+// Modern reports whether b's control connection negotiated a Modern
+// revision (2026-07-28 or later); false before it first connected.
+func (b *Backend) Modern() bool { return wire.IsModern(b.protocolVersion()) }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/backends/transport"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // connMux shares one go-sdk connection (stdio, SSE) between the go-sdk
@@ -25,7 +27,7 @@ import (
 // (backpressure on the backend) until the request's context ends.
 type connMux struct {
 	mcp.Connection
-	tap  Tap
+	tap  transport.Tap
 	logs bool
 
 	mu     sync.Mutex
@@ -37,7 +39,7 @@ type connMux struct {
 	closed chan struct{}
 }
 
-func newConnMux(c mcp.Connection, tap Tap, logs bool) *connMux {
+func newConnMux(c mcp.Connection, tap transport.Tap, logs bool) *connMux {
 	return &connMux{Connection: c, tap: tap, logs: logs, byID: map[string]*Exchange{},
 		tokens: map[string]*Exchange{}, asks: map[jsonrpc.ID]*Exchange{}, closed: make(chan struct{})}
 }
@@ -67,7 +69,7 @@ func (c *connMux) Read(ctx context.Context) (jsonrpc.Message, error) {
 			e.deliver(ctx, msg)
 			continue
 		}
-		if r, ok := msg.(*jsonrpc.Request); ok && c.tap != nil && tapped(r.Method, c.logs) {
+		if r, ok := msg.(*jsonrpc.Request); ok && c.tap != nil && transport.Tapped(r.Method, c.logs) {
 			c.tap(context.Background(), r)
 		}
 		return msg, nil
@@ -108,11 +110,11 @@ var dropped = &Exchange{}
 // (under mu).
 func (c *connMux) ownerOf(r *jsonrpc.Request) *Exchange {
 	switch r.Method {
-	case MethodProgress:
-		if tok, err := TokenOf(r.Params); err == nil {
+	case mcpmsg.MethodProgress:
+		if tok, err := mcpmsg.TokenOf(r.Params); err == nil {
 			return c.tokens[tok]
 		}
-	case MethodLog:
+	case mcpmsg.MethodLog:
 		if e := c.oldestOwn(); e != nil {
 			return e
 		}
@@ -270,4 +272,26 @@ func (e *Exchange) Close() {
 	e.m.mu.Lock()
 	defer e.m.mu.Unlock()
 	e.m.remove(e)
+}
+
+// tapTransportConn wraps a non-HTTP transport (stdio, SSE) so its
+// connection is a connMux: the requests the call core writes raw get
+// their messages (connmux.go), and the Tap sees the rest before the SDK.
+type tapTransportConn struct {
+	mcp.Transport
+	tap    transport.Tap // may be nil
+	logs   bool
+	onConn func(*connMux) // may be nil: told the connection once made
+}
+
+func (t *tapTransportConn) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m := newConnMux(c, t.tap, t.logs)
+	if t.onConn != nil {
+		t.onConn(m)
+	}
+	return m, nil
 }

@@ -12,8 +12,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/backends/transport"
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/wire"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // Direct calls: a request to a Modern (2026-07-28+) streamable HTTP backend
@@ -79,7 +81,7 @@ func (b *Backend) Direct(ctx context.Context, version string, req DirectRequest)
 	if req.Name != "" {
 		h["Mcp-Name"] = []string{headerValue(req.Name)}
 	}
-	resp, err := roundTrip(b.http, hr)
+	resp, err := transport.RoundTrip(b.http, hr)
 	if err != nil {
 		return nil, b.transportFailure(ctx, err)
 	}
@@ -91,7 +93,7 @@ func (b *Backend) Direct(ctx context.Context, version string, req DirectRequest)
 		}
 		return nil, err
 	}
-	if err := ResultError(b.Name(), req.Method, res); err != nil {
+	if err := mcpmsg.ResultError(b.Name(), req.Method, res); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -151,10 +153,6 @@ func (b *Backend) transportFailure(ctx context.Context, err error) error {
 // are sent as =?base64?…?=.
 func headerValue(s string) string { return wire.HeaderValue(s) }
 
-// maxResponse bounds one response message (the SDK client's default
-// maximum SSE event size).
-const maxResponse = mcp.DefaultMaxEventSize
-
 // readResponse reads the response to request id from resp (a JSON body or
 // an SSE stream) and returns its raw result.
 // The body is always consumed to its end (in the background once the
@@ -177,12 +175,12 @@ func (b *Backend) readResponse(resp *http.Response, id int64) (json.RawMessage, 
 	switch ct {
 	case "application/json":
 		defer resp.Body.Close()
-		b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+		b, err := io.ReadAll(io.LimitReader(resp.Body, transport.MaxResponse+1))
 		if err != nil {
 			return nil, err
 		}
-		if len(b) > maxResponse {
-			return nil, fmt.Errorf("response exceeds %d bytes", maxResponse)
+		if len(b) > transport.MaxResponse {
+			return nil, fmt.Errorf("response exceeds %d bytes", transport.MaxResponse)
 		}
 		return decodeResponse(b, id, false)
 	case wire.MediaSSE:
@@ -265,6 +263,6 @@ func (b *Backend) readSSE(body io.ReadCloser, id int64) (json.RawMessage, error)
 
 // drain reads the rest of a response body so its connection is reused.
 func drain(body io.ReadCloser) {
-	_, _ = io.Copy(io.Discard, io.LimitReader(body, maxResponse))
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, transport.MaxResponse))
 	body.Close()
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/bulkgc"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // Bounds on one list walk over a backend's pages.
@@ -22,13 +23,13 @@ const (
 // the end (MCP pagination). A repeated cursor or an over-long walk stops
 // the walk and is logged; the items gathered so far are kept.
 func (b *Backend) list(ctx context.Context, cs *mcp.ClientSession) (aggregator.Inventory, error) {
-	hints := map[string]CacheHint{}
+	hints := map[string]mcpmsg.CacheHint{}
 	defer b.setHints(hints)
 	return b.inventory(ctx, cs, hints)
 }
 
 // inventory is list's walk, recording each list's cache hint in hints.
-func (b *Backend) inventory(ctx context.Context, cs *mcp.ClientSession, hints map[string]CacheHint) (aggregator.Inventory, error) {
+func (b *Backend) inventory(ctx context.Context, cs *mcp.ClientSession, hints map[string]mcpmsg.CacheHint) (aggregator.Inventory, error) {
 	ctx, cancel := context.WithTimeout(ctx, 4*b.Timeout())
 	defer cancel()
 	ph := b.ids.bulk.Phase() // the go-sdk leaves ~50 KB of garbage per tool listed
@@ -41,7 +42,7 @@ func (b *Backend) inventory(ctx context.Context, cs *mcp.ClientSession, hints ma
 			if err != nil {
 				return nil, "", err
 			}
-			hints["tools/list"] = hints["tools/list"].Merge(HintOf(r.Cacheable, r.Meta))
+			hints["tools/list"] = hints["tools/list"].Merge(mcpmsg.HintOf(r.Cacheable, r.Meta))
 			return r.Tools, r.NextCursor, nil
 		})
 		if err != nil {
@@ -54,7 +55,7 @@ func (b *Backend) inventory(ctx context.Context, cs *mcp.ClientSession, hints ma
 			if err != nil {
 				return nil, "", err
 			}
-			hints["resources/list"] = hints["resources/list"].Merge(HintOf(r.Cacheable, r.Meta))
+			hints["resources/list"] = hints["resources/list"].Merge(mcpmsg.HintOf(r.Cacheable, r.Meta))
 			return r.Resources, r.NextCursor, nil
 		})
 		if err != nil {
@@ -65,7 +66,7 @@ func (b *Backend) inventory(ctx context.Context, cs *mcp.ClientSession, hints ma
 			if err != nil {
 				return nil, "", err
 			}
-			hints["resources/templates/list"] = hints["resources/templates/list"].Merge(HintOf(r.Cacheable, r.Meta))
+			hints["resources/templates/list"] = hints["resources/templates/list"].Merge(mcpmsg.HintOf(r.Cacheable, r.Meta))
 			return r.ResourceTemplates, r.NextCursor, nil
 		})
 		if err != nil {
@@ -78,7 +79,7 @@ func (b *Backend) inventory(ctx context.Context, cs *mcp.ClientSession, hints ma
 			if err != nil {
 				return nil, "", err
 			}
-			hints["prompts/list"] = hints["prompts/list"].Merge(HintOf(r.Cacheable, r.Meta))
+			hints["prompts/list"] = hints["prompts/list"].Merge(mcpmsg.HintOf(r.Cacheable, r.Meta))
 			return r.Prompts, r.NextCursor, nil
 		})
 	}
@@ -146,4 +147,22 @@ func walk[T any](ctx context.Context, log *slog.Logger, ph *bulkgc.Phase, verb s
 		seen[next] = true
 		cursor = next
 	}
+}
+
+// ListCache returns the hint b's last complete list walk saw for method
+// (tools/list, prompts/list, resources/list, resources/templates/list);
+// false while b is not ready or never listed it.
+func (b *Backend) ListCache(method string) (mcpmsg.CacheHint, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h, ok := b.hints[method]
+	return h, ok && b.state == StateReady
+}
+
+// setHints records the cache hints of a list walk (on failure, the methods
+// walked so far).
+func (b *Backend) setHints(h map[string]mcpmsg.CacheHint) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.hints = h
 }

@@ -1,9 +1,6 @@
 package backends
 
 import (
-	"context"
-	"net/http"
-
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/outbound"
@@ -30,14 +27,6 @@ func newOutbound(cfg config.Backend, o managerOptions) *outbound.Source {
 	return outbound.New(outbound.Options{Backend: cfg.Name, Auth: *cfg.Auth, Issuer: o.issuer, Counter: o.metrics.OutboundTokens})
 }
 
-// outboundRT is base sending out's tokens (base itself without out).
-func outboundRT(base http.RoundTripper, out *outbound.Source) http.RoundTripper {
-	if out == nil {
-		return base
-	}
-	return &outbound.Transport{Base: base, Source: out, Principal: requestPrincipal}
-}
-
 // OutboundStats are b's outbound token counts (nil: no auth), for /status.
 func (b *Backend) OutboundStats() *outbound.Stats {
 	if b.out == nil {
@@ -45,48 +34,6 @@ func (b *Backend) OutboundStats() *outbound.Stats {
 	}
 	s := b.out.Stats()
 	return &s
-}
-
-// bindKey carries a backend session's principal (a func reading the
-// SessionSet's latest) in a context.
-type bindKey struct{}
-
-func withBinding(ctx context.Context, f func() identity.Principal) context.Context {
-	return context.WithValue(ctx, bindKey{}, f)
-}
-
-func bindingOf(ctx context.Context) func() identity.Principal {
-	f, _ := ctx.Value(bindKey{}).(func() identity.Principal)
-	return f
-}
-
-// requestPrincipal is whose token req carries: its session's principal,
-// else its context's.
-func requestPrincipal(req *http.Request) identity.Principal {
-	if f := bindingOf(req.Context()); f != nil {
-		if p := f(); !p.Anonymous() {
-			return p
-		}
-	}
-	return identity.From(req.Context())
-}
-
-// boundHTTP wraps hc so every request carries the binding f (its
-// session's principal) unless its context has one.
-func boundHTTP(hc *http.Client, f func() identity.Principal) *http.Client {
-	return &http.Client{Transport: &boundTransport{base: hc.Transport, f: f}}
-}
-
-type boundTransport struct {
-	base http.RoundTripper
-	f    func() identity.Principal
-}
-
-func (t *boundTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if bindingOf(req.Context()) == nil {
-		req = req.WithContext(withBinding(req.Context(), t.f))
-	}
-	return t.base.RoundTrip(req)
 }
 
 // Bind records the principal the set's backend sessions speak for (with

@@ -9,8 +9,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
+	"github.com/vmcp/vmcp/pkg/backends/transport"
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/identity"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // A backend that takes each user's own token (auth.type: token_exchange,
@@ -50,7 +52,7 @@ func (b *Backend) openPerPrincipal(ctx context.Context, opts SessionOptions) (*m
 // principal's credential), without touching the control connection's
 // cache hints.
 func (b *Backend) ListSession(ctx context.Context, cs *mcp.ClientSession) (aggregator.Inventory, error) {
-	return b.inventory(ctx, cs, map[string]CacheHint{})
+	return b.inventory(ctx, cs, map[string]mcpmsg.CacheHint{})
 }
 
 // DiscoverFor lists every per-principal backend with pr's credential and
@@ -95,7 +97,7 @@ func (b *Backend) discover(ctx context.Context, header http.Header, set *Session
 		}
 		return b.ListSession(ctx, e.cs)
 	}
-	ctx = WithClientHeader(ctx, header) // the session's requests and the list's
+	ctx = transport.WithClientHeader(ctx, header) // the session's requests and the list's
 	cs, err := b.Open(ctx, SessionOptions{Client: &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{}, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}}})
 	if err != nil {
@@ -143,29 +145,6 @@ func (m *Manager) Discovered(ctx context.Context, pr identity.Principal, header 
 	case <-d.done:
 	case <-ctx.Done():
 	}
-}
-
-// heldHTTP wraps hc so a request whose context carries no client header
-// gets held()'s (the client session's latest, SessionSet.Forward), read
-// when it is sent (so each reopening of a GET stream reads it anew).
-func heldHTTP(hc *http.Client, held func() http.Header) *http.Client {
-	return &http.Client{Transport: &heldTransport{base: hc.Transport, held: held}}
-}
-
-type heldTransport struct {
-	base http.RoundTripper
-	held func() http.Header
-}
-
-// heldKey carries a heldTransport's held func in a request's context; the
-// backend's headerTransport calls it when the context has no client header.
-type heldKey struct{}
-
-func (t *heldTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if _, ok := req.Context().Value(clientHeaderKey{}).(http.Header); !ok {
-		req = req.WithContext(context.WithValue(req.Context(), heldKey{}, t.held))
-	}
-	return t.base.RoundTrip(req)
 }
 
 // Forward records the forwarded headers of one of the client session's

@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/vmcp/vmcp/pkg/backends/transport"
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/wire"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // Relay: a Legacy client's request can go to its own backend session as
@@ -20,11 +22,6 @@ import (
 // the go-sdk client (which decodes each message into typed values that vmcp
 // then re-encodes). The session is still opened, initialized and closed by
 // the go-sdk client; RawSession only posts on it.
-
-// ErrSessionExpired is returned by RawSession.Call when the backend answers
-// 404: it no longer knows the backend session (streamable HTTP, session
-// management). The session is marked broken; the next Get opens a new one.
-var ErrSessionExpired = errors.New("backend session expired (HTTP 404)")
 
 // RawSession is one client session's backend session, as far as a raw
 // relay needs it: where to POST and the headers that bind a POST to it.
@@ -100,7 +97,7 @@ func (r *RawSession) Modern() bool { return r.modern }
 // or prompt name, resource URI; "" for none) are the Mcp-Method and
 // Mcp-Name headers a Modern backend wants (2026-07-28 Streamable HTTP), and
 // params its Mcp-Param-* headers (wire.ParamHeaders; nil: none). A
-// 404 fails with ErrSessionExpired; another non-2xx status fails naming
+// 404 fails with mcpmsg.ErrSessionExpired; another non-2xx status fails naming
 // it, with the body's JSON-RPC error if it has one.
 func (r *RawSession) Call(ctx context.Context, client http.Header, method, name string, params map[string]string, body []byte) (*http.Response, error) {
 	if !r.modern {
@@ -114,13 +111,13 @@ func (r *RawSession) post(ctx context.Context, client http.Header, body []byte, 
 		client = r.held()
 	}
 	if client != nil && len(r.b.cfg.ForwardHeaders) > 0 {
-		ctx = WithClientHeader(ctx, client)
+		ctx = transport.WithClientHeader(ctx, client)
 	}
 	hr, err := r.request(ctx, body, method, name, params)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := roundTrip(r.b.http, hr)
+	resp, err := transport.RoundTrip(r.b.http, hr)
 	if err != nil {
 		if ctx.Err() == nil && r.e != nil {
 			r.e.broken.Store(true)
@@ -161,7 +158,7 @@ func (r *RawSession) request(ctx context.Context, body []byte, method, name stri
 }
 
 // refused is the error of a POST the backend answered with a status other
-// than 2xx (it closes resp): ErrSessionExpired for a 404 on a session (the
+// than 2xx (it closes resp): mcpmsg.ErrSessionExpired for a 404 on a session (the
 // session is marked broken), the JSON-RPC error the body holds, else the
 // HTTP status.
 func (r *RawSession) refused(resp *http.Response) error {
@@ -170,7 +167,7 @@ func (r *RawSession) refused(resp *http.Response) error {
 		if r.e != nil { // nil: the control connection (ControlRaw)
 			r.e.broken.Store(true)
 		}
-		return ErrSessionExpired
+		return mcpmsg.ErrSessionExpired
 	}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	var we *jsonrpc.Error

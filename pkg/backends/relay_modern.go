@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/wire"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // A Legacy client's call relayed to a Modern backend (a stateless one,
@@ -45,47 +46,12 @@ func modernMeta(b *Backend, version string, meta, caps json.RawMessage, logLevel
 			out = append(append(out, inner...), ',')
 		}
 	}
-	out = appendMember(out, mcp.MetaKeyProtocolVersion, wire.AppendString(nil, version))
-	out = appendMember(append(out, ','), mcp.MetaKeyClientCapabilities, caps)
+	out = mcpmsg.AppendMember(out, mcp.MetaKeyProtocolVersion, wire.AppendString(nil, version))
+	out = mcpmsg.AppendMember(append(out, ','), mcp.MetaKeyClientCapabilities, caps)
 	info := wire.AppendString(append(wire.AppendString([]byte(`{"name":`), b.info.Name), `,"version":`...), b.info.Version)
-	out = appendMember(append(out, ','), mcp.MetaKeyClientInfo, append(info, '}'))
+	out = mcpmsg.AppendMember(append(out, ','), mcp.MetaKeyClientInfo, append(info, '}'))
 	if logLevel != "" {
-		out = appendMember(append(out, ','), mcp.MetaKeyLogLevel, wire.AppendString(nil, logLevel))
+		out = mcpmsg.AppendMember(append(out, ','), mcp.MetaKeyLogLevel, wire.AppendString(nil, logLevel))
 	}
 	return append(out, '}'), nil
-}
-
-func appendMember(out []byte, key string, value []byte) []byte {
-	return append(append(wire.AppendString(out, key), ':'), value...)
-}
-
-// LegacyResult is a Modern backend's raw result object as a Legacy client
-// gets it: without resultType, and with the per-hop io.modelcontextprotocol/*
-// keys of its _meta dropped (an emptied _meta goes too); every other member
-// byte for byte. A result that is not an object is returned unchanged.
-func LegacyResult(res json.RawMessage) json.RawMessage {
-	if !bytes.Contains(res, []byte(`"resultType"`)) && !bytes.Contains(res, []byte(reservedMetaPrefix)) {
-		return res
-	}
-	out := make([]byte, 1, len(res))
-	out[0] = '{'
-	err := wire.EachMember(res, func(key, value, member []byte) {
-		switch {
-		case wire.KeyIs(key, "resultType"):
-			return
-		case wire.KeyIs(key, "_meta"):
-			if value = ForwardMetaRaw(value); value == nil {
-				return
-			}
-			member = appendMember(nil, "_meta", value)
-		}
-		out = append(append(out, member...), ',')
-	})
-	if err != nil {
-		return res
-	}
-	if len(out) > 1 {
-		out = out[:len(out)-1]
-	}
-	return append(out, '}')
 }

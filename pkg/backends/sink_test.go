@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/stretchr/testify/assert"
 	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // tapBackend is a Backend of transport whose undeliverable messages are
@@ -30,11 +31,11 @@ func notification(method, params string) *jsonrpc.Request {
 // undeliverable, counted once each; other notifications are not.
 func TestControlTapCountsWhatNoRequestTook(t *testing.T) {
 	b, missed := tapBackend(config.TransportStdio)
-	b.controlTap(context.Background(), notification(MethodLog, `{"level":"info","data":1}`))
-	b.controlTap(context.Background(), notification(MethodProgress, `{"progressToken":"x","progress":1}`))
-	b.controlTap(context.Background(), notification(MethodProgress, `{"progress":1}`))
+	b.controlTap(context.Background(), notification(mcpmsg.MethodLog, `{"level":"info","data":1}`))
+	b.controlTap(context.Background(), notification(mcpmsg.MethodProgress, `{"progressToken":"x","progress":1}`))
+	b.controlTap(context.Background(), notification(mcpmsg.MethodProgress, `{"progress":1}`))
 	b.controlTap(context.Background(), notification("notifications/tools/list_changed", `{}`))
-	assert.Equal(t, []string{MethodLog, MethodProgress, MethodProgress}, *missed)
+	assert.Equal(t, []string{mcpmsg.MethodLog, mcpmsg.MethodProgress, mcpmsg.MethodProgress}, *missed)
 }
 
 // TestConnMuxStdioLogLeaksToAnotherCall pins log attribution on a

@@ -6,7 +6,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
+	"github.com/vmcp/vmcp/pkg/backends/transport"
 	"github.com/vmcp/vmcp/pkg/wire"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // Timing is how backends are supervised. Zero fields take the defaults
@@ -19,7 +21,7 @@ type Timing struct {
 	// HealthInterval is the period of health probes (default 5s).
 	HealthInterval time.Duration
 	// StreamAttempts is how many failed GET stream attempts in a row end
-	// vmcp's reopening of that stream (default 8; getstream.go).
+	// vmcp's reopening of that stream (default 8; transport/getstream.go).
 	StreamAttempts int
 	// StreamStable is how long a GET stream must stay open, without an
 	// event, to count as a success that resets the backoff (default 1s).
@@ -83,7 +85,7 @@ func (t Timing) withDefaults() Timing {
 // closing the control connection.
 //
 // A control connection the backend forgot (it restarted: 404 on its
-// session, renew.go) is reconnected at once, its tools still listed and
+// session, mcpmsg/renew.go) is reconnected at once, its tools still listed and
 // its state unchanged (at most once per MinBackoff); only when that
 // reconnect fails is the backend marked down.
 func (b *Backend) supervise(ctx context.Context, firstDone func()) {
@@ -139,7 +141,7 @@ func (b *Backend) supervise(ctx context.Context, firstDone func()) {
 
 // connectControl connects and lists the backend, publishing its inventory.
 func (b *Backend) connectControl(ctx context.Context) (*mcp.ClientSession, error) {
-	cctx := context.WithValue(ctx, controlKey{}, true) // its GET stream refreshes after a gap
+	cctx := transport.WithControl(ctx) // its GET stream refreshes after a gap
 	receiving := []mcp.Middleware{b.controlNotifications, b.refuseUnattributable}
 	var mux *connMux
 	cs, _, err := b.connect(cctx, SessionOptions{Client: b.controlOptions(), CacheGuard: true,
@@ -168,7 +170,7 @@ func (b *Backend) connectControl(ctx context.Context) (*mcp.ClientSession, error
 
 // watch serves refreshes and health checks until the connection fails or
 // ctx ends; forgotten reports a connection whose session the backend
-// forgot (renew.go).
+// forgot (mcpmsg/renew.go).
 func (b *Backend) watch(ctx context.Context, cs *mcp.ClientSession) (forgotten bool) {
 	closed := make(chan struct{})
 	var waitErr error
@@ -177,7 +179,7 @@ func (b *Backend) watch(ctx context.Context, cs *mcp.ClientSession) (forgotten b
 		if !forgotten {
 			select {
 			case <-closed:
-				forgotten = SessionForgotten(waitErr)
+				forgotten = mcpmsg.SessionForgotten(waitErr)
 			default:
 			}
 		}
@@ -194,7 +196,7 @@ func (b *Backend) watch(ctx context.Context, cs *mcp.ClientSession) (forgotten b
 			announced := b.takeAnnounced()
 			inv, err := b.list(ctx, cs)
 			if err != nil {
-				if SessionForgotten(err) {
+				if mcpmsg.SessionForgotten(err) {
 					return true
 				}
 				b.log.Warn("refresh failed", "error", err)
@@ -208,7 +210,7 @@ func (b *Backend) watch(ctx context.Context, cs *mcp.ClientSession) (forgotten b
 			b.sink(inv, true)
 		case <-tick.C:
 			if err := b.probe(ctx, cs); err != nil {
-				if SessionForgotten(err) {
+				if mcpmsg.SessionForgotten(err) {
 					return true
 				}
 				b.setState(StateDown, err)

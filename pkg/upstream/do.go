@@ -12,6 +12,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/tracing"
 	"github.com/vmcp/vmcp/pkg/wire"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // Do sends req to its backend and returns the Stream of what the backend
@@ -177,7 +178,7 @@ func trimObject(p json.RawMessage) []byte {
 func (s *Stream) post(req *Request, body []byte) (exchange, error) {
 	ctx := s.httpCtx
 	ex, err := s.sess.send(ctx, req, s.t, body)
-	if !errors.Is(err, backends.ErrSessionExpired) {
+	if !errors.Is(err, mcpmsg.ErrSessionExpired) {
 		return ex, err
 	}
 	sess, release, rerr := s.core.session(ctx, req, s.t)

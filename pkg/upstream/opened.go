@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/wire"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // What a Legacy client's backend session gets outside the client's calls,
@@ -58,7 +59,7 @@ func (c *Core) Request(ctx context.Context, o backends.OpenSession, method strin
 		m, err := st.Next(context.Background()) // the reader always ends the stream
 		switch {
 		case errors.Is(err, ErrStreamEnded):
-			return nil, backends.WireError(o.Backend.Name(), context.Cause(ctx))
+			return nil, mcpmsg.WireError(o.Backend.Name(), context.Cause(ctx))
 		case err != nil:
 			return nil, err
 		case m.Kind == KindResult:
@@ -86,13 +87,13 @@ func openedSession(o backends.OpenSession) (session, error) {
 	return nil, errors.New("upstream: an open backend session without a transport")
 }
 
-// onlySession is a session whose forgetting (backends.ErrSessionExpired)
+// onlySession is a session whose forgetting (mcpmsg.ErrSessionExpired)
 // is a plain failure, not Do's cue to resend on a new session.
 type onlySession struct{ session }
 
 func (o onlySession) send(ctx context.Context, req *Request, t Target, body []byte) (exchange, error) {
 	ex, err := o.session.send(ctx, req, t, body)
-	if errors.Is(err, backends.ErrSessionExpired) {
+	if errors.Is(err, mcpmsg.ErrSessionExpired) {
 		return nil, errors.New(err.Error())
 	}
 	return ex, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // A per-principal backend has no control connection, so its list_changed
@@ -35,7 +36,7 @@ func (c *Core) WatchLists(ctx context.Context, req *Request, b *backends.Backend
 	if req.Sessions != nil {
 		s, err := sessionOf(ctx, req.Sessions, b)
 		if err != nil {
-			return backends.WireError(b.Name(), err)
+			return mcpmsg.WireError(b.Name(), err)
 		}
 		if !s.Modern() {
 			return nil
@@ -80,7 +81,7 @@ func listKinds(b *backends.Backend) (mcp.NotificationSubscriptions, bool) {
 func (c *Core) HoldResource(ctx context.Context, req *Request, t Target, l *Listens, deliver func(uri string)) error {
 	raw, ok := t.Backend.Stateless()
 	if !ok || !t.Backend.PerPrincipal() || req.Principal.Anonymous() {
-		return backends.WireError(t.Backend.Name(), errors.New("no per-principal Modern backend to hold a subscription on"))
+		return mcpmsg.WireError(t.Backend.Name(), errors.New("no per-principal Modern backend to hold a subscription on"))
 	}
 	return l.open(ctx, c, req, t, httpSession{raw}, deliver)
 }

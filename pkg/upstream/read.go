@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/wire"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // cancelFlush bounds posting notifications/cancelled to a Legacy session.
@@ -113,7 +113,7 @@ func (s *Stream) onMessage(data []byte) (res json.RawMessage, final bool, err er
 // not an object is an error, never an empty success).
 func (s *Stream) response(m *wire.Message) (json.RawMessage, error) {
 	if !bytes.Equal(bytes.TrimSpace(m.ID), s.id) {
-		return nil, backends.IDError(s.backend, s.method, s.id, m.ID)
+		return nil, mcpmsg.IDError(s.backend, s.method, s.id, m.ID)
 	}
 	if len(m.Error) > 0 && string(m.Error) != "null" {
 		we := new(jsonrpc.Error)
@@ -122,7 +122,7 @@ func (s *Stream) response(m *wire.Message) (json.RawMessage, error) {
 		}
 		return nil, we
 	}
-	if err := backends.ResultError(s.backend, s.method, m.Result); err != nil {
+	if err := mcpmsg.ResultError(s.backend, s.method, m.Result); err != nil {
 		return nil, err
 	}
 	return m.Result, nil

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // The isolation rule: a backend session is never shared by two
@@ -101,7 +102,7 @@ func (p *sessions) set(req *Request, b *backends.Backend) (set *backends.Session
 // to debug (vmcp filters by each request's level). What reaches the
 // session off a request's stream (its GET stream: progress after its call
 // ended, logs) belongs to no request: miss counts and logs it.
-func keyedOptions(b *backends.Backend, caps *mcp.ClientCapabilities, tokens *backends.ProgressTokens, miss func(method, backend string, err error)) backends.SessionOptions {
+func keyedOptions(b *backends.Backend, caps *mcp.ClientCapabilities, tokens *mcpmsg.ProgressTokens, miss func(method, backend string, err error)) backends.SessionOptions {
 	if caps == nil {
 		caps = &mcp.ClientCapabilities{}
 	}
@@ -110,8 +111,8 @@ func keyedOptions(b *backends.Backend, caps *mcp.ClientCapabilities, tokens *bac
 		Legacy: true,
 		Tap: func(_ context.Context, msg *jsonrpc.Request) {
 			err := errors.New("off the stream of any request")
-			if msg.Method == backends.MethodProgress {
-				if tok, terr := backends.TokenOf(msg.Params); terr != nil {
+			if msg.Method == mcpmsg.MethodProgress {
+				if tok, terr := mcpmsg.TokenOf(msg.Params); terr != nil {
 					err = terr
 				} else {
 					err = tokens.Unmatched(tok)

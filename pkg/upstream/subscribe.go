@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/identity"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // A Legacy client's resource subscriptions (Core.Subscription). On its
@@ -78,7 +79,7 @@ func (l *Listens) Len() int {
 func (c *Core) Subscription(ctx context.Context, req *Request, t Target, l *Listens, deliver func(uri string)) error {
 	sess, err := sessionOf(ctx, req.Sessions, t.Backend)
 	if err != nil {
-		return backends.WireError(t.Backend.Name(), err)
+		return mcpmsg.WireError(t.Backend.Name(), err)
 	}
 	if !sess.Modern() {
 		return c.raw(ctx, req, t)
@@ -146,7 +147,7 @@ func (l *Listens) hold(ctx context.Context, key listenKey, req *Request, h *held
 		return nil
 	}
 	if l.owner.Err() != nil {
-		return backends.WireError(h.t.Backend.Name(), fmt.Errorf("session ended: %w", l.owner.Err()))
+		return mcpmsg.WireError(h.t.Backend.Name(), fmt.Errorf("session ended: %w", l.owner.Err()))
 	}
 	lctx, stop := context.WithCancel(identity.With(l.owner, req.Principal))
 	h.req = &Request{Method: methodListen, Revision: req.Revision, Principal: req.Principal, Header: req.Header.Clone(), Caps: req.Caps}
@@ -156,7 +157,7 @@ func (l *Listens) hold(ctx context.Context, key listenKey, req *Request, h *held
 	s, err := h.openAcked(lctx, actx)
 	if err != nil {
 		stop()
-		return backends.WireError(h.t.Backend.Name(), err)
+		return mcpmsg.WireError(h.t.Backend.Name(), err)
 	}
 	l.held[key] = stop
 	l.wg.Add(1)

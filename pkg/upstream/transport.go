@@ -11,6 +11,7 @@ import (
 
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/wire"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // session is a backend session Do sends on, whatever the transport:
@@ -46,8 +47,8 @@ type httpSession struct{ *backends.RawSession }
 
 func (h httpSession) send(ctx context.Context, req *Request, t Target, body []byte) (exchange, error) {
 	var params map[string]string // a Modern tool's Mcp-Param-* headers
-	if req.Method == "tools/call" && t.Tool != nil && backends.HeaderParams(t.Tool) {
-		params = wire.ParamHeaders(backends.SchemaMap(t.Tool.InputSchema), req.Params)
+	if req.Method == "tools/call" && t.Tool != nil && mcpmsg.HeaderParams(t.Tool) {
+		params = wire.ParamHeaders(mcpmsg.SchemaMap(t.Tool.InputSchema), req.Params)
 	}
 	resp, err := h.Call(ctx, req.Header, req.Method, t.Name, params, body)
 	if err != nil {
@@ -64,7 +65,7 @@ type connSession struct{ *backends.ConnSession }
 func (c connSession) ID() string { return "" }
 
 func (c connSession) send(ctx context.Context, req *Request, _ Target, body []byte) (exchange, error) {
-	tok, _ := backends.TokenOf(orEmpty(req.Meta)) // "": progress goes to no request
+	tok, _ := mcpmsg.TokenOf(orEmpty(req.Meta)) // "": progress goes to no request
 	ex, err := c.Start(ctx, tok, body)
 	if err != nil {
 		return nil, err

@@ -24,11 +24,13 @@ import (
 	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/audit"
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/backends/transport"
 	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/policy"
 	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/pkg/tracing"
 	"github.com/vmcp/vmcp/pkg/wire"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // Revision labels of the client's protocol revision in metrics.
@@ -129,7 +131,7 @@ func (c *Core) observeQueue(n int) {
 // undeliverable counts and logs (rate-limited) a message Do could not
 // deliver to its backend or client.
 func (c *Core) undeliverable(method, backend string, err error) {
-	c.metrics.Undelivered.Report(c.log, method, backend, backends.DropReason(err), err)
+	c.metrics.Undelivered.Report(c.log, method, backend, mcpmsg.DropReason(err), err)
 }
 
 // Route resolves req's advertised name on one catalogue snapshot and
@@ -288,7 +290,7 @@ func ErrUnknownTool(name, down string) error {
 // returned as the spec's JSON-RPC error naming the backend.
 func Call[R any](c *Core, ctx context.Context, req *Request, t Target, send func(context.Context) (R, error)) (R, error) {
 	ctx, done := c.Begin(ctx, req, t)
-	cctx, release := backends.CallContext(backends.WithClientHeader(ctx, req.Header), t.Backend.Timeout())
+	cctx, release := backends.CallContext(transport.WithClientHeader(ctx, req.Header), t.Backend.Timeout())
 	defer release()
 	res, err := send(cctx)
 	if err = done(err); err != nil {
@@ -331,14 +333,14 @@ func (c *Core) Begin(ctx context.Context, req *Request, t Target) (context.Conte
 		case cancelled(client, err):
 			outcome = "cancelled" // not a backend failure
 			if !errors.Is(err, ErrNoResponse) {
-				err = backends.WireError(backend, err)
+				err = mcpmsg.WireError(backend, err)
 			}
 			x.Cancel()
 			end(nil)
 		default:
 			outcome = "error"
 			c.metrics.BackendErrors.WithLabelValues(backend, req.Method, req.Revision).Inc()
-			err = backends.WireError(backend, err)
+			err = mcpmsg.WireError(backend, err)
 			x.Fail(tracing.ErrorType(err))
 			end(err)
 		}

@@ -171,7 +171,7 @@ func settle(t *testing.T, v *served, b *harness.Backend) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(out))
 	// vmcp opens its GET stream to the backend behind the go-sdk client's
-	// (backends/getstream.go): until it is connected, its connection's
+	// (backends/transport/getstream.go): until it is connected, its connection's
 	// goroutines are still to come, and would be counted over a baseline.
 	// A notification goes out on that stream alone (nothing is dialled).
 	b.AwaitGETStreams(t, edgeWait)

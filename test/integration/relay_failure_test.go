@@ -215,7 +215,7 @@ func TestRelayJSONResponseBackendProgressDelivered(t *testing.T) {
 	})
 	c := connectFlow(t, v, "A", nil)
 	// A first call opens the backend session; vmcp opens its GET stream to
-	// the backend behind it (backends/getstream.go), and until that stream
+	// the backend behind it (backends/transport/getstream.go), and until that stream
 	// is connected the backend refuses out-of-band messages ("stream not
 	// connected"): the calls' progress needs it.
 	res, err := c.call(flowCtx(t), "j_echo", map[string]any{"text": "warm"}, nil)

@@ -11,8 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/wire"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // call is one in-flight client request sent by upstream.Core.Do: its
@@ -95,20 +95,20 @@ func (s *clientSession) tap(_ context.Context, backend string, msg *jsonrpc.Requ
 	c := s.calls.byProgressToken(p.ProgressToken)
 	switch {
 	case p.ProgressToken == nil: // absent or null: it belongs to no request
-		s.d.undeliverable("notifications/progress", s.id, backend, backends.ErrProgressNoToken)
+		s.d.undeliverable("notifications/progress", s.id, backend, mcpmsg.ErrProgressNoToken)
 		return
 	case c == nil:
-		s.d.undeliverable("notifications/progress", s.id, backend, fmt.Errorf("%w: no in-flight request has token %v", backends.ErrProgressUnknownToken, p.ProgressToken))
+		s.d.undeliverable("notifications/progress", s.id, backend, fmt.Errorf("%w: no in-flight request has token %v", mcpmsg.ErrProgressUnknownToken, p.ProgressToken))
 		return
 	case c.ended.Load():
-		s.d.undeliverable("notifications/progress", s.id, backend, fmt.Errorf("%w: token %v", backends.ErrProgressAfterEnd, p.ProgressToken))
+		s.d.undeliverable("notifications/progress", s.id, backend, fmt.Errorf("%w: token %v", mcpmsg.ErrProgressAfterEnd, p.ProgressToken))
 		return
 	}
 	p.ProgressToken = c.token
 	b, err := json.Marshal(&p)
 	if err == nil { // on the call's own stream
 		if err = c.stream.send(wire.Notification("notifications/progress", b)); errors.Is(err, errStreamClosed) {
-			err = fmt.Errorf("%w: its response was sent (token %v)", backends.ErrProgressAfterEnd, p.ProgressToken)
+			err = fmt.Errorf("%w: its response was sent (token %v)", mcpmsg.ErrProgressAfterEnd, p.ProgressToken)
 		}
 	}
 	if err != nil {

@@ -8,9 +8,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/upstream"
 	"github.com/vmcp/vmcp/pkg/wire"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // errNoAsks refuses a server-to-client request on the stream of a
@@ -35,7 +35,7 @@ func (d *Dispatcher) completeDo(ctx context.Context, s *clientSession, req *upst
 	}
 	var out mcp.CompleteResult
 	if err := json.Unmarshal(res, &out); err != nil {
-		return nil, backends.WireError(t.Backend.Name(), fmt.Errorf("malformed completion/complete result: %w", err))
+		return nil, mcpmsg.WireError(t.Backend.Name(), fmt.Errorf("malformed completion/complete result: %w", err))
 	}
 	return &out, nil
 }
@@ -60,7 +60,7 @@ func (d *Dispatcher) sendDo(ctx context.Context, s *clientSession, req *upstream
 		m, err := st.Next(context.Background()) // the reader always ends the stream
 		switch {
 		case errors.Is(err, upstream.ErrStreamEnded):
-			return nil, backends.WireError(st.Backend(), ended(ctx))
+			return nil, mcpmsg.WireError(st.Backend(), ended(ctx))
 		case err != nil:
 			return nil, err
 		case m.Kind == upstream.KindResult:

@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/wire"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // What the relay writes to the client: its POST response as SSE events or
@@ -67,7 +67,7 @@ func legacyResult(res json.RawMessage) json.RawMessage {
 		}
 	}
 	if meta, ok := m["_meta"]; ok {
-		fwd := backends.ForwardMetaRaw(meta)
+		fwd := mcpmsg.ForwardMetaRaw(meta)
 		changed = changed || !bytes.Equal(fwd, meta)
 		if m["_meta"] = fwd; fwd == nil {
 			delete(m, "_meta")

@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/upstream"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -52,7 +52,7 @@ type rawInputRequest struct {
 // call's stream (as server-to-client requests under vmcp ids) and sends
 // the request again, as a new request, with inputResponses and the
 // backend's requestState. A Modern session's final result loses its
-// 2026-07-28-only members (backends.LegacyResult).
+// 2026-07-28-only members (mcpmsg.LegacyResult).
 func (rs *relayStream) rounds(req *upstream.Request, params map[string]json.RawMessage) (json.RawMessage, error) {
 	res, modern, err := rs.exchange(req, params)
 	for n := 0; err == nil; n++ {
@@ -62,7 +62,7 @@ func (rs *relayStream) rounds(req *upstream.Request, params map[string]json.RawM
 		}
 		if !more {
 			if modern {
-				return backends.LegacyResult(res), nil
+				return mcpmsg.LegacyResult(res), nil
 			}
 			return res, nil
 		}

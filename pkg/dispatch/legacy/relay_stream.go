@@ -10,9 +10,9 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/upstream"
 	"github.com/vmcp/vmcp/pkg/wire"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // maxRelayAsks bounds the server-to-client requests one relayed call may
@@ -134,7 +134,7 @@ func (rs *relayStream) exchange(req *upstream.Request, params map[string]json.Ra
 		m, err := st.Next(context.Background()) // the reader always ends the stream
 		switch {
 		case errors.Is(err, upstream.ErrStreamEnded): // cancelled with the queue full: the outcome was counted
-			return nil, st.Modern(), backends.WireError(rs.backend, ended(rs.ctx))
+			return nil, st.Modern(), mcpmsg.WireError(rs.backend, ended(rs.ctx))
 		case err != nil:
 			return nil, st.Modern(), err
 		case m.Kind == upstream.KindResult:
@@ -165,11 +165,11 @@ func (rs *relayStream) notification(m *upstream.Message) {
 	case "notifications/progress":
 		tok := progressToken(m.Params)
 		if tok == nil { // absent or null: it belongs to no request
-			err = fmt.Errorf("%w (on the stream of a call that sent %s)", backends.ErrProgressNoToken, orNone(rs.token))
+			err = fmt.Errorf("%w (on the stream of a call that sent %s)", mcpmsg.ErrProgressNoToken, orNone(rs.token))
 			break
 		}
 		if rs.token == "" || tokenKey(tok) != rs.token {
-			err = fmt.Errorf("%w: token %v on the stream of a call that sent %s", backends.ErrProgressUnknownToken, tok, orNone(rs.token))
+			err = fmt.Errorf("%w: token %v on the stream of a call that sent %s", mcpmsg.ErrProgressUnknownToken, tok, orNone(rs.token))
 			break
 		}
 		err = rs.out.send(m.Raw)

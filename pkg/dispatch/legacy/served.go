@@ -10,10 +10,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/audit"
-	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/tracing"
 	"github.com/vmcp/vmcp/pkg/upstream"
 	"github.com/vmcp/vmcp/pkg/wire"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // A tools/call, prompts/get or resources/read the relay does not take (one
@@ -102,7 +102,7 @@ func (d *Dispatcher) serve(ctx context.Context, s *clientSession, extra *mcp.Req
 		return err
 	}
 	if err := json.Unmarshal(legacyResult(res), out); err != nil {
-		return backends.WireError(t.Backend.Name(), fmt.Errorf("malformed %s result: %w", method, err))
+		return mcpmsg.WireError(t.Backend.Name(), fmt.Errorf("malformed %s result: %w", method, err))
 	}
 	return nil
 }
@@ -145,7 +145,7 @@ func (s *clientSession) prepare(req *upstream.Request, t upstream.Target, params
 	level := s.logLevel
 	s.mu.Unlock()
 	req.Target, req.Sessions = &t, s.backends
-	req.Meta, req.Caps, req.LogLevel = backends.ForwardMetaRaw(params["_meta"]), s.capabilitiesRaw(), string(level)
+	req.Meta, req.Caps, req.LogLevel = mcpmsg.ForwardMetaRaw(params["_meta"]), s.capabilitiesRaw(), string(level)
 	delete(params, "_meta")
 }
 

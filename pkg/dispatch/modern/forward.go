@@ -7,10 +7,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/mrtr"
 	"github.com/vmcp/vmcp/pkg/upstream"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // mrtrCall is one tools/call, prompts/get or resources/read: the requests
@@ -158,7 +158,7 @@ func (d *Dispatcher) serveDo(rq *request, req *upstream.Request, t upstream.Targ
 	}
 	res, err := decodeResult(c.method, raw)
 	if err != nil {
-		return nil, backends.WireError(c.backend, err)
+		return nil, mcpmsg.WireError(c.backend, err)
 	}
 	return d.finish(c, res, retry)
 }
@@ -211,7 +211,7 @@ func (d *Dispatcher) finish(c *mrtrCall, res any, retry bool) ([]byte, error) {
 	case *mcp.ReadResourceResult:
 		out := *r
 		out.Meta = d.resultMeta(r.Meta)
-		hint := backends.HintOf(r.Cacheable, r.Meta)
+		hint := mcpmsg.HintOf(r.Cacheable, r.Meta)
 		if retry || r.NeedsInput() {
 			hint.TTLMs = 0 // 2026-07-28 caching: MRTR retries are not cached
 		}
@@ -238,7 +238,7 @@ func (d *Dispatcher) sealRaw(c *mrtrCall, out []byte) ([]byte, error) {
 	}
 	var res map[string]json.RawMessage
 	if err := json.Unmarshal(out, &res); err != nil {
-		return nil, backends.WireError(c.backend, err)
+		return nil, mcpmsg.WireError(c.backend, err)
 	}
 	var rt, inner string
 	if json.Unmarshal(res["resultType"], &rt) != nil || rt != "input_required" {

@@ -10,11 +10,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/pagination"
 	"github.com/vmcp/vmcp/pkg/policy"
 	"github.com/vmcp/vmcp/pkg/wire"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // method is one entry of the method table: how to decode its params (once,
@@ -198,7 +198,7 @@ func (d *Dispatcher) view(rq *request) (identity.Principal, *policy.View) {
 // request's list is always private: it is that principal's view (policy,
 // per-principal backends), which a shared cache must not serve another.
 func (d *Dispatcher) listCache(rq *request, verb string) mcp.Cacheable {
-	h := backends.CacheHint{Private: !identity.From(rq.r.Context()).Anonymous()}
+	h := mcpmsg.CacheHint{Private: !identity.From(rq.r.Context()).Anonymous()}
 	for _, b := range d.mgr.Backends() {
 		if bh, ok := b.ListCache(verb); ok {
 			h = h.Merge(bh)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/wire"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // checkParamHeaders enforces the Mcp-Param-* rules of 2026-07-28 Streamable
@@ -19,10 +19,10 @@ import (
 // value (=?base64?…?= decoded, integers compared numerically); an absent or
 // null one must have no header. Violations are -32020.
 func checkParamHeaders(rq *request, tool *mcp.Tool, args json.RawMessage) *jsonrpc.Error {
-	if !backends.HeaderParams(tool) {
+	if !mcpmsg.HeaderParams(tool) {
 		return nil // the common case, without collecting bindings
 	}
-	bindings := wire.ParamBindings(backends.SchemaMap(tool.InputSchema))
+	bindings := wire.ParamBindings(mcpmsg.SchemaMap(tool.InputSchema))
 	if len(bindings) == 0 {
 		return nil
 	}

@@ -9,9 +9,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/mrtr"
 	"github.com/vmcp/vmcp/pkg/upstream"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // A Modern client's call, get or read to a Legacy HTTP backend goes
@@ -58,7 +58,7 @@ func (d *Dispatcher) newParkedStream(rq *request, req *upstream.Request, t upstr
 // per-hop io.modelcontextprotocol/* keys, the progress token minted for
 // the call in place of the client's.
 func streamMeta(m mcp.Meta, token string) (json.RawMessage, error) {
-	out := backends.ForwardMeta(m)
+	out := mcpmsg.ForwardMeta(m)
 	if token != "" {
 		if out == nil {
 			out = mcp.Meta{}
@@ -112,7 +112,7 @@ func counted(backend string) func(error) error {
 		if err == nil {
 			return nil
 		}
-		return backends.WireError(backend, err)
+		return mcpmsg.WireError(backend, err)
 	}
 }
 
@@ -135,7 +135,7 @@ func (ps *parkedStream) rounds(ctx context.Context, call *mrtr.Call) (any, error
 		}
 		res, err := decodeResult(ps.c.method, raw)
 		if err != nil {
-			return nil, backends.WireError(ps.c.backend, err)
+			return nil, mcpmsg.WireError(ps.c.backend, err)
 		}
 		reqs, next := inputsOf(res)
 		if call == nil || !mrtr.MoreInput(false, reqs) {
@@ -264,8 +264,8 @@ func (ps *parkedStream) inputRequest(call *mrtr.Call, m upstream.Message) (mcp.I
 // request waiting on the call: progress only under the token the call sent;
 // with no request waiting (between rounds) it is dropped and counted.
 func (ps *parkedStream) notify(m upstream.Message) {
-	if m.Method == backends.MethodProgress {
-		tok, err := backends.TokenOf(m.Params)
+	if m.Method == mcpmsg.MethodProgress {
+		tok, err := mcpmsg.TokenOf(m.Params)
 		if err != nil {
 			ps.d.undeliverable(m.Method, ps.c.backend, err)
 			return
@@ -346,7 +346,7 @@ func (d *Dispatcher) completeDo(rq *request, req *upstream.Request, t upstream.T
 	}
 	res, err := decodeResult(c.method, raw)
 	if err != nil {
-		return nil, backends.WireError(c.backend, err)
+		return nil, mcpmsg.WireError(c.backend, err)
 	}
 	return d.completed(res.(*mcp.CompleteResult))
 }

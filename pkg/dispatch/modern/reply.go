@@ -8,8 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/wire"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // statusFor maps a JSON-RPC error code to the HTTP status of a 2026-07-28
@@ -91,11 +91,11 @@ func (d *Dispatcher) meta() mcp.Meta {
 // backend's own keys, its io.modelcontextprotocol/* keys (per hop, e.g.
 // its serverInfo) replaced by vmcp's serverInfo.
 func (d *Dispatcher) resultMeta(m mcp.Meta) mcp.Meta {
-	out := backends.ForwardMeta(m)
+	out := mcpmsg.ForwardMeta(m)
 	if out == nil {
 		out = make(mcp.Meta, 1)
 	}
-	delete(out, backends.UpstreamTTLKey) // the cache guard's, not the backend's
+	delete(out, mcpmsg.UpstreamTTLKey) // the cache guard's, not the backend's
 	out[mcp.MetaKeyServerInfo] = d.info
 	return out
 }

@@ -8,8 +8,8 @@ import (
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/wire"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // Progress and logs for Modern clients (2026-07-28): a request whose _meta
@@ -79,8 +79,8 @@ func (s *callStream) level() string {
 // must carry the token minted for this call (anything else is dropped and
 // counted); then deliver.
 func (s *callStream) Notify(method string, params json.RawMessage) {
-	if method == backends.MethodProgress {
-		tok, err := backends.TokenOf(params)
+	if method == mcpmsg.MethodProgress {
+		tok, err := mcpmsg.TokenOf(params)
 		if err != nil {
 			s.undeliverable(method, err)
 			return
@@ -98,7 +98,7 @@ func (s *callStream) Notify(method string, params json.RawMessage) {
 // rest are dropped as asked, not counted).
 func (s *callStream) deliver(method string, params json.RawMessage) {
 	switch method {
-	case backends.MethodProgress:
+	case mcpmsg.MethodProgress:
 		if s.token == nil {
 			s.undeliverable(method, errors.New("the waiting request sent no progressToken"))
 			return
@@ -110,7 +110,7 @@ func (s *callStream) deliver(method string, params json.RawMessage) {
 		}
 		m["progressToken"] = s.token
 		params, _ = json.Marshal(m)
-	case backends.MethodLog:
+	case mcpmsg.MethodLog:
 		var p struct {
 			Level mcp.LoggingLevel `json:"level"`
 		}
@@ -122,8 +122,8 @@ func (s *callStream) deliver(method string, params json.RawMessage) {
 		return
 	}
 	err := s.ew.Send(wire.Notification(method, params))
-	if method == backends.MethodProgress && errors.Is(err, wire.ErrStreamClosed) {
-		err = fmt.Errorf("%w: its response was sent", backends.ErrProgressAfterEnd)
+	if method == mcpmsg.MethodProgress && errors.Is(err, wire.ErrStreamClosed) {
+		err = fmt.Errorf("%w: its response was sent", mcpmsg.ErrProgressAfterEnd)
 	}
 	if err != nil {
 		s.undeliverable(method, err)
@@ -152,5 +152,5 @@ func (s *callStream) undeliverable(method string, err error) {
 // (telemetry.Undelivered); also the handler of
 // backends.Manager.OnUndeliverable.
 func (d *Dispatcher) undeliverable(method, backend string, err error) {
-	d.opts.Metrics.Undelivered.Report(d.log, method, backend, backends.DropReason(err), err)
+	d.opts.Metrics.Undelivered.Report(d.log, method, backend, mcpmsg.DropReason(err), err)
 }

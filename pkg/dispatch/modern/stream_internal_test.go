@@ -14,6 +14,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/pkg/upstream"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // newTestStream is a callStream for a request whose params are params.
@@ -38,11 +39,11 @@ func undeliverable(s *callStream, method string) float64 {
 // not mint for this call: dropped (nothing written) and counted.
 func TestCallStreamForeignTokenDelivered(t *testing.T) {
 	s, w := newTestStream(t, `{"_meta":{"progressToken":"c"}}`)
-	before := undeliverable(s, backends.MethodProgress)
-	s.Notify(backends.MethodProgress, json.RawMessage(`{"progressToken":"c","progress":1}`)) // the client's, not the minted one
-	assert.Equal(t, 1.0, undeliverable(s, backends.MethodProgress)-before)
+	before := undeliverable(s, mcpmsg.MethodProgress)
+	s.Notify(mcpmsg.MethodProgress, json.RawMessage(`{"progressToken":"c","progress":1}`)) // the client's, not the minted one
+	assert.Equal(t, 1.0, undeliverable(s, mcpmsg.MethodProgress)-before)
 	assert.Empty(t, w.Body.String())
-	s.Notify(backends.MethodProgress, json.RawMessage(`{"progressToken":"`+s.minted+`","progress":1}`))
+	s.Notify(mcpmsg.MethodProgress, json.RawMessage(`{"progressToken":"`+s.minted+`","progress":1}`))
 	assert.Contains(t, w.Body.String(), `"progressToken":"c"`, "mapped back to the client's token")
 }
 
@@ -50,12 +51,12 @@ func TestCallStreamForeignTokenDelivered(t *testing.T) {
 // without logLevel (MUST NOT), only levels at or above the asked one.
 func TestCallStreamLogsBelowLevelOrUnasked(t *testing.T) {
 	s, w := newTestStream(t, `{"_meta":{"progressToken":1}}`)
-	s.Notify(backends.MethodLog, json.RawMessage(`{"level":"emergency","data":"x"}`))
+	s.Notify(mcpmsg.MethodLog, json.RawMessage(`{"level":"emergency","data":"x"}`))
 	assert.Empty(t, w.Body.String(), "a request without logLevel got a log")
 
 	s, w = newTestStream(t, `{"_meta":{"io.modelcontextprotocol/logLevel":"warning"}}`)
 	for _, lv := range []string{"debug", "info", "notice", "warning", "error"} {
-		s.Notify(backends.MethodLog, json.RawMessage(`{"level":"`+lv+`","data":"`+lv+`"}`))
+		s.Notify(mcpmsg.MethodLog, json.RawMessage(`{"level":"`+lv+`","data":"`+lv+`"}`))
 	}
 	body := w.Body.String()
 	assert.Equal(t, 2, strings.Count(body, "event: message"), body)
@@ -70,13 +71,13 @@ func TestCallStreamLateNotificationWritten(t *testing.T) {
 	s, w := newTestStream(t, `{"_meta":{"progressToken":"c"}}`)
 	s.rq.reply([]byte(`{}`))
 	assert.Equal(t, "application/json", w.Header().Get("Content-Type"))
-	before := undeliverable(s, backends.MethodProgress)
-	s.Notify(backends.MethodProgress, json.RawMessage(`{"progressToken":"`+s.minted+`","progress":1}`))
-	assert.Equal(t, 1.0, undeliverable(s, backends.MethodProgress)-before)
+	before := undeliverable(s, mcpmsg.MethodProgress)
+	s.Notify(mcpmsg.MethodProgress, json.RawMessage(`{"progressToken":"`+s.minted+`","progress":1}`))
+	assert.Equal(t, 1.0, undeliverable(s, mcpmsg.MethodProgress)-before)
 	assert.NotContains(t, w.Body.String(), "notifications/progress")
 
 	s, w = newTestStream(t, `{"_meta":{"progressToken":"c"}}`)
-	s.Notify(backends.MethodProgress, json.RawMessage(`{"progressToken":"`+s.minted+`","progress":1}`))
+	s.Notify(mcpmsg.MethodProgress, json.RawMessage(`{"progressToken":"`+s.minted+`","progress":1}`))
 	s.rq.reply([]byte(`{}`))
 	body := w.Body.String()
 	assert.Equal(t, "text/event-stream", w.Header().Get("Content-Type"))
@@ -90,16 +91,16 @@ func TestCallStreamLateNotificationWritten(t *testing.T) {
 func TestParkedProgressWithNobodyWaitingWritten(t *testing.T) {
 	s, w := newTestStream(t, `{"_meta":{"progressToken":"retry-token"}}`)
 	ps := &parkedStream{d: s.d, c: &mrtrCall{backend: "b"}, token: "vmcp-progress-x"}
-	msg := upstream.Message{Kind: upstream.KindNotification, Method: backends.MethodProgress, Params: json.RawMessage(`{"progressToken":"vmcp-progress-x","progress":1}`)}
+	msg := upstream.Message{Kind: upstream.KindNotification, Method: mcpmsg.MethodProgress, Params: json.RawMessage(`{"progressToken":"vmcp-progress-x","progress":1}`)}
 	ps.notify(msg)
-	assert.Equal(t, 1.0, undeliverable(s, backends.MethodProgress))
+	assert.Equal(t, 1.0, undeliverable(s, mcpmsg.MethodProgress))
 	assert.Empty(t, w.Body.String())
 
 	ps.out.Store(s)
 	ps.notify(msg)
 	assert.Contains(t, w.Body.String(), `"progressToken":"retry-token"`)
-	ps.notify(upstream.Message{Kind: upstream.KindNotification, Method: backends.MethodProgress, Params: json.RawMessage(`{"progressToken":"foreign","progress":1}`)})
-	assert.Equal(t, 2.0, undeliverable(s, backends.MethodProgress), "a token the parked call did not send")
+	ps.notify(upstream.Message{Kind: upstream.KindNotification, Method: mcpmsg.MethodProgress, Params: json.RawMessage(`{"progressToken":"foreign","progress":1}`)})
+	assert.Equal(t, 2.0, undeliverable(s, mcpmsg.MethodProgress), "a token the parked call did not send")
 }
 
 // TestCallStreamProgressAfterResponseUnlabelled pins progress that reached
@@ -108,12 +109,12 @@ func TestParkedProgressWithNobodyWaitingWritten(t *testing.T) {
 // vmcp_progress_dropped_total{reason="after_end"} missed it.
 func TestCallStreamProgressAfterResponseUnlabelled(t *testing.T) {
 	s, w := newTestStream(t, `{"_meta":{"progressToken":"c"}}`)
-	after := s.d.opts.Metrics.ProgressDropped.WithLabelValues("b", backends.DropAfterEnd)
-	s.Notify(backends.MethodProgress, json.RawMessage(`{"progressToken":"`+s.minted+`","progress":1}`))
+	after := s.d.opts.Metrics.ProgressDropped.WithLabelValues("b", mcpmsg.DropAfterEnd)
+	s.Notify(mcpmsg.MethodProgress, json.RawMessage(`{"progressToken":"`+s.minted+`","progress":1}`))
 	s.finish(200, []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
 	body := w.Body.String()
-	s.Notify(backends.MethodProgress, json.RawMessage(`{"progressToken":"`+s.minted+`","progress":2}`))
+	s.Notify(mcpmsg.MethodProgress, json.RawMessage(`{"progressToken":"`+s.minted+`","progress":2}`))
 	assert.Equal(t, 1.0, testutil.ToFloat64(after), "late progress not counted as after_end")
-	assert.Equal(t, 1.0, undeliverable(s, backends.MethodProgress))
+	assert.Equal(t, 1.0, undeliverable(s, mcpmsg.MethodProgress))
 	assert.Equal(t, body, w.Body.String(), "nothing written after the response")
 }

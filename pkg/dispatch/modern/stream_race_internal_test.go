@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // TestCallStreamProgressWrittenAfterItsResult races progress with the
@@ -18,12 +18,12 @@ func TestCallStreamProgressWrittenAfterItsResult(t *testing.T) {
 	const final = `{"jsonrpc":"2.0","id":1,"result":{}}`
 	for i := range 1000 {
 		s, w := newTestStream(t, `{"_meta":{"progressToken":"c"}}`)
-		after := s.d.opts.Metrics.ProgressDropped.WithLabelValues("b", backends.DropAfterEnd)
-		s.Notify(backends.MethodProgress, json.RawMessage(`{"progressToken":"`+s.minted+`","progress":0}`)) // the response is SSE
+		after := s.d.opts.Metrics.ProgressDropped.WithLabelValues("b", mcpmsg.DropAfterEnd)
+		s.Notify(mcpmsg.MethodProgress, json.RawMessage(`{"progressToken":"`+s.minted+`","progress":0}`)) // the response is SSE
 		var wg sync.WaitGroup
 		for range 4 {
 			wg.Go(func() {
-				s.Notify(backends.MethodProgress, json.RawMessage(`{"progressToken":"`+s.minted+`","progress":1}`))
+				s.Notify(mcpmsg.MethodProgress, json.RawMessage(`{"progressToken":"`+s.minted+`","progress":1}`))
 			})
 		}
 		s.finish(200, []byte(final))

@@ -78,7 +78,7 @@ func (b *Backend) Config() config.Backend {
 
 // AwaitGETStreams waits, up to within, until b has sessions and each one's
 // standalone GET stream is connected: vmcp opens its GET to a backend
-// behind the go-sdk client's (backends/getstream.go), so it may still be
+// behind the go-sdk client's (backends/transport/getstream.go), so it may still be
 // opening after a first call. The probe is a progress notification, which
 // travels on that stream alone (vmcp counts it undeliverable: unknown token).
 // A stateless backend has no GET streams: it returns at once.

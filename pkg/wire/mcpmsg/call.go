@@ -1,4 +1,9 @@
-package backends
+// Package mcpmsg is MCP message semantics with no backend, session or
+// transport in it: what a result, error, _meta or progress token means and
+// how vmcp rewrites it (result and id checks, the cache guard's ttlMs rule,
+// _meta forwarding, WireError, progress tokens and drop reasons,
+// x-mcp-header schemas, LegacyResult). pkg/wire is how messages are framed.
+package mcpmsg
 
 import (
 	"bytes"
@@ -7,30 +12,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
-
-// drainGrace is how long a finished call's context stays alive so the SDK
-// client can drain the rest of the backend's SSE response and keep the HTTP
-// connection for reuse (cancelling at once closes it about one call in five).
-const drainGrace = 2 * time.Second
-
-// CallContext derives the context of one backend call from the client's
-// request context: bounded by timeout, cancelled if the client cancels while
-// the call is in flight (the SDK then sends notifications/cancelled), and
-// kept alive briefly after done() so the response stream drains.
-func CallContext(front context.Context, timeout time.Duration) (ctx context.Context, done func()) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(front), timeout)
-	stop := context.AfterFunc(front, cancel)
-	return ctx, func() {
-		stop()
-		time.AfterFunc(drainGrace, cancel)
-	}
-}
 
 // reservedMetaPrefix marks _meta keys owned by the protocol itself; they are
 // per hop and never copied from the client to a backend.

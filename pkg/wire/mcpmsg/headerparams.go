@@ -1,18 +1,10 @@
-package backends
+package mcpmsg
 
 import (
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/vmcp/vmcp/pkg/wire"
 )
-
-// HTTP reports whether b is reached over streamable HTTP.
-func (b *Backend) HTTP() bool { return b.isHTTP() }
-
-// Modern reports whether b's control connection negotiated a Modern
-// revision (2026-07-28 or later); false before it first connected.
-func (b *Backend) Modern() bool { return wire.IsModern(b.protocolVersion()) }
 
 // HeaderParams reports whether tool's input schema mirrors an argument in
 // an Mcp-Param-* header (an x-mcp-header annotation at any depth of its

@@ -1,7 +1,6 @@
-package backends
+package transport
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,41 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vmcp/vmcp/pkg/wire"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
-
-func TestGuardMessageZeroesTTLAndKeepsIt(t *testing.T) {
-	in := `{"jsonrpc":"2.0","id":3,"result":{"contents":[{"uri":"x://a","text":"\"ttlMs\":9"}],"ttlMs":60000,"cacheScope":"private","_meta":{"k":1}}}`
-	out, changed := guardMessage([]byte(in))
-	require.True(t, changed)
-	var msg struct {
-		ID     int `json:"id"`
-		Result struct {
-			mcp.Cacheable
-			Meta mcp.Meta `json:"_meta"`
-		} `json:"result"`
-	}
-	require.NoError(t, json.Unmarshal(out, &msg))
-	assert.Equal(t, 3, msg.ID)
-	assert.Equal(t, 0, msg.Result.TTLMs)
-	assert.Equal(t, "private", msg.Result.CacheScope)
-	assert.Equal(t, float64(1), msg.Result.Meta["k"])
-	assert.Equal(t, CacheHint{TTLMs: 60000, Private: true}, HintOf(msg.Result.Cacheable, msg.Result.Meta))
-
-	for _, same := range []string{
-		`{"jsonrpc":"2.0","id":1,"result":{"ttlMs":0,"cacheScope":"public"}}`,
-		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ttlMs"}]}}`,
-		`{"jsonrpc":"2.0","method":"notifications/x","params":{"ttlMs":5}}`,
-		`not json "ttlMs"`,
-	} {
-		out, changed := guardMessage([]byte(same))
-		assert.False(t, changed, same)
-		assert.Equal(t, same, string(out))
-	}
-}
 
 // The guard rewrites SSE events and JSON bodies of a real HTTP exchange,
 // leaving every other event byte for byte.
@@ -60,7 +29,7 @@ func TestGuardHTTPRewritesSSEAndJSON(t *testing.T) {
 		_, _ = io.WriteString(w, sse)
 	}))
 	defer hs.Close()
-	hc := guardHTTP(hs.Client())
+	hc := GuardHTTP(hs.Client())
 	get := func(path string) string {
 		resp, err := hc.Get(hs.URL + path)
 		require.NoError(t, err)
@@ -73,21 +42,9 @@ func TestGuardHTTPRewritesSSEAndJSON(t *testing.T) {
 	first, second, _ := strings.Cut(out, "\n\n")
 	assert.Equal(t, strings.SplitN(sse, "\n\n", 2)[0], first, "untouched event")
 	assert.Contains(t, second, `"ttlMs":0`)
-	assert.Contains(t, second, `"`+UpstreamTTLKey+`":500`)
+	assert.Contains(t, second, `"`+mcpmsg.UpstreamTTLKey+`":500`)
 	assert.True(t, strings.HasPrefix(second, "event: message\ndata: {"), second)
-	assert.Contains(t, get("/json"), `"`+UpstreamTTLKey+`":7`)
-}
-
-func TestCacheHintMerge(t *testing.T) {
-	var h CacheHint
-	h = h.Merge(CacheHint{TTLMs: 0})
-	assert.Equal(t, CacheHint{}, h)
-	h = h.Merge(CacheHint{TTLMs: 5000})
-	h = h.Merge(CacheHint{TTLMs: 0, Private: true})
-	h = h.Merge(CacheHint{TTLMs: 9000})
-	assert.Equal(t, CacheHint{TTLMs: 5000, Private: true}, h)
-	assert.Equal(t, mcp.Cacheable{TTLMs: 5000, CacheScope: "private"}, h.Cacheable())
-	assert.Equal(t, mcp.Cacheable{CacheScope: "public"}, CacheHint{}.Cacheable())
+	assert.Contains(t, get("/json"), `"`+mcpmsg.UpstreamTTLKey+`":7`)
 }
 
 // TestCacheGuardReadAnOverlongSSEEventWhole: the guard gathered an SSE
@@ -106,7 +63,7 @@ func TestCacheGuardReadAnOverlongSSEEventWhole(t *testing.T) {
 		}
 	}))
 	defer hs.Close()
-	resp, err := guardHTTP(hs.Client()).Get(hs.URL)
+	resp, err := GuardHTTP(hs.Client()).Get(hs.URL)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	_, err = io.Copy(io.Discard, resp.Body)

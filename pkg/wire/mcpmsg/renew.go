@@ -1,4 +1,4 @@
-package backends
+package mcpmsg
 
 import (
 	"errors"
@@ -18,3 +18,8 @@ import (
 func SessionForgotten(err error) bool {
 	return errors.Is(err, mcp.ErrSessionMissing) || errors.Is(err, ErrSessionExpired)
 }
+
+// ErrSessionExpired is returned by RawSession.Call when the backend answers
+// 404: it no longer knows the backend session (streamable HTTP, session
+// management). The session is marked broken; the next Get opens a new one.
+var ErrSessionExpired = errors.New("backend session expired (HTTP 404)")

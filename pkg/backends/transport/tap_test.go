@@ -1,4 +1,4 @@
-package backends
+package transport
 
 import (
 	"bytes"
@@ -99,7 +99,7 @@ func TestTapSSEEventOverTheLimitWasReadUnbounded(t *testing.T) {
 	base := roundTripFunc(func(*http.Request) (*http.Response, error) {
 		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {wire.MediaSSE}}, Body: body}, nil
 	})
-	hc := tapHTTP(&http.Client{Transport: base}, func(context.Context, *jsonrpc.Request) {}, false)
+	hc := TapHTTP(&http.Client{Transport: base}, func(context.Context, *jsonrpc.Request) {}, false)
 	req := httptest.NewRequest(http.MethodPost, "http://backend/mcp", nil)
 	resp, err := hc.Transport.RoundTrip(req)
 	if err != nil {

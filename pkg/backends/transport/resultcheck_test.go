@@ -1,4 +1,4 @@
-package backends
+package transport
 
 import (
 	"context"
@@ -80,7 +80,7 @@ func TestBackendNullListBecameEmptyInventory(t *testing.T) {
 		_, _ = w.Write(nullAnswer(req))
 	}))
 	defer hs.Close()
-	tr := &mcp.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: checkHTTP(hs.Client(), "raw"), DisableStandaloneSSE: true}
+	tr := &mcp.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: CheckHTTP(hs.Client(), "raw"), DisableStandaloneSSE: true}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	require.NoError(t, err)
 	defer cs.Close()
@@ -117,7 +117,7 @@ func TestBackendNullResultOnStdioBecameEmptySuccess(t *testing.T) {
 			}
 		}
 	}()
-	tr := &checkTransportConn{Transport: ct, backend: "raw"}
+	tr := CheckConn(ct, "raw")
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	require.NoError(t, err)
 	defer cs.Close()
@@ -129,24 +129,4 @@ func must(b []byte, err error) []byte {
 		panic(err)
 	}
 	return b
-}
-
-// A backend error without a code ("error": {}) or without a message reached
-// the client as code 0 with the message `backend "b": `.
-func TestBackendErrorWithoutCodeGotCode0(t *testing.T) {
-	for _, c := range []struct {
-		in       *jsonrpc.Error
-		code     int64
-		contains string
-	}{
-		{&jsonrpc.Error{}, jsonrpc.CodeInternalError, `backend "b": answered with an error without a code`},
-		{&jsonrpc.Error{Message: "boom"}, jsonrpc.CodeInternalError, `without a code: "boom"`},
-		{&jsonrpc.Error{Code: -32000}, -32000, `backend "b": answered with error -32000 without a message`},
-		{&jsonrpc.Error{Code: -32000, Message: "boom"}, -32000, `backend "b": boom`},
-	} {
-		var we *jsonrpc.Error
-		require.ErrorAs(t, WireError("b", c.in), &we)
-		assert.Equal(t, c.code, we.Code, "%+v", c.in)
-		assert.Contains(t, we.Message, c.contains)
-	}
 }

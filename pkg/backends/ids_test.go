@@ -7,19 +7,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
-
-// A minted token vmcp handed out before is late (after_end); any other
-// token is unknown, including one that merely looks minted.
-func TestUnmatchedProgressTellsLateFromUnknown(t *testing.T) {
-	t.Parallel()
-	var tokens ProgressTokens
-	old := tokens.Mint()
-	assert.Equal(t, DropAfterEnd, DropReason(tokens.Unmatched(old)))
-	assert.Equal(t, DropUnknownToken, DropReason(tokens.Unmatched("nobody-sent-this")))
-	assert.Equal(t, DropUnknownToken, DropReason(tokens.Unmatched(mintedPrefix+"999999999999")))
-	assert.Empty(t, DropReason(errors.New("other")))
-}
 
 // TestProgressTokensWereProcessWide pins the progress-token counter that
 // every server in a process shared: another server's minted token counted
@@ -31,8 +20,8 @@ func TestProgressTokensWereProcessWide(t *testing.T) {
 	ta := a.Tokens().Mint()
 	assert.Equal(t, ta, b.Tokens().Mint(), "two servers mint the same first token")
 	assert.NotSame(t, a.Tokens(), b.Tokens())
-	var c ProgressTokens
-	assert.Equal(t, DropUnknownToken, DropReason(c.Unmatched(ta)), "another server's token is not this one's late progress")
+	var c mcpmsg.ProgressTokens
+	assert.Equal(t, mcpmsg.DropUnknownToken, mcpmsg.DropReason(c.Unmatched(ta)), "another server's token is not this one's late progress")
 }
 
 // The versions a discover answer lists pick the newest Legacy revision

@@ -1,4 +1,4 @@
-package backends
+package transport
 
 import (
 	"bytes"
@@ -7,8 +7,8 @@ import (
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/wire"
+	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
 // Tap sees a backend session's incoming progress notifications (and log
@@ -20,44 +20,13 @@ import (
 // the originating call's context values; for stdio it is Background.
 type Tap func(ctx context.Context, msg *jsonrpc.Request)
 
-// SessionOptions configure one backend session opened for a client session.
-type SessionOptions struct {
-	Client    *mcp.ClientOptions // capabilities and server-to-client handlers
-	Receiving []mcp.Middleware   // client receiving middleware (e.g. roots/list)
-	Sending   []mcp.Middleware   // client sending middleware
-	Tap       Tap                // may be nil
-	// TapLogs also gives the Tap notifications/message (per-call sinks).
-	TapLogs bool
-	// CacheGuard zeroes the ttlMs of results before the go-sdk client can
-	// cache them (cacheguard.go); for connections shared by many clients.
-	CacheGuard bool
-	// Init runs once on the new session before first use (e.g. to apply
-	// the client's log level); an error closes the session and fails Get.
-	Init func(context.Context, *mcp.ClientSession) error
-	// Opened runs once on the new session, after Init, before first use,
-	// with the session as the call core sends on it (e.g. to apply the
-	// client's log level through pkg/upstream); an error closes the
-	// session and fails Get.
-	Opened func(context.Context, OpenSession) error
-	// Header, if set, is the owning client session's latest forwarded
-	// headers (SessionSet.Forward): every HTTP request on the session that
-	// carries no client request's own (initialize, the GET stream, DELETE,
-	// notifications) gets the backend's forward_headers from it.
-	Header func() http.Header
-	// Legacy opens the session for a Legacy client: at a Legacy revision
-	// where the backend keeps Legacy sessions (revision.go).
-	Legacy bool
-	// onConn is told a stdio or SSE session's connection (connmux.go).
-	onConn func(*connMux)
-}
-
-// tapped reports whether a message with this method goes to the Tap
+// Tapped reports whether a message with this method goes to the Tap
 // (notifications/message only with logs).
-func tapped(method string, logs bool) bool {
+func Tapped(method string, logs bool) bool {
 	switch method {
 	case "notifications/progress", "elicitation/create", "sampling/createMessage", "roots/list":
 		return true
-	case MethodLog:
+	case mcpmsg.MethodLog:
 		return logs
 	}
 	return false
@@ -66,13 +35,13 @@ func tapped(method string, logs bool) bool {
 // tapMarkers are cheap byte checks done before decoding an SSE event.
 var tapMarkers = [][]byte{[]byte(`notifications/progress`), []byte(`elicitation/create`), []byte(`sampling/createMessage`), []byte(`roots/list`)}
 
-var logMarker = []byte(MethodLog)
+var logMarker = []byte(mcpmsg.MethodLog)
 
-// tapHTTP wraps a backend session's HTTP client so every SSE response body
+// TapHTTP wraps a backend session's HTTP client so every SSE response body
 // is read event by event (wire.EventReader: an event over wire.MaxEvent
 // fails the read with wire.ErrEventTooLarge instead of being gathered
 // whole) and tapped messages reach the Tap first.
-func tapHTTP(base *http.Client, tap Tap, logs bool) *http.Client {
+func TapHTTP(base *http.Client, tap Tap, logs bool) *http.Client {
 	return &http.Client{Transport: &tapTransport{base: base.Transport, tap: tap, logs: logs}}
 }
 
@@ -138,7 +107,7 @@ func (b *tapBody) readEvent() {
 	// rest pass through untouched.
 	if hasMarker(ev.Data, b.logs) {
 		if msg, err := jsonrpc.DecodeMessage(bytes.Clone(ev.Data)); err == nil {
-			if r, ok := msg.(*jsonrpc.Request); ok && tapped(r.Method, b.logs) {
+			if r, ok := msg.(*jsonrpc.Request); ok && Tapped(r.Method, b.logs) {
 				b.tap(b.ctx, r)
 			}
 		}
@@ -157,25 +126,3 @@ func hasMarker(data []byte, logs bool) bool {
 }
 
 func (b *tapBody) Close() error { return b.body.Close() }
-
-// tapTransportConn wraps a non-HTTP transport (stdio, SSE) so its
-// connection is a connMux: the requests the call core writes raw get
-// their messages (connmux.go), and the Tap sees the rest before the SDK.
-type tapTransportConn struct {
-	mcp.Transport
-	tap    Tap // may be nil
-	logs   bool
-	onConn func(*connMux) // may be nil: told the connection once made
-}
-
-func (t *tapTransportConn) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.Transport.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	m := newConnMux(c, t.tap, t.logs)
-	if t.onConn != nil {
-		t.onConn(m)
-	}
-	return m, nil
-}

@@ -1,4 +1,4 @@
-package backends
+package mcpmsg
 
 import (
 	"encoding/json"

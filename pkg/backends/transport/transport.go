@@ -1,13 +1,20 @@
-package backends
+// Package transport is how bytes reach a backend, below any session: the
+// pooled HTTP client of one backend and the round-trippers a session's
+// client is built from (headers, principal, tap, cache guard, answer
+// check, steady GET stream), the one raw HTTP send (RoundTrip), and the
+// go-sdk transports for streamable HTTP, SSE and a stdio process. It knows
+// no Backend: what it needs of one is passed in (config, Steady).
+package transport
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"net/http"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/config"
@@ -58,14 +65,14 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.base.RoundTrip(req)
 }
 
-// newHTTPClient builds the pooled HTTP client of one backend. Connections
+// NewHTTPClient builds the pooled HTTP client of one backend. Connections
 // are kept alive and shared by the control connection and every backend
 // session of that backend. On a streamable-HTTP backend, GET requests (the
-// go-sdk client's standalone stream) go through steady (getstream.go).
+// go-sdk client's standalone stream) go through SteadyGET with steady (getstream.go).
 // Each request carries the W3C trace context of its backend span
 // (tracing.Transport; nothing without one) and the backend's own token
 // when it has auth (outbound.go).
-func newHTTPClient(cfg config.Backend, out *outbound.Source, steady func(http.RoundTripper) http.RoundTripper) *http.Client {
+func NewHTTPClient(cfg config.Backend, out *outbound.Source, steady Steady) *http.Client {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.MaxIdleConns = 0
 	base.MaxIdleConnsPerHost = 512
@@ -76,38 +83,16 @@ func newHTTPClient(cfg config.Backend, out *outbound.Source, steady func(http.Ro
 	}
 	var rt http.RoundTripper = &headerTransport{base: outboundRT(&tracing.Transport{Base: base}, out), static: static, forward: cfg.ForwardHeaders}
 	if cfg.Transport == config.TransportStreamableHTTP || cfg.Transport == "" {
-		rt = steady(rt)
+		rt = SteadyGET(rt, steady)
 	}
 	return &http.Client{Transport: rt}
 }
 
-// sessionHTTP is b's pooled client as one session's connection uses it:
-// with the session's forwarded headers, its principal (ctx's binding,
-// outbound.go), its tap, cache guard and answer checks.
-func (b *Backend) sessionHTTP(ctx context.Context, opts SessionOptions) *http.Client {
-	hc := b.http
-	if opts.Header != nil && len(b.cfg.ForwardHeaders) > 0 {
-		hc = heldHTTP(hc, opts.Header)
-	}
-	if f := bindingOf(ctx); f != nil && b.out != nil {
-		hc = boundHTTP(hc, f)
-	}
-	if opts.Tap != nil && b.isHTTP() { // other transports are tapped at the connection (connectWith)
-		hc = tapHTTP(hc, opts.Tap, opts.TapLogs)
-	}
-	if opts.CacheGuard {
-		hc = guardHTTP(hc)
-	}
-	if b.isHTTP() { // other transports are checked at the connection (connectWith)
-		hc = checkHTTP(hc, b.cfg.Name)
-	}
-	return hc
-}
-
-// newTransport returns a fresh mcp.Transport for one connection to cfg: a
-// streamable HTTP or SSE client on the pooled HTTP client, or a new stdio
-// process (stdio.go) whose stray output is logged to log.
-func newTransport(cfg config.Backend, hc *http.Client, retries int, log *slog.Logger, skipped prometheus.Counter) (mcp.Transport, error) {
+// NewTransport returns a fresh mcp.Transport for one connection to cfg: a
+// streamable HTTP or SSE client on the pooled HTTP client hc, or a new
+// stdio process (stdio.go) whose stray output is logged to log and counted
+// in skipped, and which calls exited (if set) once it has been ended.
+func NewTransport(cfg config.Backend, hc *http.Client, retries int, log *slog.Logger, skipped prometheus.Counter, exited func()) (mcp.Transport, error) {
 	switch cfg.Transport {
 	case config.TransportStreamableHTTP, "":
 		if cfg.URL == "" {
@@ -117,7 +102,7 @@ func newTransport(cfg config.Backend, hc *http.Client, retries int, log *slog.Lo
 	case config.TransportSSE:
 		return &sseTransport{&mcp.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: hc}}, nil
 	case config.TransportStdio:
-		return &stdioTransport{log: log, count: skipped, cfg: configStdio{name: cfg.Name, command: cfg.Command, args: cfg.Args, env: cfg.Env}}, nil
+		return &stdioTransport{log: log, count: skipped, exited: exited, cfg: configStdio{name: cfg.Name, command: cfg.Command, args: cfg.Args, env: cfg.Env}}, nil
 	}
 	return nil, fmt.Errorf("backend %q: unsupported transport %q", cfg.Name, cfg.Transport)
 }
@@ -156,14 +141,26 @@ func (c *sseConn) Close() error {
 	return err
 }
 
-// roundTrip sends req on hc's transport itself, not hc.Do (a JSON-RPC
+// RoundTrip sends req on hc's transport itself, not hc.Do (a JSON-RPC
 // POST follows no redirects, and Do's redirect bookkeeping clones every
 // header), with what Do would still have added: the URL's user info as
 // Basic auth when the request has no Authorization.
-func roundTrip(hc *http.Client, req *http.Request) (*http.Response, error) {
+func RoundTrip(hc *http.Client, req *http.Request) (*http.Response, error) {
 	if u := req.URL.User; u != nil && req.Header.Get("Authorization") == "" {
 		p, _ := u.Password()
 		req.SetBasicAuth(u.Username(), p)
 	}
 	return hc.Transport.RoundTrip(req)
 }
+
+// outboundRT is base sending out's tokens (base itself without out).
+func outboundRT(base http.RoundTripper, out *outbound.Source) http.RoundTripper {
+	if out == nil {
+		return base
+	}
+	return &outbound.Transport{Base: base, Source: out, Principal: requestPrincipal}
+}
+
+// MaxResponse bounds one response message (the SDK client's default
+// maximum SSE event size).
+const MaxResponse = mcp.DefaultMaxEventSize

@@ -1,14 +1,16 @@
-package backends
+package transport
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"sync"
 	"time"
 
+	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
 
@@ -25,7 +27,7 @@ import (
 // connection closes and, behind it, keeps the backend's GET stream open:
 // whole events are copied through, a stream that ends is reopened with
 // backoff (with Last-Event-ID when the backend gave event ids), and after
-// Timing.StreamAttempts failed attempts in a row, or at once on 405 (no
+// Steady.Attempts failed attempts in a row, or at once on 405 (no
 // stream offered) or 404 (session gone), vmcp stops reopening it and the
 // stream stays silent. So a GET stream never changes a backend's state:
 // only failing POSTs and health probes do. On the control connection, a
@@ -37,17 +39,39 @@ import (
 // requests carry the mark.
 type controlKey struct{}
 
+// WithControl marks ctx as a control connection's: a reopened GET stream
+// of a connection made in it calls Steady.Refresh.
+func WithControl(ctx context.Context) context.Context {
+	return context.WithValue(ctx, controlKey{}, true)
+}
+
+// Steady is what a backend's steady GET streams need of it: its name (the
+// metrics' label), log and metrics, the reopening's backoff (doubling from
+// MinBackoff up to MaxBackoff), how long an event-less stream must stay
+// open to count as a success (Stable), the failed attempts in a row that
+// end the reopening (Attempts), and Refresh, which requests a catalogue
+// refresh after a control connection's stream was reopened.
+type Steady struct {
+	Name                   string
+	Log                    *slog.Logger
+	Metrics                *telemetry.Metrics
+	MinBackoff, MaxBackoff time.Duration
+	Stable                 time.Duration
+	Attempts               int
+	Refresh                func()
+}
+
 // errReaderGone: the go-sdk client closed its end of the stream.
 var errReaderGone = errors.New("GET stream closed by the client")
 
-// steadyGET wraps base so GET requests get a steady stream (see above).
-func (b *Backend) steadyGET(base http.RoundTripper) http.RoundTripper {
-	return &steadyTransport{base: base, b: b}
+// SteadyGET wraps base so GET requests get a steady stream (see above).
+func SteadyGET(base http.RoundTripper, s Steady) http.RoundTripper {
+	return &steadyTransport{base: base, s: s}
 }
 
 type steadyTransport struct {
 	base http.RoundTripper
-	b    *Backend
+	s    Steady
 }
 
 func (t *steadyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -88,45 +112,44 @@ func (b *steadyBody) Close() error {
 // keep serves the backend's GET stream into w until ctx ends or closed is
 // closed; when it stops reopening, it waits for one of those.
 func (t *steadyTransport) keep(req *http.Request, w io.Writer, closed <-chan struct{}) {
-	b, ctx := t.b, req.Context()
-	timing := b.timing
-	backoff, failures := timing.MinBackoff, 0
+	s, ctx := t.s, req.Context()
+	backoff, failures := s.MinBackoff, 0
 	control := ctx.Value(controlKey{}) != nil
 	var lastID string
 	for attempt := 0; ; attempt++ {
 		opened := time.Now()
 		events, status, err := t.once(req, &lastID, w, func() {
 			if control && attempt > 0 {
-				b.requestRefresh() // cover what the gap missed
+				s.Refresh() // cover what the gap missed
 			}
 		})
 		if ctx.Err() != nil || errors.Is(err, errReaderGone) {
 			return
 		}
 		if status == http.StatusMethodNotAllowed || status == http.StatusNotFound {
-			b.log.Debug("backend GET stream not offered; not reopened", "status", status)
-			b.metrics.GetStreamAbandoned.WithLabelValues(b.cfg.Name).Inc()
+			s.Log.Debug("backend GET stream not offered; not reopened", "status", status)
+			s.Metrics.GetStreamAbandoned.WithLabelValues(s.Name).Inc()
 			wait(ctx, closed, -1)
 			return
 		}
-		if status == http.StatusOK && (events > 0 || time.Since(opened) >= timing.StreamStable) {
-			backoff, failures = timing.MinBackoff, 0
+		if status == http.StatusOK && (events > 0 || time.Since(opened) >= s.Stable) {
+			backoff, failures = s.MinBackoff, 0
 		} else {
 			failures++
 		}
-		if failures >= timing.StreamAttempts {
-			b.log.Warn("backend GET stream failed too often; not reopened", "attempts", failures, "error", err)
-			b.metrics.GetStreamAbandoned.WithLabelValues(b.cfg.Name).Inc()
+		if failures >= s.Attempts {
+			s.Log.Warn("backend GET stream failed too often; not reopened", "attempts", failures, "error", err)
+			s.Metrics.GetStreamAbandoned.WithLabelValues(s.Name).Inc()
 			wait(ctx, closed, -1)
 			return
 		}
-		b.log.Debug("backend GET stream ended; reopening", "backoff", backoff, "error", err)
-		b.metrics.GetStreamReconnects.WithLabelValues(b.cfg.Name).Inc()
+		s.Log.Debug("backend GET stream ended; reopening", "backoff", backoff, "error", err)
+		s.Metrics.GetStreamReconnects.WithLabelValues(s.Name).Inc()
 		if !wait(ctx, closed, backoff) {
 			return
 		}
 		if failures > 0 {
-			backoff = min(backoff*2, timing.MaxBackoff)
+			backoff = min(backoff*2, s.MaxBackoff)
 		}
 	}
 }
