@@ -158,17 +158,24 @@ func local(h *headers) { h.Do(nil) }
 `
 
 // ownedTransport is upstream's transport: RawSession.Call sends through
-// the shared roundTrip; ID sends nothing.
+// the shared transport.RoundTrip; ID sends nothing.
 var ownedTransport = map[string]string{
-	"pkg/backends/relay.go": sendsOf("backends", `
+	"pkg/backends/relay.go": `package backends
+
+import (
+	"net/http"
+
+	"example.com/m/pkg/backends/transport"
+)
+
 type RawSession struct{ hc *http.Client }
 
-func (s *RawSession) Call() error { _, err := roundTrip(s.hc); return err }
+func (s *RawSession) Call() error { _, err := transport.RoundTrip(s.hc); return err }
 func (s *RawSession) post() error { return s.Call() }
 func (s *RawSession) ID() string  { return "" }
-`),
-	"pkg/backends/transport.go": sendsOf("backends", `
-func roundTrip(hc *http.Client) (*http.Response, error) { return hc.Transport.RoundTrip(nil) }
+`,
+	"pkg/backends/transport/transport.go": sendsOf("transport", `
+func RoundTrip(hc *http.Client) (*http.Response, error) { return hc.Transport.RoundTrip(nil) }
 `),
 }
 
