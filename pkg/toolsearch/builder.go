@@ -78,9 +78,10 @@ func (bl *Builder) index(docs []Doc, fts []*[numFields][]int32, total *[numField
 	}
 	carvePostings(ix.postings, fts)
 	acc := &postingsBuilder{ix: ix, tf: make([]float64, len(bl.vocab))}
-	ix.backend = make([]int32, len(docs))
-	backends := map[string]int32{}
+	ix.backend, ix.base = make([]int32, len(docs)), make([]int32, len(docs))
+	backends, bases := map[string]int32{}, map[string]int32{}
 	for i := range docs {
+		ix.base[i] = numbered(bases, baseName(docs[i].Name, docs[i].Backend))
 		ix.keys[i] = docs[i].Key
 		b, ok := backends[docs[i].Backend]
 		if !ok {

@@ -8,7 +8,8 @@
 // literals (paths, URLs, domains, blobs) count as the kind of thing they
 // name, not as their words. CJK text is read as pairs of characters. In a
 // request of several parts, the tools of the server that answers it best
-// rise together (siblings.go). An Index is immutable and safe for
+// rise together (siblings.go); another server's copy of a tool already
+// found goes after the distinct tools (copies.go). An Index is immutable and safe for
 // concurrent searches; Build makes a new one.
 package toolsearch
 

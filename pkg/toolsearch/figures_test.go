@@ -83,7 +83,8 @@ func TestRankingFigures(t *testing.T) {
 		name string
 		qs   []userQuery
 	}{{"tasks", all[0]}, {"tasks even", halves[0]}, {"tasks odd", halves[1]},
-		{"held-out", readQueries(t, "../../test/livemcpbench/heldout.json")}, {"user", readQueries(t, "testdata/user_queries.json")}}
+		{"held-out", readQueries(t, "../../test/livemcpbench/heldout.json")}, {"user", readQueries(t, "testdata/user_queries.json")},
+		{"fresh", readQueries(t, "testdata/fresh_queries.json")}}
 	for _, s := range sets {
 		f := measure(ix, names, s.qs)
 		t.Logf("%-10s n=%3d R@1 %.3f R@3 %.3f R@5 %.3f R@10 %.3f MRR %.3f", s.name, f.n, f.r1, f.r3, f.r5, f.r10, f.mrr)

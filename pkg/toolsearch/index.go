@@ -34,6 +34,7 @@ type posting struct {
 type Index struct {
 	keys     []string
 	backend  []int32          // by document: its backend's number
+	base     []int32          // by document: the number of its name less its backend's prefix (copies.go)
 	vocab    map[string]int32 // term → id
 	postings [][]posting      // by term id
 	idf      []float64        // by term id

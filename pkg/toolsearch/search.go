@@ -32,15 +32,16 @@ func (ix *Index) Search(query string, limit int, allow func(doc int) bool) []Hit
 	}
 	query = literals(query)
 	parts := clauses(query)
+	want := limit + copiesDepth
 	if len(parts) <= 1 {
-		return ix.rank(queryTerms(query), limit, allow)
+		return ix.distinct(ix.rank(queryTerms(query), want, allow), limit)
 	}
-	depth := max(limit, FuseDepth)
+	depth := max(want, FuseDepth)
 	lists := [][]Hit{ix.rank(queryTerms(query), depth, allow)}
 	for _, p := range parts {
 		lists = append(lists, ix.rank(queryTerms(p), depth, allow))
 	}
-	return ix.siblings(Fuse(lists, max(limit, siblingDepth)), limit)
+	return ix.distinct(ix.siblings(Fuse(lists, max(want, siblingDepth)), want), limit)
 }
 
 // FuseDepth is how many hits of each ranking are fused; fuseK is reciprocal

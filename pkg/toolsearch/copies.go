@@ -1,0 +1,51 @@
+package toolsearch
+
+import "strings"
+
+// Several servers often offer the same tool (two file systems' write_file,
+// two arXiv servers' search_papers): the later copies of a tool already
+// found say nothing new and take the place of a tool that might be the
+// one wanted. A hit whose name, less its backend's prefix, is that of a
+// better hit goes after the hits with distinct names (kept, not dropped:
+// a caller asking for many still gets it). copiesDepth is how many hits
+// past the limit are ranked to fill the places of the copies moved down.
+const copiesDepth = 5
+
+// baseName is a tool's name less its backend's "{backend}_" prefix, as
+// the aggregator advertises it, lower-cased.
+func baseName(name, backend string) string {
+	n := strings.ToLower(name)
+	if p := strings.ToLower(backend) + "_"; backend != "" && strings.HasPrefix(n, p) {
+		return n[len(p):]
+	}
+	return n
+}
+
+// distinct returns the limit first of hits (best first) with the copies
+// of a better hit's tool moved after the rest.
+func (ix *Index) distinct(hits []Hit, limit int) []Hit {
+	seen := make(map[int32]bool, len(hits))
+	out := make([]Hit, 0, len(hits))
+	var copies []Hit
+	for _, h := range hits {
+		b := ix.base[h.Doc]
+		if seen[b] {
+			copies = append(copies, h)
+			continue
+		}
+		seen[b] = true
+		out = append(out, h)
+	}
+	out = append(out, copies...)
+	return out[:min(limit, len(out))]
+}
+
+// numbered is s's number in m, a new one if s is not there yet.
+func numbered(m map[string]int32, s string) int32 {
+	n, ok := m[s]
+	if !ok {
+		n = int32(len(m))
+		m[s] = n
+	}
+	return n
+}
