@@ -22,22 +22,31 @@ func baseName(name, backend string) string {
 }
 
 // distinct returns the limit first of hits (best first) with the copies
-// of a better hit's tool moved after the rest.
+// of a better hit's tool moved after the rest, in place (hits are a few
+// dozen at most: a linear look-up, no map).
 func (ix *Index) distinct(hits []Hit, limit int) []Hit {
-	seen := make(map[int32]bool, len(hits))
-	out := make([]Hit, 0, len(hits))
+	n := 0 // hits[:n] are distinct
 	var copies []Hit
 	for _, h := range hits {
-		b := ix.base[h.Doc]
-		if seen[b] {
+		if ix.copyOf(h, hits[:n]) {
 			copies = append(copies, h)
 			continue
 		}
-		seen[b] = true
-		out = append(out, h)
+		hits[n] = h
+		n++
 	}
-	out = append(out, copies...)
-	return out[:min(limit, len(out))]
+	copy(hits[n:], copies)
+	return hits[:min(limit, len(hits))]
+}
+
+// copyOf reports whether h is a copy of a tool among kept.
+func (ix *Index) copyOf(h Hit, kept []Hit) bool {
+	for _, k := range kept {
+		if ix.base[k.Doc] == ix.base[h.Doc] {
+			return true
+		}
+	}
+	return false
 }
 
 // numbered is s's number in m, a new one if s is not there yet.
