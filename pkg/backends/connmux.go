@@ -22,7 +22,8 @@ import (
 // on a session owned by one client, log messages and server-to-client
 // requests (elicitation, sampling, roots) while it is in flight; those go
 // to the oldest request in flight (the rule of one stream per connection:
-// nothing tells which request a backend's ask belongs to). Everything else
+// nothing tells which request a backend's ask belongs to); a Modern
+// listen's notifications (subscriptionOf) go to that listen. Everything else
 // goes on to the Tap and the go-sdk client. A full Exchange stops Read
 // (backpressure on the backend) until the request's context ends.
 type connMux struct {
@@ -126,8 +127,32 @@ func (c *connMux) ownerOf(r *jsonrpc.Request) *Exchange {
 			c.asks[r.ID] = e
 			return e
 		}
+	default: // a Modern listen's notifications carry its request id
+		if id := subscriptionOf(r); id != "" {
+			return c.byID[id]
+		}
 	}
 	return nil
+}
+
+// subscriptionOf is the listen request id a notification names in
+// _meta[mcp.MetaKeySubscriptionID] when it is one of ours ("vmcp-u<n>"),
+// else "".
+func subscriptionOf(r *jsonrpc.Request) string {
+	if r.ID.IsValid() || !strings.HasPrefix(r.Method, "notifications/") {
+		return ""
+	}
+	var p struct {
+		Meta map[string]any `json:"_meta"`
+	}
+	if json.Unmarshal(r.Params, &p) != nil {
+		return ""
+	}
+	id, _ := p.Meta[mcp.MetaKeySubscriptionID].(string)
+	if !strings.HasPrefix(id, ownedPrefix) {
+		return ""
+	}
+	return id
 }
 
 const methodCancelled = "notifications/cancelled"

@@ -73,6 +73,12 @@ func (b *Backend) ControlConn() (*ConnSession, error) {
 	return r, nil
 }
 
+// ControlListen is b's control connection (stdio or SSE) as a
+// ConnSession for a listen vmcp holds there itself: only its response and
+// the notifications naming it (subscription id) reach it, logs never. It
+// fails with ErrBackendDown as ControlConn does.
+func (b *Backend) ControlListen() (*ConnSession, error) { return b.controlConn() }
+
 // Backend is the backend this session belongs to.
 func (r *ConnSession) Backend() *Backend { return r.b }
 

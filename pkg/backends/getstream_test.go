@@ -247,3 +247,65 @@ func TestControlGETStreamGapIsCoveredByRefresh(t *testing.T) {
 		t.Fatal("tool b added during the GET stream's gap never listed")
 	}
 }
+
+// TestControlFirstGETStreamMissedListChanged: the control connection's
+// first GET stream opens behind the go-sdk client (SteadyGET answers its
+// GET at once), so the backend may still have no stream when vmcp has
+// listed it; a tools/list_changed sent in that window was lost and the
+// catalogue stayed stale. The first open requests a refresh too.
+func TestControlFirstGETStreamMissedListChanged(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "first", Version: "test"}, nil)
+	handler := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	}
+	srv.AddTool(&mcp.Tool{Name: "a", InputSchema: map[string]any{"type": "object"}}, handler)
+	announced := make(chan struct{}, 1)
+	srv.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if method == "notifications/tools/list_changed" {
+				announced <- struct{}{}
+			}
+			return res, err
+		}
+	})
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	held, release := make(chan struct{}, 8), make(chan struct{})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			held <- struct{}{}
+			select { // the backend's stream is not open until released
+			case <-release:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		sdk.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	agg := aggregator.New(aggregator.Policy{Strategy: config.StrategyPriority, Order: []string{"first"}}, slog.New(slog.DiscardHandler))
+	listed := make(chan struct{}, 16)
+	agg.OnChange(func(_, c *aggregator.Catalogue, _ []aggregator.Kind) {
+		if _, _, ok := c.Tool("b"); ok {
+			listed <- struct{}{}
+		}
+	})
+	mgr := NewManager([]config.Backend{{Name: "first", URL: hs.URL, Transport: config.TransportStreamableHTTP}},
+		agg, slog.New(slog.DiscardHandler), "test", WithTiming(Timing{MinBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, StreamAttempts: 1000}))
+	mgr.Start(0)
+	t.Cleanup(func() { closeWithin(t, mgr, 5*time.Second) })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := mgr.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-held // listed, and the backend's first GET stream is not open yet
+	srv.AddTool(&mcp.Tool{Name: "b", InputSchema: map[string]any{"type": "object"}}, handler)
+	<-announced // sent to no stream: lost
+	close(release)
+	select {
+	case <-listed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("tool b added before the first GET stream opened never listed")
+	}
+}

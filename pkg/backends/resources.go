@@ -7,14 +7,16 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/wire"
 )
 
 // Upstream resource subscriptions held on a backend's control connection
 // for Modern clients' listen streams. vmcp subscribes each URI once per
 // backend (the caller, pkg/subscriptions, counts references), by the
 // backend's own mechanism: its own supervised listen stream per URI on a
-// Modern streamable-HTTP backend, resources/subscribe on a Legacy one (the
-// go-sdk client's listen over stdio). The wanted set survives reconnects:
+// Modern backend (a POST on streamable HTTP, a request on the stdio or SSE
+// control connection: a Modern server has no resources/subscribe),
+// resources/subscribe on a Legacy one. The wanted set survives reconnects:
 // each new control connection (an epoch) subscribes it again.
 
 // resourceSubs is one backend's wanted subscriptions and current epoch.
@@ -112,11 +114,11 @@ func listKinds(cs *mcp.ClientSession) (mcp.NotificationSubscriptions, bool) {
 }
 
 // applySub subscribes uri on the epoch's connection, through the one
-// sender (resources/subscribe on the control connection, else an own
+// sender (resources/subscribe on a Legacy control connection, else an own
 // listen); for an own listen it returns the stop of its goroutine once the
 // backend acknowledged it.
 func (b *Backend) applySub(ctx context.Context, ep *epoch, uri string) (context.CancelFunc, error) {
-	if !b.ownListens(ep.version) {
+	if !wire.IsModern(ep.version) {
 		send, err := b.sender(ctx)
 		if err != nil {
 			return nil, err
@@ -180,7 +182,7 @@ func (b *Backend) unsubscribe(ctx context.Context, uri string) error {
 	switch {
 	case stop != nil:
 		stop()
-	case rs.ep != nil && !b.ownListens(rs.ep.version):
+	case rs.ep != nil && !wire.IsModern(rs.ep.version):
 		send, err := b.sender(ctx)
 		if err == nil {
 			err = send.Control(ctx, b, "resources/unsubscribe", &mcp.UnsubscribeParams{URI: uri})

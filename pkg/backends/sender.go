@@ -17,7 +17,8 @@ import (
 // imports it, so the sender is injected.
 type Sender interface {
 	// Listen opens a subscriptions/listen asking want on b, a Modern
-	// streamable HTTP backend, and returns what the backend sends on it
+	// backend (streamable HTTP, or its stdio or SSE control connection),
+	// and returns what the backend sends on it
 	// until ctx ends or the backend ends it.
 	Listen(ctx context.Context, b *Backend, want mcp.NotificationSubscriptions) (Notifications, error)
 	// Control sends the request method with params on b's control

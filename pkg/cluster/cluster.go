@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/vmcp/vmcp/pkg/shrink"
+	"github.com/vmcp/vmcp/pkg/telemetry"
 )
 
 // Options configure a Cluster; pkg/config's defaults (cluster.key_prefix,
@@ -217,7 +218,7 @@ func (c *Cluster) SessionEnded(session string) {
 	c.forgetLocked(session)
 	c.mu.Unlock()
 	if err := c.dir.Release(context.Background(), session, c.self.ID); err != nil {
-		c.log.Debug("cluster: session record not released; it will expire", "session", session, "error", err)
+		c.log.Debug("cluster: session record not released; it will expire", "session", telemetry.SessionTag(session), "error", err)
 	}
 }
 

@@ -3,6 +3,8 @@ package cluster
 import (
 	"context"
 	"time"
+
+	"github.com/vmcp/vmcp/pkg/telemetry"
 )
 
 // run is the heartbeat: every Timing.Heartbeat it re-announces this node
@@ -91,7 +93,7 @@ func (c *Cluster) releaseEnded(ctx context.Context, ids []string) {
 	c.mu.Unlock()
 	for _, id := range ended {
 		if err := c.dir.Release(ctx, id, c.self.ID); err != nil {
-			c.log.Debug("cluster: record of a session ended during its refresh not released; it will expire", "session", id, "error", err)
+			c.log.Debug("cluster: record of a session ended during its refresh not released; it will expire", "session", telemetry.SessionTag(id), "error", err)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vmcp/vmcp/pkg/shrink"
+	"github.com/vmcp/vmcp/pkg/telemetry"
 )
 
 // liveEvents is the event store the SDK handler is given (EventStore): the
@@ -80,7 +81,7 @@ func (c *Cluster) serveOwn(w http.ResponseWriter, r *http.Request, session strin
 	for data, err := range c.events.EventStore.After(r.Context(), session, "", last) {
 		if err != nil {
 			unlock()
-			c.log.Info("cluster: GET stream history cannot be replayed", "session", session, "last_event_id", last, "error", err)
+			c.log.Info("cluster: GET stream history cannot be replayed", "session", telemetry.SessionTag(session), "last_event_id", last, "error", err)
 			http.Error(w, "failed to replay events", http.StatusBadRequest)
 			return nil
 		}

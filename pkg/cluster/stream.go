@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/vmcp/vmcp/pkg/shrink"
+	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
 
@@ -129,7 +130,7 @@ func (c *Cluster) evict(session string) *holder {
 	select {
 	case <-h.done:
 	case <-time.After(c.timing.WriteTimeout):
-		c.log.Warn("cluster: replaced GET stream still winding down", "session", session, "wait", c.timing.WriteTimeout)
+		c.log.Warn("cluster: replaced GET stream still winding down", "session", telemetry.SessionTag(session), "wait", c.timing.WriteTimeout)
 	}
 	return h
 }

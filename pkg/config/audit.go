@@ -53,3 +53,17 @@ func validateAudit(ps *problems, c *Config) {
 		}
 	}
 }
+
+// emptyRedact warns when the file sets audit.redact to an empty list: it
+// replaces DefaultRedact, so no argument value is redacted (a warning,
+// not a refusal: an operator may mean it).
+func emptyRedact(ps *problems, c *Config) []Problem {
+	if c.Audit == nil || c.Audit.Redact == nil || len(c.Audit.Redact) > 0 {
+		return nil
+	}
+	msg := "an empty list replaces the default keys (password, token, secret, …): no argument value is redacted; leave the key out for the defaults"
+	if w, ok := ps.warn(SeverityWarning, "audit.redact", msg); ok {
+		return []Problem{w}
+	}
+	return nil
+}

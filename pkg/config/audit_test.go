@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -43,4 +44,26 @@ func TestAuditRedactEntryOfSeparatorsWasIgnored(t *testing.T) {
 	assert.Equal(t, "audit.redact[1]", ps[0].Key)
 	assert.Equal(t, 8, ps[0].Line)
 	assert.Contains(t, ps[0].Msg, "names no key")
+}
+
+// audit.redact: [] replaced the default keys without a word, so every
+// argument value went to the audit log unredacted: now a warning with its
+// line (vmcp validate and start-up print File.Warnings).
+func TestAuditEmptyRedactSilentlyDisabledRedaction(t *testing.T) {
+	src := okBackend + "audit:\n  path: a.log\n  arguments: true\n  redact: []\n"
+	f, err := ParseFile([]byte(src), "w.yaml")
+	require.NoError(t, err)
+	require.Len(t, f.Warnings, 1)
+	w := f.Warnings[0]
+	assert.Equal(t, "audit.redact", w.Key)
+	assert.Equal(t, SeverityWarning, w.Severity)
+	assert.Equal(t, strings.Count(okBackend, "\n")+4, w.Line)
+	assert.Contains(t, w.Msg, "no argument value is redacted")
+	assert.Empty(t, f.Config.Audit.Redact, "still the operator's choice")
+
+	for _, ok := range []string{"audit:\n  path: a.log\n", "audit:\n  path: a.log\n  redact: [pin]\n"} {
+		f, err := ParseFile([]byte(okBackend+ok), "w.yaml")
+		require.NoError(t, err)
+		assert.Empty(t, f.Warnings, ok)
+	}
 }

@@ -96,6 +96,7 @@ func parseFile(data []byte, filename, dir string) (*File, error) {
 	validate(ps, &cfg)
 	warnings = append(warnings, missingCommands(ps, cfg.Backends)...)
 	warnings = append(warnings, deadClaimRules(ps, &cfg)...)
+	warnings = append(warnings, emptyRedact(ps, &cfg)...)
 	notes := launcherNotes(ps, cfg.Backends)
 	if err := ps.err(append(slices.Clip(warnings), notes...)...); err != nil {
 		return nil, err

@@ -21,26 +21,45 @@ const maxListenEvent = 1 << 20
 const methodListen = "subscriptions/listen"
 
 // Listen opens a subscriptions/listen asking want on b, a Modern
-// streamable HTTP backend, as one self-contained POST (ViaDirect), and
+// backend: on streamable HTTP one self-contained POST (ViaDirect), on
+// stdio or SSE a request on its control connection (ViaShared), and
 // returns its notifications through the Stream's bounded queue (each
 // event at most maxListenEvent). The backend's timeout bounds only its
 // opening; ctx's end (or Close) ends it. One outcome is counted per
 // listen, when it ends (backends.Sender).
 func (c *Core) Listen(ctx context.Context, b *backends.Backend, want mcp.NotificationSubscriptions) (backends.Notifications, error) {
-	raw, ok := b.Stateless()
-	if !ok {
-		return nil, fmt.Errorf("backend %q: %w", b.Name(), backends.ErrBackendDown)
+	sess, via, err := listenSession(b)
+	if err != nil {
+		return nil, err
 	}
 	params, err := json.Marshal(&mcp.SubscriptionsListenParams{Notifications: &want})
 	if err != nil {
 		return nil, err
 	}
 	req := &Request{Method: methodListen, Revision: RevisionModern, Params: params}
-	s, err := c.sendOn(ctx, ctx, req, Target{Backend: b, Via: ViaDirect}, httpSession{raw}, c.countOnly(ctx, req, b.Name()), true)
+	s, err := c.sendOn(ctx, ctx, req, Target{Backend: b, Via: via}, sess, c.countOnly(ctx, req, b.Name()), true)
 	if err != nil {
 		return nil, err
 	}
 	return listenStream{s}, nil
+}
+
+// listenSession is where a listen of vmcp's own goes on b: its stateless
+// endpoint (Modern streamable HTTP), else its Modern control connection
+// (stdio, SSE), whose notifications for it connMux routes by subscription
+// id.
+func listenSession(b *backends.Backend) (session, Via, error) {
+	if raw, ok := b.Stateless(); ok {
+		return httpSession{raw}, ViaDirect, nil
+	}
+	if !b.HTTP() && b.Modern() {
+		conn, err := b.ControlListen()
+		if err != nil {
+			return nil, "", err
+		}
+		return connSession{conn}, ViaShared, nil
+	}
+	return nil, "", fmt.Errorf("backend %q: %w", b.Name(), backends.ErrBackendDown)
 }
 
 // Control sends the request method with params on b's control connection

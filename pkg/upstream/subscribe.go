@@ -21,7 +21,9 @@ import (
 // method of its own, so the subscription is a subscriptions/listen for the
 // URI that the client session owns (Listens): opened by subscribe, ended by
 // unsubscribe or the session's end, its resources/updated delivered to
-// that session only.
+// that session only. On the shared control connection of a stdio backend
+// with isolation: shared at a Modern revision it is refused
+// (errSharedModern).
 
 // Listen backoff bounds: a dropped listen is reopened after at least
 // listenMinBackoff, doubling to listenMaxBackoff.
@@ -89,8 +91,17 @@ func (c *Core) Subscription(ctx context.Context, req *Request, t Target, l *List
 		l.stop(key)
 		return nil
 	}
+	if cs, ok := sess.(connSession); ok && !cs.Own() {
+		return mcpmsg.WireError(t.Backend.Name(), errSharedModern)
+	}
 	return l.open(ctx, c, req, t, sess, deliver)
 }
+
+// errSharedModern refuses a Legacy client's subscription on the one
+// process of a stdio backend with isolation: shared that speaks a Modern
+// revision: its server keeps one subscription per URI for its one session,
+// which every client shares, so no client's own can be held there.
+var errSharedModern = errors.New("resources/subscribe cannot be held: the backend runs one process for all clients (isolation: shared) and speaks a Modern revision, whose server keeps one subscription per URI for that process, not one per client")
 
 // raw sends req (resources/subscribe or unsubscribe of t.Name) through Do
 // and waits for its result.

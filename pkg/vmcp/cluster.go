@@ -11,6 +11,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/cluster"
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/identity"
+	"github.com/vmcp/vmcp/pkg/telemetry"
 )
 
 // startCluster builds this node's cluster membership from cfg.Cluster: on
@@ -124,7 +125,7 @@ func (s *Server) forbidden(w http.ResponseWriter, r *http.Request, id string, p 
 	s.metrics.SessionForbidden.WithLabelValues(r.Method).Inc()
 	s.exchanges.Lookup(r.Header).Decide(audit.Decision{Denied: true, By: audit.BySessionOwner})
 	s.metrics.Throttled.Log(s.log, slog.LevelInfo, "session_forbidden", "session request by another principal refused",
-		"session", id, "principal", p.String(), "method", r.Method) // a client can repeat it at will
+		"session", telemetry.SessionTag(id), "principal", p.String(), "method", r.Method) // a client can repeat it at will
 	http.Error(w, "Forbidden: this session belongs to another principal", http.StatusForbidden)
 }
 
@@ -139,14 +140,14 @@ func (s *Server) forwardLegacy(w http.ResponseWriter, r *http.Request, id string
 		s.forbidden(w, r, id, p)
 	case errors.Is(err, cluster.ErrNotFound), errors.Is(err, cluster.ErrLoop), errors.Is(err, cluster.ErrUnreachable):
 		if errors.Is(err, cluster.ErrUnreachable) {
-			s.log.Info("session owner unreachable; the session is lost", "session", id, "error", err)
+			s.log.Info("session owner unreachable; the session is lost", "session", telemetry.SessionTag(id), "error", err)
 		}
 		s.legacy.ServeHTTP(w, r) // not here either: 404, as for any unknown session
 	case r.Context().Err() != nil: // the client left
 	case errors.Is(err, cluster.ErrUnavailable):
 		cluster.WriteUnavailable(w, err)
 	default:
-		s.log.Warn("forwarding to session owner failed", "session", id, "error", err)
+		s.log.Warn("forwarding to session owner failed", "session", telemetry.SessionTag(id), "error", err)
 		http.Error(w, "Bad Gateway: the node that owns this session did not answer", http.StatusBadGateway)
 	}
 }

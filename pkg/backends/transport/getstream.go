@@ -30,9 +30,11 @@ import (
 // Steady.Attempts failed attempts in a row, or at once on 405 (no
 // stream offered) or 404 (session gone), vmcp stops reopening it and the
 // stream stays silent. So a GET stream never changes a backend's state:
-// only failing POSTs and health probes do. On the control connection, a
-// reopened stream requests a catalogue refresh, covering list_changed
-// notifications the backend sent while it was closed.
+// only failing POSTs and health probes do. On the control connection,
+// every opening of the stream requests a catalogue refresh, covering
+// list_changed notifications the backend sent while it was closed, or,
+// for the first, between initialize (and vmcp's first listing) and the
+// stream's opening, which the backend drops as well.
 
 // controlKey marks the control connection's context; the go-sdk keeps
 // context values on the connection's own (detached) context, so its GET
@@ -116,11 +118,13 @@ func (t *steadyTransport) keep(req *http.Request, w io.Writer, closed <-chan str
 	backoff, failures := s.MinBackoff, 0
 	control := ctx.Value(controlKey{}) != nil
 	var lastID string
-	for attempt := 0; ; attempt++ {
+	for {
 		opened := time.Now()
 		events, status, err := t.once(req, &lastID, w, func() {
-			if control && attempt > 0 {
-				s.Refresh() // cover what the gap missed
+			if control { // cover what the gap missed; the first open too: it
+				// follows the go-sdk's GET (answered at once) and vmcp's
+				// first listing, and the backend drops what it sends before
+				s.Refresh()
 			}
 		})
 		if ctx.Err() != nil || errors.Is(err, errReaderGone) {

@@ -312,7 +312,7 @@ func (d *Dispatcher) admit(ctx context.Context, ss *mcp.ServerSession, header ht
 				s.close()
 				d.wg.Done()
 			}
-			d.metrics.Throttled.Log(d.log, slog.LevelWarn, "initialize_refused", "client session refused", "session", s.id, "error", err)
+			d.metrics.Throttled.Log(d.log, slog.LevelWarn, "initialize_refused", "client session refused", "session", telemetry.SessionTag(s.id), "error", err)
 			return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 		}
 	}

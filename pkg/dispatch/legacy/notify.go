@@ -5,6 +5,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/pkg/wire"
 	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
@@ -102,5 +103,5 @@ func (d *Dispatcher) setLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandle
 // undeliverable counts a server-to-client message that could not be
 // delivered and logs it at a bounded rate (telemetry.Undelivered).
 func (d *Dispatcher) undeliverable(method, session, backend string, err error) {
-	d.metrics.Undelivered.Report(d.log, method, backend, mcpmsg.DropReason(err), err, "session", session)
+	d.metrics.Undelivered.Report(d.log, method, backend, mcpmsg.DropReason(err), err, "session", telemetry.SessionTag(session))
 }

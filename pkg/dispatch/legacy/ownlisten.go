@@ -3,6 +3,7 @@ package legacy
 import (
 	"context"
 
+	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/pkg/upstream"
 )
 
@@ -23,7 +24,7 @@ func (d *Dispatcher) watchOwn(ctx context.Context, s *clientSession) {
 		req := &upstream.Request{Revision: upstream.RevisionLegacy, Principal: pr, Sessions: s.backends, Caps: s.capabilitiesRaw()}
 		relist := func(string) { d.mgr.RelistFor(s.ended, pr, nil, s.backends, name) }
 		if err := d.core.WatchLists(ctx, req, b, s.listens, relist); err != nil {
-			d.log.Warn("per-principal backend's list changes not watched for this session", "session", s.id, "backend", name, "error", err)
+			d.log.Warn("per-principal backend's list changes not watched for this session", "session", telemetry.SessionTag(s.id), "backend", name, "error", err)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/pkg/wire"
 )
 
@@ -200,7 +201,7 @@ func unknownMethod(m *message) *jsonrpc.Error {
 // never answers a notification and Streamable HTTP accepts one with 202,
 // where the go-sdk handler would refuse it (400, -32600).
 func (d *Dispatcher) ignoreNotification(w http.ResponseWriter, s *clientSession, method string) {
-	d.log.Debug("notification of a method vmcp does not handle ignored", "session", s.id, "method", wire.Quote(method))
+	d.log.Debug("notification of a method vmcp does not handle ignored", "session", telemetry.SessionTag(s.id), "method", wire.Quote(method))
 	w.WriteHeader(http.StatusAccepted)
 }
 

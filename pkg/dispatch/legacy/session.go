@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
 	"github.com/vmcp/vmcp/pkg/identity"
+	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/pkg/upstream"
 )
 
@@ -87,7 +88,7 @@ func newClientSession(d *Dispatcher, ss *mcp.ServerSession) *clientSession {
 	s.created = time.Now()
 	s.active = s.created
 	s.idle = newIdleTimer(d.opts.IdleTimeout, func() {
-		d.log.Info("client session idle; ending it", "session", s.id, "idle_timeout", d.opts.IdleTimeout)
+		d.log.Info("client session idle; ending it", "session", telemetry.SessionTag(s.id), "idle_timeout", d.opts.IdleTimeout)
 		_ = ss.Close()
 	})
 	s.ended, s.end = context.WithCancel(context.Background())
@@ -131,7 +132,7 @@ func (s *clientSession) close() {
 		time.Sleep(wait)
 	}
 	if err := s.backends.Close(); err != nil {
-		s.d.log.Warn("closing backend sessions", "session", s.id, "error", err)
+		s.d.log.Warn("closing backend sessions", "session", telemetry.SessionTag(s.id), "error", err)
 	}
 }
 
@@ -183,7 +184,7 @@ func (s *clientSession) initBackendSession(ctx context.Context, o backends.OpenS
 func (d *Dispatcher) applyLevel(ctx context.Context, session string, o backends.OpenSession, level mcp.LoggingLevel) {
 	if err := d.setLevel(ctx, o, level); err != nil {
 		d.metrics.Throttled.Log(d.log, slog.LevelWarn, "setlevel:"+o.Backend.Name(), "logging/setLevel not applied to backend",
-			"session", session, "backend", o.Backend.Name(), "error", err)
+			"session", telemetry.SessionTag(session), "backend", o.Backend.Name(), "error", err)
 	}
 }
 
