@@ -1,7 +1,7 @@
 // Package backends connects vmcp to its MCP servers over streamable HTTP,
 // legacy SSE or stdio with the go-sdk client. Each Backend keeps one control
 // connection that feeds the catalogue and serves stateless (Modern) clients,
-// and opens per-client-session backend sessions on demand (SessionSet).
+// and opens per-client-session backend sessions on demand (pkg/backends/session).
 // How bytes reach a backend (HTTP client stack, stdio process, SSE) is
 // backends/transport; what a message means is wire/mcpmsg.
 package backends
@@ -180,9 +180,10 @@ func (b *Backend) Shared() (*mcp.ClientSession, error) {
 	return b.control, nil
 }
 
-// protocolVersion is the revision negotiated by the control connection
-// ("" before the first connect); sessions reuse it to skip renegotiation.
-func (b *Backend) protocolVersion() string {
+// ProtocolVersion is the revision negotiated by the control connection
+// (or a per-principal backend's first session; "" before the first
+// connect); sessions reuse it to skip renegotiation.
+func (b *Backend) ProtocolVersion() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.init == nil {
@@ -215,7 +216,7 @@ func (b *Backend) openUntracked(ctx context.Context, opts SessionOptions) (*mcp.
 	if b.perPrincipal {
 		return b.openPerPrincipal(ctx, opts)
 	}
-	if b.protocolVersion() == "" {
+	if b.ProtocolVersion() == "" {
 		if _, err := b.Shared(); err != nil {
 			return nil, nil, err
 		}
@@ -385,4 +386,4 @@ func (b *Backend) HTTP() bool { return b.isHTTP() }
 
 // Modern reports whether b's control connection negotiated a Modern
 // revision (2026-07-28 or later); false before it first connected.
-func (b *Backend) Modern() bool { return wire.IsModern(b.protocolVersion()) }
+func (b *Backend) Modern() bool { return wire.IsModern(b.ProtocolVersion()) }

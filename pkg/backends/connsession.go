@@ -15,41 +15,21 @@ import (
 // still serves its own requests on it; a connMux shares the connection.
 type ConnSession struct {
 	b       *Backend
-	e       *sessionEntry // nil: the control connection
+	broken  func() // told of a transport failure (nil: the control connection)
+	own     bool   // a client's own session (OpenOwn)
 	mux     *connMux
 	version string
 	modern  bool
 	sole    bool // the control connection as ControlConn gives it (connMux.only)
 }
 
-// Conn returns the client's backend session for backend name (opened on
-// first use, like Get) when it is a stdio or SSE backend; ok is false for
-// streamable HTTP (Raw). A stdio backend with isolation: shared gives its
-// control connection, on which the backend's logs and asks reach no
-// request (isolation.go).
-func (s *SessionSet) Conn(ctx context.Context, name string) (r *ConnSession, ok bool, err error) {
-	b, err := s.m.Backend(name)
-	if err != nil || b.isHTTP() {
-		return nil, false, err
-	}
-	if b.sharedProcess() {
-		r, err := b.controlConn()
-		return r, err == nil, err
-	}
-	e, err := s.get(ctx, b)
-	if err != nil {
-		return nil, false, err
-	}
-	ir := e.cs.InitializeResult()
-	if e.mux == nil || ir == nil {
-		return nil, false, nil
-	}
-	v := ir.ProtocolVersion
-	return &ConnSession{b: b, e: e, mux: e.mux, version: v, modern: wire.IsModern(v)}, true, nil
-}
-
-// controlConn is b's control connection as a ConnSession.
-func (b *Backend) controlConn() (*ConnSession, error) {
+// SharedConn is b's control connection (stdio or SSE) as a ConnSession
+// of no client: a request written on it gets its response, its progress
+// and the notifications naming it (a listen's subscription id), never
+// logs or asks. For a listen vmcp holds there itself, and for the client
+// sessions of a stdio backend with isolation: shared (isolation.go). It
+// fails with ErrBackendDown while the backend is down.
+func (b *Backend) SharedConn() (*ConnSession, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.state != StateReady || b.control == nil || b.controlMux == nil || b.init == nil {
@@ -65,19 +45,13 @@ func (b *Backend) controlConn() (*ConnSession, error) {
 // it is the only request in flight, asks never. It fails with
 // ErrBackendDown while the backend is down or reached over streamable HTTP.
 func (b *Backend) ControlConn() (*ConnSession, error) {
-	r, err := b.controlConn()
+	r, err := b.SharedConn()
 	if err != nil {
 		return nil, err
 	}
 	r.sole = true
 	return r, nil
 }
-
-// ControlListen is b's control connection (stdio or SSE) as a
-// ConnSession for a listen vmcp holds there itself: only its response and
-// the notifications naming it (subscription id) reach it, logs never. It
-// fails with ErrBackendDown as ControlConn does.
-func (b *Backend) ControlListen() (*ConnSession, error) { return b.controlConn() }
 
 // Backend is the backend this session belongs to.
 func (r *ConnSession) Backend() *Backend { return r.b }
@@ -89,7 +63,7 @@ func (r *ConnSession) Modern() bool { return r.modern }
 // Own reports whether the session belongs to one client (its logs and
 // asks during a request go to that request); false for the control
 // connection of a stdio backend with isolation: shared.
-func (r *ConnSession) Own() bool { return r.e != nil }
+func (r *ConnSession) Own() bool { return r.own }
 
 // RequestMeta is RawSession.RequestMeta for this session's revision.
 func (r *ConnSession) RequestMeta(meta, caps json.RawMessage, logLevel string) (json.RawMessage, error) {
@@ -146,8 +120,8 @@ func (r *ConnSession) Notify(ctx context.Context, body []byte) error {
 // failed marks the session broken after a transport failure (the next Get
 // opens a new one) and names the backend.
 func (r *ConnSession) failed(err error) error {
-	if r.e != nil {
-		r.e.broken.Store(true)
+	if r.broken != nil {
+		r.broken()
 	}
 	return fmt.Errorf("%w: %w", ErrBackendDown, err)
 }

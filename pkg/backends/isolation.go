@@ -11,7 +11,7 @@ import (
 )
 
 // A stdio backend with isolation: shared runs one process for every
-// client: SessionSet.Get hands Legacy client sessions the control
+// client: session.Set.Get hands Legacy client sessions the control
 // connection (which Modern clients share anyway) instead of starting a
 // process per session. Over it nothing the backend sends on its own can be
 // attributed to one client, so the control connection refuses the
@@ -22,8 +22,9 @@ import (
 // dropped and counted as undeliverable. A client's log level is not applied
 // to the shared process.
 
-// sharedProcess reports whether b is a stdio backend with isolation: shared.
-func (b *Backend) sharedProcess() bool {
+// SharedProcess reports whether b is a stdio backend with isolation:
+// shared (client sessions use its control connection: SharedConn).
+func (b *Backend) SharedProcess() bool {
 	return b.cfg.Transport == config.TransportStdio && b.cfg.Isolation == config.IsolationShared
 }
 
@@ -39,7 +40,7 @@ func (b *Backend) refuseUnattributable(next mcp.MethodHandler) mcp.MethodHandler
 		switch method {
 		case "roots/list", "sampling/createMessage", "elicitation/create":
 			why := "vmcp's shared connection to it serves no client that can answer (the calling client did not declare the capability, or the request relates to no call)"
-			if b.sharedProcess() {
+			if b.SharedProcess() {
 				why = "it runs one process shared by all clients (isolation: shared), so the request cannot be attributed to one"
 			}
 			lv := slog.LevelWarn

@@ -44,7 +44,7 @@ type Manager struct {
 	stateMu sync.Mutex
 	changed chan struct{} // closed and replaced on every backend state change
 
-	forward      atomic.Pointer[[]string] // every backend's forward_headers, canonical (SessionSet.Forward)
+	forward      atomic.Pointer[[]string] // every backend's forward_headers, canonical (ForwardHeaders)
 	perPrincipal atomic.Bool              // some backend is per-principal (perprincipal.go)
 	discMu       sync.Mutex
 	disc         map[string]*discovery // Modern principals' discoveries, by principal key

@@ -2,7 +2,6 @@ package backends
 
 import (
 	"github.com/vmcp/vmcp/pkg/config"
-	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/outbound"
 )
 
@@ -10,7 +9,7 @@ import (
 // every HTTP request (pkg/outbound's Transport in its pooled client, so
 // the go-sdk sessions' requests and the raw posts alike). A
 // token_exchange backend's token is that of the request's principal: the
-// one its backend session is bound to (SessionSet.Bind; the session's
+// one its backend session is bound to (session.Set.Bind; the session's
 // initialize, notifications, GET stream, DELETE and re-initialize carry
 // no client request), else the one on the request's context (the HTTP
 // edge's identity.With). client_credentials is vmcp's own token.
@@ -34,21 +33,4 @@ func (b *Backend) OutboundStats() *outbound.Stats {
 	}
 	s := b.out.Stats()
 	return &s
-}
-
-// Bind records the principal the set's backend sessions speak for (with
-// its latest validated access token, the subject of token exchanges):
-// the owning client session's, at every one of its requests.
-func (s *SessionSet) Bind(pr identity.Principal) {
-	if !pr.Anonymous() {
-		s.bound.Store(&pr)
-	}
-}
-
-// principal is the set's bound principal (anonymous before Bind).
-func (s *SessionSet) principal() identity.Principal {
-	if p := s.bound.Load(); p != nil {
-		return *p
-	}
-	return identity.Principal{}
 }

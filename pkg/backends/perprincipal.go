@@ -36,7 +36,7 @@ func (b *Backend) PerPrincipal() bool { return b.perPrincipal }
 // control connection to learn it from) and remembered with its
 // capabilities.
 func (b *Backend) openPerPrincipal(ctx context.Context, opts SessionOptions) (*mcp.ClientSession, *mcp.Client, error) {
-	cs, client, err := b.connect(ctx, opts, b.protocolVersion(), 2)
+	cs, client, err := b.connect(ctx, opts, b.ProtocolVersion(), 2)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -58,11 +58,11 @@ func (b *Backend) ListSession(ctx context.Context, cs *mcp.ClientSession) (aggre
 // DiscoverFor lists every per-principal backend with pr's credential and
 // publishes each whole inventory (tools, prompts, resources, templates)
 // as pr's own (a failed one is withdrawn). set is
-// pr's Legacy client session's SessionSet, whose backend sessions are used
+// pr's Legacy client session's own (session.Set), whose backend sessions are used
 // (and stay open); with set nil (Modern) each backend is listed on a
 // session of its own carrying header, closed after. Anonymous principals
 // get nothing.
-func (m *Manager) DiscoverFor(ctx context.Context, pr identity.Principal, header http.Header, set *SessionSet) {
+func (m *Manager) DiscoverFor(ctx context.Context, pr identity.Principal, header http.Header, set Sessions) {
 	if pr.Anonymous() {
 		return
 	}
@@ -87,15 +87,15 @@ func (m *Manager) DiscoverFor(ctx context.Context, pr identity.Principal, header
 }
 
 // discover lists b with one principal's credential (DiscoverFor).
-func (b *Backend) discover(ctx context.Context, header http.Header, set *SessionSet) (aggregator.Inventory, error) {
+func (b *Backend) discover(ctx context.Context, header http.Header, set Sessions) (aggregator.Inventory, error) {
 	ctx, cancel := context.WithTimeout(ctx, 4*b.Timeout())
 	defer cancel()
 	if set != nil {
-		e, err := set.get(ctx, b)
+		cs, err := set.Get(ctx, b.Name())
 		if err != nil {
 			return aggregator.Inventory{}, err
 		}
-		return b.ListSession(ctx, e.cs)
+		return b.ListSession(ctx, cs)
 	}
 	ctx = transport.WithClientHeader(ctx, header) // the session's requests and the list's
 	cs, err := b.Open(ctx, SessionOptions{Client: &mcp.ClientOptions{
@@ -145,36 +145,6 @@ func (m *Manager) Discovered(ctx context.Context, pr identity.Principal, header 
 	case <-d.done:
 	case <-ctx.Done():
 	}
-}
-
-// Forward records the forwarded headers of one of the client session's
-// requests (initialize and every later one): its backend sessions send
-// them on every request of their own (initialize, notifications, the GET
-// stream, DELETE, the re-initialize after a 404). A request carrying none
-// of the forwarded names leaves the last ones in place. The headers are
-// this client session's alone.
-func (s *SessionSet) Forward(h http.Header) {
-	names := *s.m.forward.Load()
-	if len(names) == 0 || h == nil {
-		return
-	}
-	out := http.Header{}
-	for _, name := range names {
-		if v := h.Values(name); len(v) > 0 {
-			out[name] = slices.Clone(v)
-		}
-	}
-	if len(out) > 0 {
-		s.header.Store(&out)
-	}
-}
-
-// held is the client session's latest forwarded headers (nil: none yet).
-func (s *SessionSet) held() http.Header {
-	if p := s.header.Load(); p != nil {
-		return *p
-	}
-	return nil
 }
 
 // setForwarding records what cfgs (built as bs) forward: the header names

@@ -12,8 +12,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/vmcp/vmcp/pkg/backends/transport"
-	"github.com/vmcp/vmcp/pkg/config"
-	"github.com/vmcp/vmcp/pkg/wire"
 	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
@@ -30,7 +28,7 @@ import (
 // Mcp-Name headers (Call), and closing its stream cancels it.
 type RawSession struct {
 	b       *Backend
-	e       *sessionEntry
+	broken  func() // told of a transport failure or a 404 (nil: none)
 	id      string // backend Mcp-Session-Id; "" for a backend without sessions
 	version string // negotiated protocol version
 	modern  bool   // version is Modern (2026-07-28+)
@@ -44,34 +42,6 @@ func (r *RawSession) Backend() *Backend { return r.b }
 
 // ID is the backend's Mcp-Session-Id of the session ("" for none).
 func (r *RawSession) ID() string { return r.id }
-
-// Raw returns the client's backend session for backend name (opened on
-// first use, like Get) when its requests may be relayed raw: a streamable
-// HTTP backend, at whichever revision the session negotiated (a Modern
-// one's input_required results are the relay's rounds). ok is false for
-// other transports and before the backend first connected.
-func (s *SessionSet) Raw(ctx context.Context, name string) (r *RawSession, ok bool, err error) {
-	b, err := s.m.Backend(name)
-	if err != nil {
-		return nil, false, err
-	}
-	if t := b.cfg.Transport; t != config.TransportStreamableHTTP && t != "" {
-		return nil, false, nil
-	}
-	if b.protocolVersion() == "" {
-		return nil, false, nil
-	}
-	e, err := s.get(ctx, b)
-	if err != nil {
-		return nil, false, err
-	}
-	ir := e.cs.InitializeResult()
-	if ir == nil {
-		return nil, false, nil
-	}
-	v := ir.ProtocolVersion
-	return &RawSession{b: b, e: e, id: e.cs.ID(), version: v, modern: wire.IsModern(v), held: s.held}, true, nil
-}
 
 // Stateless is b's RawSession without a session, for a Modern (2026-07-28+)
 // streamable HTTP backend whose control connection is up (DirectVersion):
@@ -93,7 +63,7 @@ func (r *RawSession) Modern() bool { return r.modern }
 // Call sends one JSON-RPC request on the session and returns the backend's
 // HTTP response (2xx; the caller closes its body). client is the client
 // request's header, for the backend's forward_headers (nil: the client
-// session's latest, SessionSet.Forward). method and the routed name (tool
+// session's latest, session.Set.Forward). method and the routed name (tool
 // or prompt name, resource URI; "" for none) are the Mcp-Method and
 // Mcp-Name headers a Modern backend wants (2026-07-28 Streamable HTTP), and
 // params its Mcp-Param-* headers (wire.ParamHeaders; nil: none). A
@@ -119,8 +89,8 @@ func (r *RawSession) post(ctx context.Context, client http.Header, body []byte, 
 	}
 	resp, err := transport.RoundTrip(r.b.http, hr)
 	if err != nil {
-		if ctx.Err() == nil && r.e != nil {
-			r.e.broken.Store(true)
+		if ctx.Err() == nil && r.broken != nil {
+			r.broken()
 		}
 		return nil, r.b.transportFailure(ctx, err)
 	}
@@ -164,8 +134,8 @@ func (r *RawSession) request(ctx context.Context, body []byte, method, name stri
 func (r *RawSession) refused(resp *http.Response) error {
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusNotFound && r.id != "" {
-		if r.e != nil { // nil: the control connection (ControlRaw)
-			r.e.broken.Store(true)
+		if r.broken != nil { // nil: the control connection (ControlRaw)
+			r.broken()
 		}
 		return mcpmsg.ErrSessionExpired
 	}

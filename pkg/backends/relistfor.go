@@ -24,7 +24,7 @@ func (m *Manager) PerPrincipalBackends() []*Backend {
 // backend, after it announced a change on pr's listen): on set's session
 // when set, else on a session of its own carrying header. A failed
 // listing is logged and keeps the last inventory.
-func (m *Manager) RelistFor(ctx context.Context, pr identity.Principal, header http.Header, set *SessionSet, name string) {
+func (m *Manager) RelistFor(ctx context.Context, pr identity.Principal, header http.Header, set Sessions, name string) {
 	b, err := m.Backend(name)
 	if err != nil || !b.perPrincipal || pr.Anonymous() {
 		return

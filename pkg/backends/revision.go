@@ -30,7 +30,7 @@ const legacyRevision = wire.LatestLegacy
 
 // sessionRevision is the revision a new backend session with opts asks for.
 func (b *Backend) sessionRevision(opts SessionOptions) string {
-	v := b.protocolVersion()
+	v := b.ProtocolVersion()
 	if opts.Legacy && wire.IsModern(v) && !b.noLegacy.Load() {
 		return legacyRevision
 	}
@@ -43,7 +43,7 @@ func (b *Backend) sessionRevision(opts SessionOptions) string {
 // session at a version.
 func (b *Backend) dialSession(ctx context.Context, opts SessionOptions,
 	dial func(context.Context, string) (*mcp.ClientSession, *mcp.Client, error)) (*mcp.ClientSession, *mcp.Client, error) {
-	want, control := b.sessionRevision(opts), b.protocolVersion()
+	want, control := b.sessionRevision(opts), b.ProtocolVersion()
 	cs, client, err := dial(ctx, want)
 	if want == control || ctx.Err() != nil || errors.Is(err, ErrProcessLimit) {
 		return cs, client, err

@@ -145,7 +145,7 @@ func (b *Backend) connectControl(ctx context.Context) (*mcp.ClientSession, error
 	receiving := []mcp.Middleware{b.controlNotifications, b.refuseUnattributable}
 	var mux *connMux
 	cs, _, err := b.connect(cctx, SessionOptions{Client: b.controlOptions(), CacheGuard: true,
-		Receiving: receiving, Tap: b.controlTap, TapLogs: true, onConn: func(m *connMux) { mux = m }}, b.protocolVersion(), -1)
+		Receiving: receiving, Tap: b.controlTap, TapLogs: true, onConn: func(m *connMux) { mux = m }}, b.ProtocolVersion(), -1)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/vmcp/vmcp/pkg/backends"
+	bsession "github.com/vmcp/vmcp/pkg/backends/session"
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/telemetry"
@@ -41,13 +42,13 @@ func connBackend(t *testing.T, transport string) config.Backend {
 // Modern one (a keyed session, declaring elicitation).
 type connClient struct {
 	revision string
-	set      *backends.SessionSet
+	set      *bsession.Set
 }
 
 func newConnClient(t *testing.T, mgr *backends.Manager, revision string) *connClient {
 	cl := &connClient{revision: revision}
 	if revision == upstream.RevisionLegacy {
-		cl.set = mgr.NewSessionSet(func(b *backends.Backend) backends.SessionOptions {
+		cl.set = bsession.New(mgr, func(b *backends.Backend) backends.SessionOptions {
 			return backends.SessionOptions{Legacy: true, Client: &mcp.ClientOptions{Capabilities: elicitCaps()},
 				Init: func(ctx context.Context, cs *mcp.ClientSession) error { return b.RaiseLogLevel(ctx, cs) }}
 		})

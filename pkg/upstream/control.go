@@ -53,7 +53,7 @@ func listenSession(b *backends.Backend) (session, Via, error) {
 		return httpSession{raw}, ViaDirect, nil
 	}
 	if !b.HTTP() && b.Modern() {
-		conn, err := b.ControlListen()
+		conn, err := b.SharedConn()
 		if err != nil {
 			return nil, "", err
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/vmcp/vmcp/pkg/backends"
+	bsession "github.com/vmcp/vmcp/pkg/backends/session"
 	"github.com/vmcp/vmcp/pkg/tracing"
 	"github.com/vmcp/vmcp/pkg/wire"
 	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
@@ -98,7 +99,7 @@ func (c *Core) session(ctx context.Context, req *Request, t Target) (session, fu
 }
 
 // sessionOf is set's backend session on b, opened on first use.
-func sessionOf(ctx context.Context, set *backends.SessionSet, b *backends.Backend) (session, error) {
+func sessionOf(ctx context.Context, set *bsession.Set, b *backends.Backend) (session, error) {
 	if b.HTTP() {
 		raw, err := rawOf(set.Raw(ctx, b.Name()))
 		if err != nil {
@@ -115,7 +116,7 @@ func sessionOf(ctx context.Context, set *backends.SessionSet, b *backends.Backen
 
 func noRelease() {}
 
-// rawOf is SessionSet.Raw's or Conn's answer as a session or an error.
+// rawOf is bsession.Set.Raw's or Conn's answer as a session or an error.
 func rawOf[S any](raw *S, ok bool, err error) (*S, error) {
 	switch {
 	case err != nil:

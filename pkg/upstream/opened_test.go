@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/vmcp/vmcp/pkg/backends"
+	bsession "github.com/vmcp/vmcp/pkg/backends/session"
 	"github.com/vmcp/vmcp/pkg/upstream"
 )
 
@@ -26,7 +27,7 @@ func TestOpenSessionRequestAndNotify(t *testing.T) {
 	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
 	c, m, mgr := core(t, hs.URL, 10*time.Second)
-	set := mgr.NewSessionSet(func(*backends.Backend) backends.SessionOptions { return backends.SessionOptions{Legacy: true} })
+	set := bsession.New(mgr, func(*backends.Backend) backends.SessionOptions { return backends.SessionOptions{Legacy: true} })
 	t.Cleanup(func() { _ = set.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
+	bsession "github.com/vmcp/vmcp/pkg/backends/session"
 	"github.com/vmcp/vmcp/pkg/wire/mcpmsg"
 )
 
@@ -43,7 +44,7 @@ type sessions struct {
 }
 
 type keyed struct {
-	set      *backends.SessionSet
+	set      *bsession.Set
 	used     time.Time
 	inflight int
 }
@@ -67,7 +68,7 @@ func sessionKey(req *Request, b *backends.Backend) (string, error) {
 // set returns the SessionSet of req's key on b, with the request's
 // forwarded headers held for the session's own requests (initialize,
 // answers, cancellations). release marks the request's end.
-func (p *sessions) set(req *Request, b *backends.Backend) (set *backends.SessionSet, release func(), err error) {
+func (p *sessions) set(req *Request, b *backends.Backend) (set *bsession.Set, release func(), err error) {
 	key, err := sessionKey(req, b)
 	if err != nil {
 		return nil, nil, err
@@ -86,7 +87,7 @@ func (p *sessions) set(req *Request, b *backends.Backend) (set *backends.Session
 		if len(p.sets) >= maxSessions {
 			return nil, nil, fmt.Errorf("vmcp holds %d keyed backend sessions, its limit", maxSessions)
 		}
-		k = &keyed{set: p.mgr.NewSessionSet(func(b *backends.Backend) backends.SessionOptions {
+		k = &keyed{set: bsession.New(p.mgr, func(b *backends.Backend) backends.SessionOptions {
 			return keyedOptions(b, req.AskCaps, p.mgr.Tokens(), p.undeliverable)
 		})}
 		p.sets[key] = k

@@ -24,6 +24,7 @@ import (
 	"github.com/vmcp/vmcp/pkg/aggregator"
 	"github.com/vmcp/vmcp/pkg/audit"
 	"github.com/vmcp/vmcp/pkg/backends"
+	bsession "github.com/vmcp/vmcp/pkg/backends/session"
 	"github.com/vmcp/vmcp/pkg/backends/transport"
 	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/policy"
@@ -63,7 +64,7 @@ type Request struct {
 	Caps     json.RawMessage         // Modern: the client's clientCapabilities (a Modern backend's _meta)
 	LogLevel string                  // Modern: the client's logLevel ("" none)
 	AskCaps  *mcp.ClientCapabilities // Modern: what a Legacy backend session may ask the client (nil: none)
-	Sessions *backends.SessionSet    // Legacy: the client session's own backend sessions
+	Sessions *bsession.Set           // Legacy: the client session's own backend sessions
 }
 
 // Target is where a routed request goes.

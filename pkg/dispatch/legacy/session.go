@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/backends"
+	"github.com/vmcp/vmcp/pkg/backends/session"
 	"github.com/vmcp/vmcp/pkg/identity"
 	"github.com/vmcp/vmcp/pkg/telemetry"
 	"github.com/vmcp/vmcp/pkg/upstream"
@@ -23,7 +24,7 @@ type clientSession struct {
 	id       string
 	front    *mcp.ServerSession
 	d        *Dispatcher
-	backends *backends.SessionSet
+	backends *session.Set
 	calls    *calls
 	// relayState holds the relayed calls and server-to-client requests
 	// (relay.go); idle ends the session after IdleTimeout without requests.
@@ -93,7 +94,7 @@ func newClientSession(d *Dispatcher, ss *mcp.ServerSession) *clientSession {
 	})
 	s.ended, s.end = context.WithCancel(context.Background())
 	s.listens = upstream.NewListens(s.ended)
-	s.backends = d.mgr.NewSessionSet(s.sessionOptions)
+	s.backends = session.New(d.mgr, s.sessionOptions)
 	return s
 }
 

@@ -1,4 +1,4 @@
-package backends
+package session
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vmcp/vmcp/pkg/aggregator"
+	"github.com/vmcp/vmcp/pkg/backends"
 )
 
 // A per-principal backend has no control connection, so its
@@ -30,9 +31,9 @@ var listChangedKinds = map[string]aggregator.Kind{
 // relister lists one backend session of a per-principal backend again
 // when the backend announces a change on it.
 type relister struct {
-	s *SessionSet
-	b *Backend
-	e *sessionEntry
+	s *Set
+	b *backends.Backend
+	e *entry
 
 	mu      sync.Mutex
 	running bool              // a run goroutine is listing
@@ -41,7 +42,7 @@ type relister struct {
 
 // relistOn is receiving middleware for e, a session of per-principal
 // backend b in s: list_changed starts (or extends) a relisting.
-func (s *SessionSet) relistOn(b *Backend, e *sessionEntry) mcp.Middleware {
+func (s *Set) relistOn(b *backends.Backend, e *entry) mcp.Middleware {
 	r := &relister{s: s, b: b, e: e}
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -93,9 +94,9 @@ func (r *relister) list(kinds []aggregator.Kind) {
 	}
 	inv, err := r.b.ListSession(context.Background(), r.e.cs)
 	if err != nil {
-		r.b.log.Warn("per-principal backend announced a change; listing it again failed", "principal", pr.String(), "error", err)
+		r.b.Logger().Warn("per-principal backend announced a change; listing it again failed", "principal", pr.String(), "error", err)
 		return
 	}
 	inv.Announced = kinds
-	r.s.m.agg.UpdateFor(pr.Key(), inv)
+	r.s.m.PublishFor(pr, inv)
 }
