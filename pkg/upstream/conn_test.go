@@ -38,7 +38,7 @@ func connBackend(t *testing.T, transport string) config.Backend {
 }
 
 // connClient makes the requests of one client of the core: a Legacy one
-// (its own SessionSet, declaring elicitation, log level raised) or a
+// (its own session.Set, declaring elicitation, log level raised) or a
 // Modern one (a keyed session, declaring elicitation).
 type connClient struct {
 	revision string

@@ -13,7 +13,7 @@ import (
 
 // A per-principal backend has no control connection, so its list_changed
 // reach vmcp only on a principal's own sessions. A Legacy backend session
-// hears them on its GET stream (backends/relist.go); a Modern backend
+// hears them on its GET stream (backends/session/relist.go); a Modern backend
 // sends them only on a subscriptions/listen. WatchLists holds one such
 // listen per owner (a Legacy client session whose backend session is
 // Modern, or a Modern client's listen stream) and backend, with the

@@ -65,7 +65,7 @@ func sessionKey(req *Request, b *backends.Backend) (string, error) {
 	return fmt.Sprintf("%s\x00%p\x00%s\x00%s\x00%s", b.Name(), b, req.Principal.Key(), caps, b.Principal(req.Header)), nil
 }
 
-// set returns the SessionSet of req's key on b, with the request's
+// set returns the session.Set of req's key on b, with the request's
 // forwarded headers held for the session's own requests (initialize,
 // answers, cancellations). release marks the request's end.
 func (p *sessions) set(req *Request, b *backends.Backend) (set *bsession.Set, release func(), err error) {

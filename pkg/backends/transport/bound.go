@@ -8,7 +8,7 @@ import (
 )
 
 // bindKey carries a backend session's principal (a func reading the
-// SessionSet's latest) in a context.
+// session.Set's latest) in a context.
 type bindKey struct{}
 
 // WithBinding returns ctx carrying f, the principal of the backend session
@@ -53,7 +53,7 @@ func (t *boundTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // HeldHTTP wraps hc so a request whose context carries no client header
-// gets held()'s (the client session's latest, SessionSet.Forward), read
+// gets held()'s (the client session's latest, session.Set.Forward), read
 // when it is sent (so each reopening of a GET stream reads it anew).
 func HeldHTTP(hc *http.Client, held func() http.Header) *http.Client {
 	return &http.Client{Transport: &heldTransport{base: hc.Transport, held: held}}
