@@ -18,6 +18,8 @@
 //     (test programs and harnesses that play clients and backends and must
 //     spell the wire out themselves) and this package (which names the
 //     patterns it bans).
+//   - global: an exported package-level var outside tests and test/
+//     (process-wide mutable state); sentinel errors are exempt (globals.go).
 //   - one-sender: see sender.go; it needs types, so it runs over the
 //     packages go/packages loads (LoadTyped, CheckTree), not in Check.
 //
@@ -98,6 +100,9 @@ func Check(module string, files map[string][]byte) ([]Finding, error) {
 		out = append(out, sizeFindings(s)...)
 		if !s.test {
 			out = append(out, docFindings(s)...)
+		}
+		if !s.test && !strings.HasPrefix(s.path, "test/") {
+			out = append(out, globalFindings(s)...)
 		}
 		if s.wired {
 			out = append(out, wireFindings(s, consts)...)

@@ -27,10 +27,10 @@ import (
 	"github.com/vmcp/vmcp/pkg/identity"
 )
 
-// Algorithms are the JWS algorithms a token may be signed with: asymmetric
+// algorithms are the JWS algorithms a token may be signed with: asymmetric
 // only. "none" and HMAC (HS256/384/512) are never accepted, so a token
 // "signed" with the issuer's public key as an HMAC secret fails.
-var Algorithms = []string{
+var algorithms = []string{
 	oidc.RS256, oidc.RS384, oidc.RS512,
 	oidc.PS256, oidc.PS384, oidc.PS512,
 	oidc.ES256, oidc.ES384, oidc.ES512,
@@ -38,8 +38,8 @@ var Algorithms = []string{
 }
 
 var allowedAlgs = func() []jose.SignatureAlgorithm {
-	out := make([]jose.SignatureAlgorithm, len(Algorithms))
-	for i, a := range Algorithms {
+	out := make([]jose.SignatureAlgorithm, len(algorithms))
+	for i, a := range algorithms {
 		out[i] = jose.SignatureAlgorithm(a)
 	}
 	return out
@@ -125,7 +125,7 @@ func (a *Authenticator) setKeys(jwksURL string) {
 	a.keys = &keySet{url: jwksURL, client: a.opts.HTTPClient, interval: a.opts.JWKSRefreshInterval, now: a.opts.Now}
 	a.verifier = oidc.NewVerifier(a.opts.Issuer, a.keys, &oidc.Config{
 		ClientID:             a.opts.Audience,
-		SupportedSigningAlgs: Algorithms,
+		SupportedSigningAlgs: algorithms,
 		Now:                  func() time.Time { return a.opts.Now().Add(-a.opts.Leeway) }, // exp leeway
 	})
 }

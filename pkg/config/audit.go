@@ -18,19 +18,21 @@ type Audit struct {
 	// Redact lists argument keys whose values are replaced, at any depth:
 	// a key is redacted when, lower-cased and without "_", "-", "." and
 	// spaces, it contains an entry so normalised ("token" redacts
-	// access_token, refreshToken and X-Auth-Token). Default DefaultRedact.
+	// access_token, refreshToken and X-Auth-Token). Default DefaultRedact().
 	Redact []string `yaml:"redact"`
 }
 
 // DefaultRedact are the argument keys redacted when audit.redact is unset:
 // password, token and secret, and the other common names of credentials
 // (matched as Audit.Redact says: "apikey" redacts api_key and apiKey).
-var DefaultRedact = []string{"password", "token", "secret", "authorization", "cookie", "apikey", "credential", "privatekey"}
+func DefaultRedact() []string {
+	return []string{"password", "token", "secret", "authorization", "cookie", "apikey", "credential", "privatekey"}
+}
 
 // applyAuditDefaults fills audit.redact when the file leaves it unset.
 func (c *Config) applyAuditDefaults() {
 	if c.Audit != nil && c.Audit.Redact == nil {
-		c.Audit.Redact = append([]string(nil), DefaultRedact...)
+		c.Audit.Redact = DefaultRedact()
 	}
 }
 

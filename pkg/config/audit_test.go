@@ -14,7 +14,7 @@ func TestAuditSectionParsesWithDefaultRedactKeys(t *testing.T) {
 	require.NotNil(t, c.Audit)
 	assert.Equal(t, "/tmp/audit.jsonl", c.Audit.Path)
 	assert.False(t, c.Audit.Arguments)
-	assert.Equal(t, DefaultRedact, c.Audit.Redact)
+	assert.Equal(t, DefaultRedact(), c.Audit.Redact)
 	assert.Subset(t, c.Audit.Redact, []string{"password", "token", "secret"}, "the issue's list, and more")
 
 	c, err = Parse([]byte(okBackend+"audit:\n  path: a.log\n  arguments: true\n  redact: [api_key]\n"), "ok.yaml")

@@ -86,7 +86,7 @@ func (e *Exchanges) Begin(tracer trace.Tracer, r *http.Request, revision, method
 	r.Header[ExchangeHeader] = []string{x.id}
 	x.parent = context.Background()
 	if len(r.Header["Traceparent"]) > 0 || len(r.Header["Baggage"]) > 0 {
-		x.parent = Propagator.Extract(x.parent, propagation.HeaderCarrier(r.Header))
+		x.parent = propagator.Extract(x.parent, propagation.HeaderCarrier(r.Header))
 	}
 	e.m.Store(x.id, x)
 	return x
@@ -126,7 +126,7 @@ func (x *Exchange) Observe(method, name string, meta map[string]any) {
 	x.observed, x.method, x.name = true, method, name
 	x.client = meta[mcp.MetaKeyClientInfo] // decoded only for the audit log (Facts)
 	if !trace.SpanContextFromContext(x.parent).IsValid() && meta != nil {
-		x.parent = Propagator.Extract(x.parent, metaCarrier(meta))
+		x.parent = propagator.Extract(x.parent, metaCarrier(meta))
 	}
 	x.started()
 }
@@ -245,7 +245,7 @@ func (x *Exchange) Forward(h http.Header) {
 	if x == nil || !x.traced() {
 		return
 	}
-	Propagator.Inject(x.Context(context.Background()), propagation.HeaderCarrier(h))
+	propagator.Inject(x.Context(context.Background()), propagation.HeaderCarrier(h))
 	x.mu.Lock()
 	x.forwarded = true
 	x.mu.Unlock()

@@ -60,7 +60,7 @@ func RewriteMetaRaw(ctx context.Context, meta json.RawMessage) json.RawMessage {
 		return meta
 	}
 	carrier := propagation.MapCarrier{}
-	Propagator.Inject(ctx, carrier)
+	propagator.Inject(ctx, carrier)
 	for _, k := range traceKeys {
 		delete(m, k)
 		if v, ok := carrier[k]; ok {
@@ -80,7 +80,7 @@ func RewriteMeta(ctx context.Context, meta map[string]any) {
 		return
 	}
 	carrier := propagation.MapCarrier{}
-	Propagator.Inject(ctx, carrier)
+	propagator.Inject(ctx, carrier)
 	for _, k := range traceKeys {
 		delete(meta, k)
 		if v, ok := carrier[k]; ok {
@@ -112,6 +112,6 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.Base.RoundTrip(req)
 	}
 	req = req.Clone(ctx) // a RoundTripper must not modify the caller's request
-	Propagator.Inject(ctx, propagation.HeaderCarrier(req.Header))
+	propagator.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	return t.Base.RoundTrip(req)
 }

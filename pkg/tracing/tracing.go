@@ -35,8 +35,8 @@ const (
 	AttrForwarded = attribute.Key("vmcp.forwarded") // true: forwarded to the node that serves it
 )
 
-// Propagator reads and writes W3C traceparent, tracestate and baggage.
-var Propagator propagation.TextMapPropagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+// propagator reads and writes W3C traceparent, tracestate and baggage.
+var propagator propagation.TextMapPropagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 
 // NewProvider returns the tracer provider cfg asks for and its shutdown
 // (which flushes spans not yet exported). With tracing off it is a no-op

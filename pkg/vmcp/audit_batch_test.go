@@ -106,7 +106,7 @@ func TestAuditBatchOfALeavingClientLostItsCalls(t *testing.T) {
 	})
 	sink, path := newAuditSink(), filepath.Join(t.TempDir(), "audit.log")
 	v := harness.StartVMCPWithOptions(t, vmcp.Options{AuditOpen: sink.open}, func(c *config.Config) {
-		c.Audit = &config.Audit{Path: path, Arguments: true, Redact: config.DefaultRedact}
+		c.Audit = &config.Audit{Path: path, Arguments: true, Redact: config.DefaultRedact()}
 	}, hb.Config())
 	lc := v.Connect(t, "2025-03-26", nil)
 	// One request only: the Exchange's method label is then tools/call

@@ -35,7 +35,7 @@ func TestAuditLoggedCommonSecretKeysInClear(t *testing.T) {
 	sink, path := newAuditSink(), filepath.Join(t.TempDir(), "audit.log")
 	alpha := harness.StartBackend(t, "alpha", harness.Stateful, func(s *mcp.Server) { harness.AddEcho(s, "echo") })
 	v := harness.StartVMCPWithOptions(t, vmcp.Options{AuditOpen: sink.open}, func(c *config.Config) {
-		c.Audit = &config.Audit{Path: path, Arguments: true, Redact: config.DefaultRedact}
+		c.Audit = &config.Audit{Path: path, Arguments: true, Redact: config.DefaultRedact()}
 	}, alpha.Config())
 	for _, rev := range []string{"2025-11-25", ""} {
 		cs := v.Connect(t, rev, nil)

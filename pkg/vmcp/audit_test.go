@@ -65,7 +65,7 @@ func auditedVMCP(t *testing.T, idp *authtest.IdP, sink *auditSink, path string) 
 			{Deny: &config.AuthzItems{Tools: []string{"alpha_count"}}},
 		}}
 		c.Cluster.NodeID = auditNode
-		c.Audit = &config.Audit{Path: path, Arguments: true, Redact: config.DefaultRedact}
+		c.Audit = &config.Audit{Path: path, Arguments: true, Redact: config.DefaultRedact()}
 		c.RateLimits = []config.RateLimit{{Tools: []string{"alpha_echo"}, Per: config.PerPrincipal, Requests: 2,
 			Period: config.Duration(time.Hour), Burst: 2, OnStoreError: config.StoreDeny}}
 	}, alpha.Config(), mb.Config())

@@ -42,8 +42,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Version is vmcp's release version (set with -ldflags at build time).
-var Version = "0.1.0-dev"
+// Version is vmcp's release version, in serverInfo and `vmcp version`.
+const Version = "0.1.0-dev"
 
 // Options are run-time choices that are not part of the config file.
 type Options struct {
