@@ -218,22 +218,7 @@ func TestControlGETStreamGapIsCoveredByRefresh(t *testing.T) {
 		sdk.ServeHTTP(w, r)
 	}))
 	t.Cleanup(hs.Close)
-	agg := aggregator.New(aggregator.Policy{Strategy: config.StrategyPriority, Order: []string{"gap"}}, slog.New(slog.DiscardHandler))
-	listed := make(chan struct{}, 16)
-	agg.OnChange(func(_, c *aggregator.Catalogue, _ []aggregator.Kind) {
-		if _, _, ok := c.Tool("b"); ok {
-			listed <- struct{}{}
-		}
-	})
-	mgr := NewManager([]config.Backend{{Name: "gap", URL: hs.URL, Transport: config.TransportStreamableHTTP}},
-		agg, slog.New(slog.DiscardHandler), "test", WithTiming(Timing{MinBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, StreamAttempts: 1000}))
-	mgr.Start(0)
-	t.Cleanup(func() { closeWithin(t, mgr, 5*time.Second) })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := mgr.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
+	listed := watchToolB(t, "gap", hs.URL)
 	cut := <-streams // the control connection's GET stream is live
 	allow.Store(false)
 	cut()
@@ -283,22 +268,7 @@ func TestControlFirstGETStreamMissedListChanged(t *testing.T) {
 		sdk.ServeHTTP(w, r)
 	}))
 	t.Cleanup(hs.Close)
-	agg := aggregator.New(aggregator.Policy{Strategy: config.StrategyPriority, Order: []string{"first"}}, slog.New(slog.DiscardHandler))
-	listed := make(chan struct{}, 16)
-	agg.OnChange(func(_, c *aggregator.Catalogue, _ []aggregator.Kind) {
-		if _, _, ok := c.Tool("b"); ok {
-			listed <- struct{}{}
-		}
-	})
-	mgr := NewManager([]config.Backend{{Name: "first", URL: hs.URL, Transport: config.TransportStreamableHTTP}},
-		agg, slog.New(slog.DiscardHandler), "test", WithTiming(Timing{MinBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, StreamAttempts: 1000}))
-	mgr.Start(0)
-	t.Cleanup(func() { closeWithin(t, mgr, 5*time.Second) })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := mgr.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
+	listed := watchToolB(t, "first", hs.URL)
 	<-held // listed, and the backend's first GET stream is not open yet
 	srv.AddTool(&mcp.Tool{Name: "b", InputSchema: map[string]any{"type": "object"}}, handler)
 	<-announced // sent to no stream: lost
@@ -308,4 +278,28 @@ func TestControlFirstGETStreamMissedListChanged(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("tool b added before the first GET stream opened never listed")
 	}
+}
+
+// watchToolB starts a Manager on the streamable HTTP backend name at url
+// (fast stream retries) and returns a channel told each time the
+// catalogue holds tool "b"; it is ready when watchToolB returns.
+func watchToolB(t *testing.T, name, url string) <-chan struct{} {
+	t.Helper()
+	agg := aggregator.New(aggregator.Policy{Strategy: config.StrategyPriority, Order: []string{name}}, slog.New(slog.DiscardHandler))
+	listed := make(chan struct{}, 16)
+	agg.OnChange(func(_, c *aggregator.Catalogue, _ []aggregator.Kind) {
+		if _, _, ok := c.Tool("b"); ok {
+			listed <- struct{}{}
+		}
+	})
+	mgr := NewManager([]config.Backend{{Name: name, URL: url, Transport: config.TransportStreamableHTTP}},
+		agg, slog.New(slog.DiscardHandler), "test", WithTiming(Timing{MinBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, StreamAttempts: 1000}))
+	mgr.Start(0)
+	t.Cleanup(func() { closeWithin(t, mgr, 5*time.Second) })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := mgr.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return listed
 }
