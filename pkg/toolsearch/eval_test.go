@@ -38,8 +38,9 @@ func benchDocs(t testing.TB) ([]toolsearch.Doc, []livemcpbench.Task) {
 // the half tuned on, and at odd ones, held out), and pins the figures
 // measured (deterministic), with each backend's description as its server
 // gives it (tools.json's, which the bench's servers send in serverInfo):
-// Recall@5 0.436, Recall@10 0.514, hit@3 0.574; tuned half 0.427/0.510/0.638,
-// held-out half 0.445/0.518/0.511 (0.431/0.509/0.574 before another
+// Recall@5 0.465, Recall@10 0.551, hit@3 0.606; tuned half 0.480/0.567/0.660,
+// held-out half 0.450/0.535/0.553 (0.436/0.514/0.574 before the steps a
+// request implies were added as parts, implied.go; 0.431/0.509/0.574 before another
 // server's copy of a tool found gave its place up, copies.go;
 // 0.423/0.498/0.574 before a multi-part
 // request's hits lifted their servers' other tools, siblings.go; 0.425 with
@@ -59,8 +60,8 @@ func TestLiveMCPBenchRecall(t *testing.T) {
 	t.Logf("LiveMCPBench: %d tools, %d tasks: Recall@5 %.3f Recall@10 %.3f hit@3 %.3f", len(docs), s.Tasks, s.Recall5, s.Recall10, s.Hit3)
 	t.Logf("  tuned half: Recall@5 %.3f Recall@10 %.3f hit@3 %.3f; held-out half: Recall@5 %.3f Recall@10 %.3f hit@3 %.3f",
 		a.Recall5, a.Recall10, a.Hit3, b.Recall5, b.Recall10, b.Hit3)
-	if s.Recall5 < 0.435 || s.Recall10 < 0.51 || s.Hit3 < 0.57 {
-		t.Errorf("Recall@5 = %.3f, Recall@10 = %.3f, hit@3 = %.3f, want ≥ 0.435, ≥ 0.51 and ≥ 0.57", s.Recall5, s.Recall10, s.Hit3)
+	if s.Recall5 < 0.464 || s.Recall10 < 0.55 || s.Hit3 < 0.6 {
+		t.Errorf("Recall@5 = %.3f, Recall@10 = %.3f, hit@3 = %.3f, want ≥ 0.464, ≥ 0.55 and ≥ 0.6", s.Recall5, s.Recall10, s.Hit3)
 	}
 	if os.Getenv("TOOLSEARCH_MISSES") != "" { // tuning aid: the tuned half's misses
 		for _, task := range halves[0] {

@@ -30,8 +30,9 @@ func (ix *Index) Search(query string, limit int, allow func(doc int) bool) []Hit
 	if limit <= 0 || len(ix.keys) == 0 {
 		return nil
 	}
+	steps := implied(query)
 	query = literals(query)
-	parts := clauses(query)
+	parts := append(clauses(query), steps...)
 	want := limit + copiesDepth
 	if len(parts) <= 1 {
 		return ix.distinct(ix.rank(queryTerms(query), want, allow), limit)
