@@ -44,8 +44,8 @@ func (c *Core) WatchLists(ctx context.Context, req *Request, b *backends.Backend
 		sess = s
 	} else {
 		raw, ok := b.Stateless()
-		if !ok {
-			return nil // not Modern: a keyed Legacy session would hear it (not held here)
+		if !ok { // a Legacy one: the stream's own session's GET stream hears them (ownsession.go)
+			return l.watchOnOwn(ctx, c, req, b, changed)
 		}
 		sess = httpSession{raw}
 	}
@@ -79,9 +79,12 @@ func listKinds(b *backends.Backend) (mcp.NotificationSubscriptions, bool) {
 // drop) call deliver with the advertised URI req.Name. Other backends
 // fail: their subscriptions are shared (backends.Manager.SubscribeResource).
 func (c *Core) HoldResource(ctx context.Context, req *Request, t Target, l *Listens, deliver func(uri string)) error {
-	raw, ok := t.Backend.Stateless()
-	if !ok || !t.Backend.PerPrincipal() || req.Principal.Anonymous() {
-		return mcpmsg.WireError(t.Backend.Name(), errors.New("no per-principal Modern backend to hold a subscription on"))
+	b := t.Backend
+	if !b.PerPrincipal() || !b.HTTP() || req.Principal.Anonymous() {
+		return mcpmsg.WireError(b.Name(), errors.New("no per-principal streamable HTTP backend to hold a subscription on"))
 	}
-	return l.open(ctx, c, req, t, httpSession{raw}, deliver)
+	if raw, ok := b.Stateless(); ok {
+		return l.open(ctx, c, req, t, httpSession{raw}, deliver)
+	}
+	return l.holdOnOwn(ctx, c, req, t, deliver)
 }

@@ -39,10 +39,12 @@ var errNotHonored = errors.New("backend did not honor the resource subscription"
 // resource subscriptions on Modern backend sessions: each one's goroutine
 // ends with unsubscribe, with the owner's context, or at Close.
 type Listens struct {
-	owner context.Context
-	mu    sync.Mutex
-	held  map[listenKey]context.CancelFunc
-	wg    sync.WaitGroup
+	owner    context.Context
+	mu       sync.Mutex
+	held     map[listenKey]context.CancelFunc
+	sessions *ownSessions // a Modern listen stream's own Legacy backend sessions (ownsession.go)
+	closed   bool
+	wg       sync.WaitGroup
 }
 
 type listenKey struct{ backend, uri string }
@@ -53,7 +55,8 @@ func NewListens(owner context.Context) *Listens {
 	return &Listens{owner: owner, held: map[listenKey]context.CancelFunc{}}
 }
 
-// Close ends every listen and waits for their goroutines.
+// Close ends every listen, waits for their goroutines and closes the
+// backend sessions held for them.
 func (l *Listens) Close() {
 	l.mu.Lock()
 	for k, stop := range l.held {
@@ -61,6 +64,7 @@ func (l *Listens) Close() {
 		delete(l.held, k)
 	}
 	l.mu.Unlock()
+	l.closeOwn() // ends the goroutines keeping them (ownkeep.go)
 	l.wg.Wait()
 }
 

@@ -17,8 +17,10 @@ import (
 // backend session of a per-principal backend lists that backend again on
 // that session and publishes the result as the principal's own
 // (aggregator.UpdateFor, which tells the principal's clients when its
-// view changed). Announcements arriving while a listing runs are
-// coalesced into one more listing.
+// view changed: by the listing's difference, not the announcement, since
+// the backend announces one change on each of the principal's sessions).
+// Announcements arriving while a listing runs are coalesced into one more
+// listing.
 
 // listChangedKinds maps a backend's list_changed notifications to the
 // kinds they announce.
@@ -80,13 +82,13 @@ func (r *relister) run() {
 			return
 		}
 		r.mu.Unlock()
-		r.list(kinds)
+		r.list()
 	}
 }
 
 // list lists the backend on the session (bounded: inventory's timeout)
-// and publishes it as the bound principal's own, announcing kinds.
-func (r *relister) list(kinds []aggregator.Kind) {
+// and publishes it as the bound principal's own.
+func (r *relister) list() {
 	<-r.e.ready // closed by connect whatever its outcome
 	pr := r.s.principal()
 	if r.e.cs == nil || pr.Anonymous() {
@@ -97,6 +99,5 @@ func (r *relister) list(kinds []aggregator.Kind) {
 		r.b.Logger().Warn("per-principal backend announced a change; listing it again failed", "principal", pr.String(), "error", err)
 		return
 	}
-	inv.Announced = kinds
-	r.s.m.PublishFor(pr, inv)
+	r.s.m.PublishFor(pr, inv) // by its difference only: each of pr's sessions hears the same announcement
 }

@@ -136,7 +136,8 @@ func (s *Set) connect(b *backends.Backend, e *entry) {
 	if b.PerPrincipal() { // its list_changed updates the principal's own inventory (relist.go)
 		opts.Receiving = append(opts.Receiving, s.relistOn(b, e))
 	}
-	cs, o, err := b.OpenOwn(transport.WithBinding(context.Background(), s.principal), opts)
+	ctx := transport.WithGone(transport.WithBinding(context.Background(), s.principal), func() { forget(e) })
+	cs, o, err := b.OpenOwn(ctx, opts)
 	if err == nil && opts.Init != nil {
 		ictx, cancel := context.WithTimeout(context.Background(), b.Timeout())
 		if err = opts.Init(ictx, cs); err != nil {
@@ -173,6 +174,19 @@ func (s *Set) connect(b *backends.Backend, e *entry) {
 			s.mu.Unlock()
 		}()
 	}
+}
+
+// forget closes e's session once the backend said it forgot it (its GET
+// stream's 404), so the next Get, and whoever waits on the session, see it
+// gone.
+func forget(e *entry) {
+	e.broken.Store(true)
+	go func() {
+		<-e.ready
+		if e.cs != nil {
+			_ = e.cs.Close()
+		}
+	}()
 }
 
 // Len is the number of open backend sessions.

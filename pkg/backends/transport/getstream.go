@@ -29,8 +29,9 @@ import (
 // backoff (with Last-Event-ID when the backend gave event ids), and after
 // Steady.Attempts failed attempts in a row, or at once on 405 (no
 // stream offered) or 404 (session gone), vmcp stops reopening it and the
-// stream stays silent. So a GET stream never changes a backend's state:
-// only failing POSTs and health probes do. On the control connection,
+// stream stays silent (a 404 tells the session's owner, WithGone). So a
+// GET stream never changes a backend's state: only failing POSTs and
+// health probes do. On the control connection,
 // every opening of the stream requests a catalogue refresh, covering
 // list_changed notifications the backend sent while it was closed, or,
 // for the first, between initialize (and vmcp's first listing) and the
@@ -45,6 +46,17 @@ type controlKey struct{}
 // of a connection made in it calls Steady.Refresh.
 func WithControl(ctx context.Context) context.Context {
 	return context.WithValue(ctx, controlKey{}, true)
+}
+
+// goneKey marks a connection's context with what to do when the backend
+// forgot its session.
+type goneKey struct{}
+
+// WithGone marks ctx so that a GET stream of a connection made in it calls
+// gone when the backend answers its reopening 404 (the session is gone):
+// nothing else on a session that sends no requests would notice.
+func WithGone(ctx context.Context, gone func()) context.Context {
+	return context.WithValue(ctx, goneKey{}, gone)
 }
 
 // Steady is what a backend's steady GET streams need of it: its name (the
@@ -133,6 +145,9 @@ func (t *steadyTransport) keep(req *http.Request, w io.Writer, closed <-chan str
 		if status == http.StatusMethodNotAllowed || status == http.StatusNotFound {
 			s.Log.Debug("backend GET stream not offered; not reopened", "status", status)
 			s.Metrics.GetStreamAbandoned.WithLabelValues(s.Name).Inc()
+			if gone, _ := ctx.Value(goneKey{}).(func()); gone != nil && status == http.StatusNotFound {
+				gone()
+			}
 			wait(ctx, closed, -1)
 			return
 		}

@@ -1,0 +1,262 @@
+package vmcp_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/vmcp/vmcp/pkg/config"
+	"github.com/vmcp/vmcp/pkg/devidp"
+)
+
+// A per-principal backend that keeps Legacy sessions sends list_changed
+// and resources/updated only on a session's GET stream; a Modern client's
+// listen stream had no backend session, so it heard neither (list
+// changes only at its principal's next re-discovery, minutes later) and
+// its resource subscriptions there were never honored. Each stream now
+// holds a Legacy backend session of its own, with its principal's
+// exchanged token (upstream/ownsession.go).
+
+// modernClients connects alice and bob on the Modern revision only, each
+// recording its list_changed, and waits for their listen streams.
+func modernClients(t *testing.T, idp *devidp.IdP, v interface{ ModernListens() int }, url string) (map[string]*mcp.ClientSession, map[string]chan string) {
+	t.Helper()
+	cs, got := map[string]*mcp.ClientSession{}, map[string]chan string{}
+	for _, who := range []string{"alice", "bob"} {
+		tok, err := idp.ClientToken(t.Context(), who, "")
+		require.NoError(t, err)
+		ch := make(chan string, 16)
+		c, _, err := connect(t, url, tok, revisions["modern"], notes(ch))
+		require.NoError(t, err)
+		cs[who], got[who] = c, ch
+	}
+	require.Eventually(t, func() bool { return v.ModernListens() == 2 }, 10*time.Second, 5*time.Millisecond,
+		"the Modern clients' listen streams are open")
+	return cs, got
+}
+
+// TestModernListenHeardNoPerPrincipalLegacyListChanged: with Modern
+// clients only, alice's tool redefined on a per-principal Legacy backend
+// reaches alice's listen stream (and her next list) at once; bob's
+// stream hears nothing of it (its next list_changed is a later shared
+// prompt change) and bob keeps his own definition.
+func TestModernListenHeardNoPerPrincipalLegacyListChanged(t *testing.T) {
+	idp := outboundIdP(t, func(string) bool { return false })
+	ub := startUserBackend(t, tokenChecker(t, idp, vaultAud))
+	open := openBackend(t)
+	v := userVMCP(t, idp, open, ub, config.ToolChangesWarn)
+	cs, got := modernClients(t, idp, v.Server, v.URL)
+	for who, c := range cs {
+		require.Equal(t, who+" v1", lookupDesc(t, c), who)
+	}
+	ub.awaitGETs(t, "alice") // the stream's own backend session is listening
+
+	ub.define("alice", "alice v2")
+	require.Equal(t, "tools", next(t, got["alice"], "alice"))
+	assert.Equal(t, "alice v2", lookupDesc(t, cs["alice"]))
+	addPrompt(open.Server, "barrier") // a shared change every client hears of
+	for who, ch := range got {
+		require.Equal(t, "prompts", next(t, ch, who), "%s: the next list_changed is the shared one", who)
+		assert.Empty(t, ch, who)
+	}
+	assert.Equal(t, "bob v1", lookupDesc(t, cs["bob"]))
+}
+
+// TestTwoSessionsOfAPrincipalGotEachListChangedTwice: a per-principal
+// backend announces one change on each of alice's backend sessions (a
+// Legacy client's and a Modern listen stream's); each announcement used
+// to be passed on, so each of alice's clients was told twice. Now the
+// principal's view changes once and each client is told once.
+func TestTwoSessionsOfAPrincipalGotEachListChangedTwice(t *testing.T) {
+	idp := outboundIdP(t, func(string) bool { return false })
+	ub := startUserBackend(t, tokenChecker(t, idp, vaultAud))
+	open := openBackend(t)
+	v := userVMCP(t, idp, open, ub, config.ToolChangesWarn)
+	tok, err := idp.ClientToken(t.Context(), "alice", "")
+	require.NoError(t, err)
+	got := map[string]chan string{}
+	for _, name := range []string{"first", "second"} {
+		ch := make(chan string, 16)
+		c, _, err := connect(t, v.URL, tok, revisions["legacy"], notes(ch))
+		require.NoError(t, err)
+		require.Equal(t, "alice v1", lookupDesc(t, c), name)
+		got[name] = ch
+	}
+	require.Eventually(t, func() bool { return sessionCount(ub.server("alice")) >= 2 },
+		10*time.Second, 5*time.Millisecond, "alice's two backend sessions")
+	ub.awaitGETs(t, "alice")
+
+	ub.define("alice", "alice v2")
+	for name, ch := range got {
+		require.Equal(t, "tools", next(t, ch, name))
+	}
+	addPrompt(open.Server, "barrier")
+	for name, ch := range got {
+		require.Equal(t, "prompts", next(t, ch, name), "%s: told once of alice's change, then of the shared one", name)
+	}
+}
+
+// sessionCount is the number of s's sessions.
+func sessionCount(s *mcp.Server) int {
+	n := 0
+	for range s.Sessions() {
+		n++
+	}
+	return n
+}
+
+// startLegacyDocBackend is a per-user backend keeping Legacy sessions
+// (as startUserBackend) whose servers each serve doc://note and accept
+// resource subscriptions; srv gives a user's server, subs its
+// subscriptions held.
+func startLegacyDocBackend(t *testing.T, check func(string) string) (url string, srv func(sub string) *mcp.Server, subs func(sub string) int) {
+	t.Helper()
+	var mu sync.Mutex
+	servers := map[string]*mcp.Server{}
+	held := map[string]int{}
+	subs = func(sub string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return held[sub]
+	}
+	srv = func(sub string) *mcp.Server {
+		mu.Lock()
+		defer mu.Unlock()
+		if s := servers[sub]; s != nil {
+			return s
+		}
+		count := func(d int) { mu.Lock(); held[sub] += d; mu.Unlock() }
+		s := mcp.NewServer(&mcp.Implementation{Name: "vault", Version: "1"}, &mcp.ServerOptions{
+			SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { count(1); return nil },
+			UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { count(-1); return nil }})
+		s.AddResource(&mcp.Resource{URI: "doc://note", Name: "note"}, func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.Params.URI, Text: sub}}}, nil
+		})
+		servers[sub] = s
+		return s
+	}
+	who := func(r *http.Request) string {
+		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		return check(tok)
+	}
+	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return srv(who(r)) }, nil)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if who(r) == "" {
+			http.Error(w, "unknown user", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+	return hs.URL, srv, subs
+}
+
+// TestModernPerPrincipalLegacyResourceSubscriptionWasNotHonored: alice's
+// and bob's Modern listen streams both ask for doc://note of a
+// per-principal Legacy backend; each is granted it, subscribed on a
+// backend session with its own principal's token, and hears only its own
+// server's updates.
+func TestModernPerPrincipalLegacyResourceSubscriptionWasNotHonored(t *testing.T) {
+	idp := outboundIdP(t, func(string) bool { return false })
+	url, srv, subs := startLegacyDocBackend(t, tokenChecker(t, idp, vaultAud))
+	v := docVMCP(t, idp, openBackend(t), url)
+	got := map[string]chan string{}
+	for _, who := range []string{"alice", "bob"} {
+		tok, err := idp.ClientToken(t.Context(), who, "")
+		require.NoError(t, err)
+		ch := make(chan string, 16)
+		c, _, err := connect(t, v.URL, tok, revisions["modern"], &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{},
+			ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { ch <- r.Params.URI }})
+		require.NoError(t, err)
+		got[who] = ch
+		require.NoError(t, c.Subscribe(ctx10(t), &mcp.SubscribeParams{URI: "doc://note"}), who)
+	}
+	require.Eventually(t, func() bool { return subs("alice") == 1 && subs("bob") == 1 }, 10*time.Second, 5*time.Millisecond,
+		"each stream subscribed on a backend session with its own principal's token")
+	heardUpdate(t, srv("alice"), got["alice"], "alice")
+	assert.Empty(t, got["bob"], "bob heard alice's update") // none of bob's was sent yet
+	heardUpdate(t, srv("bob"), got["bob"], "bob")
+}
+
+// heardUpdate sends s's resources/updated of doc://note until ch gets
+// one (the go-sdk client's listen opens in the background: an update may
+// arrive before it knows the stream), bounded.
+func heardUpdate(t *testing.T, s *mcp.Server, ch chan string, who string) {
+	t.Helper()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(10 * time.Second)
+	for {
+		require.NoError(t, s.ResourceUpdated(ctx10(t), &mcp.ResourceUpdatedNotificationParams{URI: "doc://note"}))
+		select {
+		case uri := <-ch:
+			require.Equal(t, "doc://note", uri)
+			return
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("%s was not told of its own update", who)
+		}
+	}
+}
+
+// forget closes every session sub's server holds, as a restarted backend
+// forgets them (their GET streams end; the next request is 404).
+func forget(s *mcp.Server) {
+	for ss := range s.Sessions() {
+		_ = ss.Close()
+	}
+}
+
+// TestModernListenLostItsPerPrincipalLegacySessionForGood: the backend
+// forgetting the session a listen stream holds used to end what the
+// stream heard from it. The session is now reopened: alice's next tool
+// change reaches her stream; her resource is subscribed again and her
+// stream told once of the gap, then of the next update.
+func TestModernListenLostItsPerPrincipalLegacySessionForGood(t *testing.T) {
+	t.Run("list changes", func(t *testing.T) {
+		t.Parallel()
+		idp := outboundIdP(t, func(string) bool { return false })
+		ub := startUserBackend(t, tokenChecker(t, idp, vaultAud))
+		open := openBackend(t)
+		v := userVMCP(t, idp, open, ub, config.ToolChangesWarn)
+		cs, got := modernClients(t, idp, v.Server, v.URL)
+		ub.awaitGETs(t, "alice")
+		forget(ub.server("alice"))
+		ub.awaitGETs(t, "alice") // reopened
+
+		ub.define("alice", "alice v2")
+		require.Equal(t, "tools", next(t, got["alice"], "alice"))
+		assert.Equal(t, "alice v2", lookupDesc(t, cs["alice"]))
+	})
+	t.Run("resources", func(t *testing.T) {
+		t.Parallel()
+		idp := outboundIdP(t, func(string) bool { return false })
+		url, srv, subs := startLegacyDocBackend(t, tokenChecker(t, idp, vaultAud))
+		v := docVMCP(t, idp, openBackend(t), url)
+		tok, err := idp.ClientToken(t.Context(), "alice", "")
+		require.NoError(t, err)
+		ch := make(chan string, 16)
+		c, _, err := connect(t, v.URL, tok, revisions["modern"], &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{},
+			ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { ch <- r.Params.URI }})
+		require.NoError(t, err)
+		require.NoError(t, c.Subscribe(ctx10(t), &mcp.SubscribeParams{URI: "doc://note"}))
+		heardUpdate(t, srv("alice"), ch, "alice")
+		require.Eventually(t, func() bool { return subs("alice") == 1 }, 10*time.Second, 5*time.Millisecond)
+
+		forget(srv("alice"))
+		require.Eventually(t, func() bool { return subs("alice") == 2 }, 10*time.Second, 5*time.Millisecond,
+			"subscribed again on the reopened session")
+		assert.Equal(t, "doc://note", updated(t, ch, "alice"), "told of the gap")
+		for len(ch) > 0 { // updates heardUpdate sent twice
+			<-ch
+		}
+		heardUpdate(t, srv("alice"), ch, "alice")
+	})
+}
