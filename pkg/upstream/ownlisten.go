@@ -17,16 +17,19 @@ import (
 // sends them only on a subscriptions/listen. WatchLists holds one such
 // listen per owner (a Legacy client session whose backend session is
 // Modern, or a Modern client's listen stream) and backend, with the
-// principal's credential, never shared with another principal.
+// principal's credential, never shared with another principal; for a
+// Modern listen stream and a Legacy backend, a backend session of the
+// stream's own (ownsession.go).
 
-// WatchLists holds in l, for req's principal, a listen for the list
-// changes b advertises, when b is a per-principal streamable HTTP backend
-// at a Modern revision (else it does nothing): on req.Sessions' session
-// when set (a Legacy client's; nothing when that session is Legacy, whose
-// GET stream hears them), else one self-contained listen carrying req's
-// principal and forwarded headers. Each list_changed, and each reopening after a
-// drop, calls changed with the kind's method ("" after a gap), on the
-// listen's goroutine.
+// WatchLists holds in l, for req's principal, what hears the list changes
+// b advertises, when b is a per-principal streamable HTTP backend (else
+// it does nothing): with req.Sessions (a Legacy client's), a listen on
+// its session when that is Modern (a Legacy one's GET stream hears them);
+// else on a Modern backend one self-contained listen carrying req's
+// principal and forwarded headers, on a Legacy one a session of l's own
+// whose GET stream hears them (ownsession.go). Each list_changed, and
+// each reopening after a drop, calls changed with the kind's method (""
+// after a gap), on the listen's goroutine.
 func (c *Core) WatchLists(ctx context.Context, req *Request, b *backends.Backend, l *Listens, changed func(method string)) error {
 	want, ok := listKinds(b)
 	if !ok || !b.PerPrincipal() || !b.HTTP() || req.Principal.Anonymous() {
@@ -71,13 +74,14 @@ func listKinds(b *backends.Backend) (mcp.NotificationSubscriptions, bool) {
 	return n, n.ToolsListChanged || n.PromptsListChanged || n.ResourcesListChanged
 }
 
-// HoldResource holds in l, for req's principal, a listen for the
-// resource t.Name on t's backend, a per-principal backend at a Modern
-// revision, carrying that principal's credential and forwarded headers
-// (never shared with another principal): answered once the backend
-// acknowledged it; its resources/updated (and each reopening after a
-// drop) call deliver with the advertised URI req.Name. Other backends
-// fail: their subscriptions are shared (backends.Manager.SubscribeResource).
+// HoldResource holds in l, for req's principal, a subscription to the
+// resource t.Name on t's backend, a per-principal streamable HTTP one,
+// carrying that principal's credential and forwarded headers (never
+// shared with another principal): a listen on a Modern backend,
+// resources/subscribe on l's own session on a Legacy one (ownsession.go);
+// answered once the backend acknowledged it; its resources/updated (and
+// each reopening after a drop) call deliver with the advertised URI
+// req.Name. Other backends fail: their subscriptions are shared.
 func (c *Core) HoldResource(ctx context.Context, req *Request, t Target, l *Listens, deliver func(uri string)) error {
 	b := t.Backend
 	if !b.PerPrincipal() || !b.HTTP() || req.Principal.Anonymous() {

@@ -30,7 +30,7 @@ type ownSessions struct {
 	set *bsession.Set
 
 	mu      sync.Mutex
-	deliver map[listenKey]*heldOwn     // by backend and backend URI
+	deliver map[listenKey]*heldOwn  // by backend and backend URI
 	kept    map[string]func(string) // backends whose session is kept open, and their relisting (ownkeep.go)
 }
 
