@@ -36,6 +36,10 @@ func (d *Dispatcher) listen(rq *request, p *mcp.SubscriptionsListenParams) ([]by
 	done, _ := d.enter()
 	defer done()
 	pr := identity.From(rq.r.Context())
+	release, err := d.listens.admit(pr, d.opts.MaxListens, d.opts.MaxListensPerPrincipal)
+	if err != nil {
+		return nil, err
+	}
 	cat := d.agg.For(pr.Key())
 	var resources []subscriptions.Resource
 	var own []ownResource // served by a per-principal backend: held by this stream (ownlisten.go)
@@ -52,8 +56,8 @@ func (d *Dispatcher) listen(rq *request, p *mcp.SubscriptionsListenParams) ([]by
 		return ok
 	})
 	stream := d.subs.OpenFor(rq.r.Context(), pr, rq.id, honored, resources)
-	defer d.subs.Release(stream)
-	held := d.watchOwn(rq, pr, stream.Honored) // per-principal backends' list changes (ownlisten.go)
+	defer func() { release(); d.subs.Release(stream) }() // within the limit while counted (ModernListens)
+	held := d.watchOwn(rq, pr, stream.Honored)           // per-principal backends' list changes (ownlisten.go)
 	defer held.Close()
 	d.holdOwn(rq, pr, stream, own, held)
 	rq.written = true

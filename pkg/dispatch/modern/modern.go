@@ -63,6 +63,11 @@ type Options struct {
 	// mrtr.max_parked_per_principal); beyond them a call is refused naming
 	// the limit.
 	MaxParked, MaxParkedPerPrincipal int
+	// MaxListens and MaxListensPerPrincipal bound the subscriptions/listen
+	// streams open at once, on this node and per authenticated principal
+	// (sessions.max, sessions.max_per_principal; <= 0: none); beyond them
+	// a listen is refused naming the limit.
+	MaxListens, MaxListensPerPrincipal int
 	// NodeID is this node's cluster ID, sealed into the requestState of
 	// parked calls ("" for a single node).
 	NodeID string
@@ -99,6 +104,7 @@ type Dispatcher struct {
 	parked   mrtr.Directory
 	streams  sync.Map       // parked call ID → its *parkedStream (park_stream.go)
 	limits   parkLimits     // parked calls in all and per principal (parklimit.go)
+	listens  parkLimits     // listen streams in all and per principal
 	mu       sync.Mutex     // orders enter against Close
 	wg       sync.WaitGroup // listen streams and parked calls (see enter)
 	closing  atomic.Bool    // Close was called: no new parked calls
@@ -143,6 +149,8 @@ func New(agg *aggregator.Aggregator, mgr *backends.Manager, opts Options) *Dispa
 		modern:   slices.DeleteFunc(slices.Clone(versions), func(v string) bool { return !wire.IsModern(v) }),
 		state:    opts.State,
 		parked:   opts.Parked,
+		limits:   parkLimits{names: parkedNames},
+		listens:  parkLimits{names: listenNames},
 	}
 	mgr.OnResourceUpdated(d.subs.ResourceUpdated)
 	mgr.OnUndeliverable(d.undeliverable) // progress and logs that reach no call (stream.go)

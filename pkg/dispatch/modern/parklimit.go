@@ -9,15 +9,27 @@ import (
 	"github.com/vmcp/vmcp/pkg/identity"
 )
 
-// parkLimits counts the calls parked on this node, in all and per
-// authenticated principal: each holds a backend session (and on the
-// backend a request) until it completes or Options.ParkTimeout passes, so
-// without a bound a client could hold sessions without end.
+// parkLimits counts what clients hold on this node, in all and per
+// authenticated principal: parked calls (each holds a backend session, and
+// on the backend a request, until it completes or Options.ParkTimeout
+// passes) and listen streams (each may hold a listen or a backend session
+// per per-principal backend), so that no client holds them without end.
 type parkLimits struct {
+	names limitNames
 	mu    sync.Mutex
 	total int
 	by    map[string]int // by principal key; anonymous callers are not counted here
 }
+
+// limitNames name what a parkLimits counts, its two config keys and what
+// a principal at its limit can do, for the refusal's message.
+type limitNames struct{ what, max, perPrincipal, hint string }
+
+// Parked calls' and listen streams' limits.
+var (
+	parkedNames = limitNames{"parked calls", "mrtr.max_parked", "mrtr.max_parked_per_principal", "answer or cancel one first"}
+	listenNames = limitNames{"listen streams", "sessions.max", "sessions.max_per_principal", "close one first"}
+)
 
 // enterParked tracks one call on the parked path (enter) and, when its
 // client can be asked (so it may park between rounds), holds it within the
@@ -40,8 +52,8 @@ func (d *Dispatcher) enterParked(ctx context.Context, asks bool) (done func(), e
 	return func() { release(); exit() }, nil
 }
 
-// admit reserves one parked call for p within max (the node's) and
-// perPrincipal, returning the release of the reservation, or the error
+// admit reserves one for p within max (the node's) and perPrincipal
+// (<= 0: no limit), returning the release of the reservation, or the error
 // naming the limit that was reached.
 func (l *parkLimits) admit(p identity.Principal, max, perPrincipal int) (func(), error) {
 	key := ""
@@ -50,13 +62,14 @@ func (l *parkLimits) admit(p identity.Principal, max, perPrincipal int) (func(),
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.total >= max {
+	n := l.names
+	if max > 0 && l.total >= max {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
-			Message: fmt.Sprintf("too many parked calls on this node (mrtr.max_parked is %d); retry later", max)}
+			Message: fmt.Sprintf("too many %s on this node (%s is %d); retry later", n.what, n.max, max)}
 	}
-	if key != "" && l.by[key] >= perPrincipal {
+	if key != "" && perPrincipal > 0 && l.by[key] >= perPrincipal {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
-			Message: fmt.Sprintf("too many parked calls for this principal (mrtr.max_parked_per_principal is %d); answer or cancel one first", perPrincipal)}
+			Message: fmt.Sprintf("too many %s for this principal (%s is %d); %s", n.what, n.perPrincipal, perPrincipal, n.hint)}
 	}
 	if l.by == nil {
 		l.by = map[string]int{}
