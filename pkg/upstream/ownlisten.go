@@ -22,8 +22,7 @@ import (
 // stream's own (ownsession.go).
 
 // WatchLists holds in l, for req's principal, what hears the list changes
-// b advertises, when b is a per-principal streamable HTTP backend (else
-// it does nothing): with req.Sessions (a Legacy client's), a listen on
+// b advertises, when b is a per-principal backend (else it does nothing): with req.Sessions (a Legacy client's), a listen on
 // its session when that is Modern (a Legacy one's GET stream hears them);
 // else on a Modern backend one self-contained listen carrying req's
 // principal and forwarded headers, on a Legacy one a session of l's own
@@ -32,7 +31,7 @@ import (
 // after a gap), on the listen's goroutine.
 func (c *Core) WatchLists(ctx context.Context, req *Request, b *backends.Backend, l *Listens, changed func(method string)) error {
 	want, ok := listKinds(b)
-	if !ok || !b.PerPrincipal() || !b.HTTP() || req.Principal.Anonymous() {
+	if !ok || !b.PerPrincipal() || req.Principal.Anonymous() { // per-principal: streamable HTTP or SSE
 		return nil
 	}
 	var sess session
@@ -75,7 +74,7 @@ func listKinds(b *backends.Backend) (mcp.NotificationSubscriptions, bool) {
 }
 
 // HoldResource holds in l, for req's principal, a subscription to the
-// resource t.Name on t's backend, a per-principal streamable HTTP one,
+// resource t.Name on t's backend, a per-principal one,
 // carrying that principal's credential and forwarded headers (never
 // shared with another principal): a listen on a Modern backend,
 // resources/subscribe on l's own session on a Legacy one (ownsession.go);
@@ -84,8 +83,8 @@ func listKinds(b *backends.Backend) (mcp.NotificationSubscriptions, bool) {
 // req.Name. Other backends fail: their subscriptions are shared.
 func (c *Core) HoldResource(ctx context.Context, req *Request, t Target, l *Listens, deliver func(uri string)) error {
 	b := t.Backend
-	if !b.PerPrincipal() || !b.HTTP() || req.Principal.Anonymous() {
-		return mcpmsg.WireError(b.Name(), errors.New("no per-principal streamable HTTP backend to hold a subscription on"))
+	if !b.PerPrincipal() || req.Principal.Anonymous() {
+		return mcpmsg.WireError(b.Name(), errors.New("no per-principal backend to hold a subscription on"))
 	}
 	if raw, ok := b.Stateless(); ok {
 		return l.open(ctx, c, req, t, httpSession{raw}, deliver)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vmcp/vmcp/pkg/config"
 	"github.com/vmcp/vmcp/pkg/devidp"
+	"github.com/vmcp/vmcp/test/integration/harness"
 )
 
 // A per-principal backend that keeps Legacy sessions sends list_changed
@@ -24,22 +25,43 @@ import (
 // holds a Legacy backend session of its own, with its principal's
 // exchanged token (upstream/ownsession.go).
 
-// modernClients connects alice and bob on the Modern revision only, each
-// recording its list_changed, and waits for their listen streams.
-func modernClients(t *testing.T, idp *devidp.IdP, v interface{ ModernListens() int }, url string) (map[string]*mcp.ClientSession, map[string]chan string) {
+// modernClients connects alice and bob on the Modern revision (for
+// their lists) and opens a raw listen stream for each, granted tool and
+// prompt list changes, returned once acknowledged: by then the stream
+// holds its own sessions on the per-principal backends (opened before
+// vmcp acknowledges).
+func modernClients(t *testing.T, idp *devidp.IdP, url string) (map[string]*mcp.ClientSession, map[string]*sse) {
 	t.Helper()
-	cs, got := map[string]*mcp.ClientSession{}, map[string]chan string{}
+	cs, streams := map[string]*mcp.ClientSession{}, map[string]*sse{}
 	for _, who := range []string{"alice", "bob"} {
 		tok, err := idp.ClientToken(t.Context(), who, "")
 		require.NoError(t, err)
-		ch := make(chan string, 16)
-		c, _, err := connect(t, url, tok, revisions["modern"], notes(ch))
+		c, _, err := connect(t, url, tok, revisions["modern"], &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
 		require.NoError(t, err)
-		cs[who], got[who] = c, ch
+		cs[who] = c
+		body := `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"promptsListChanged":true},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+		streams[who] = openSSE(t, post(t, url, body, map[string]string{"Mcp-Protocol-Version": "2026-07-28",
+			"Mcp-Method": "subscriptions/listen", "Authorization": "Bearer " + tok}))
+		streams[who].next(t, "notifications/subscriptions/acknowledged")
 	}
-	require.Eventually(t, func() bool { return v.ModernListens() == 2 }, 10*time.Second, 5*time.Millisecond,
-		"the Modern clients' listen streams are open")
-	return cs, got
+	return cs, streams
+}
+
+// nextChange is the method of s's next list_changed (edgeWait at most).
+func nextChange(t *testing.T, s *sse, who string) string {
+	t.Helper()
+	timeout := time.After(edgeWait)
+	for {
+		select {
+		case m, ok := <-s.msgs:
+			require.True(t, ok, "%s's stream ended", who)
+			if method, _ := m["method"].(string); strings.HasSuffix(method, "/list_changed") {
+				return method
+			}
+		case <-timeout:
+			t.Fatalf("%s got no list_changed", who)
+		}
+	}
 }
 
 // TestModernListenHeardNoPerPrincipalLegacyListChanged: with Modern
@@ -52,19 +74,18 @@ func TestModernListenHeardNoPerPrincipalLegacyListChanged(t *testing.T) {
 	ub := startUserBackend(t, tokenChecker(t, idp, vaultAud))
 	open := openBackend(t)
 	v := userVMCP(t, idp, open, ub, config.ToolChangesWarn)
-	cs, got := modernClients(t, idp, v.Server, v.URL)
+	cs, streams := modernClients(t, idp, v.URL)
 	for who, c := range cs {
 		require.Equal(t, who+" v1", lookupDesc(t, c), who)
 	}
-	ub.awaitGETs(t, "alice") // the stream's own backend session is listening
+	ub.awaitGETs(t, "alice") // the stream's own backend session's GET stream is open
 
 	ub.define("alice", "alice v2")
-	require.Equal(t, "tools", next(t, got["alice"], "alice"))
+	require.Equal(t, "notifications/tools/list_changed", nextChange(t, streams["alice"], "alice"))
 	assert.Equal(t, "alice v2", lookupDesc(t, cs["alice"]))
 	addPrompt(open.Server, "barrier") // a shared change every client hears of
-	for who, ch := range got {
-		require.Equal(t, "prompts", next(t, ch, who), "%s: the next list_changed is the shared one", who)
-		assert.Empty(t, ch, who)
+	for who, s := range streams {
+		require.Equal(t, "notifications/prompts/list_changed", nextChange(t, s, who), "%s: the next list_changed is the shared one", who)
 	}
 	assert.Equal(t, "bob v1", lookupDesc(t, cs["bob"]))
 }
@@ -226,13 +247,13 @@ func TestModernListenLostItsPerPrincipalLegacySessionForGood(t *testing.T) {
 		ub := startUserBackend(t, tokenChecker(t, idp, vaultAud))
 		open := openBackend(t)
 		v := userVMCP(t, idp, open, ub, config.ToolChangesWarn)
-		cs, got := modernClients(t, idp, v.Server, v.URL)
+		cs, streams := modernClients(t, idp, v.URL)
 		ub.awaitGETs(t, "alice")
 		forget(ub.server("alice"))
 		ub.awaitGETs(t, "alice") // reopened
 
 		ub.define("alice", "alice v2")
-		require.Equal(t, "tools", next(t, got["alice"], "alice"))
+		require.Equal(t, "notifications/tools/list_changed", nextChange(t, streams["alice"], "alice"))
 		assert.Equal(t, "alice v2", lookupDesc(t, cs["alice"]))
 	})
 	t.Run("resources", func(t *testing.T) {
@@ -259,4 +280,40 @@ func TestModernListenLostItsPerPrincipalLegacySessionForGood(t *testing.T) {
 		}
 		heardUpdate(t, srv("alice"), ch, "alice")
 	})
+}
+
+// TestModernListenHeardNoPerPrincipalSSEListChanged: the same on a
+// per-principal backend over the HTTP+SSE transport, whose list_changed
+// arrive only on a session's SSE stream: alice's Modern listen stream
+// hears her change (on a session of its own), bob's does not.
+func TestModernListenHeardNoPerPrincipalSSEListChanged(t *testing.T) {
+	idp := outboundIdP(t, func(string) bool { return false })
+	ub := &userBackend{check: tokenChecker(t, idp, vaultAud), srv: map[string]*mcp.Server{}}
+	h := mcp.NewSSEHandler(func(r *http.Request) *mcp.Server { return ub.server(ub.sub(r)) }, nil)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ub.sub(r) == "" {
+			http.Error(w, "unknown user", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+	open := openBackend(t)
+	v := harness.StartVMCP(t, func(c *config.Config) {
+		c.Auth = &config.Auth{Issuer: idp.Issuer(), Audience: audience,
+			Leeway: config.Duration(5 * time.Second), JWKSRefreshInterval: config.Duration(time.Minute)}
+	}, open.Config(), config.Backend{Name: "vault", URL: hs.URL, Transport: config.TransportSSE,
+		Auth: &config.OutboundAuth{Type: config.OutboundTokenExchange, ClientID: "vmcp", ClientSecret: "vmcp-secret", Audience: vaultAud}})
+	cs, streams := modernClients(t, idp, v.URL) // acknowledged: the streams' own SSE sessions are open
+	for who, c := range cs {
+		require.Equal(t, who+" v1", lookupDesc(t, c), who)
+	}
+
+	ub.define("alice", "alice v2")
+	require.Equal(t, "notifications/tools/list_changed", nextChange(t, streams["alice"], "alice"))
+	assert.Equal(t, "alice v2", lookupDesc(t, cs["alice"]))
+	addPrompt(open.Server, "barrier")
+	for who, s := range streams {
+		require.Equal(t, "notifications/prompts/list_changed", nextChange(t, s, who), "%s: the next list_changed is the shared one", who)
+	}
 }
