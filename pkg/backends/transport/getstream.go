@@ -53,7 +53,8 @@ func WithControl(ctx context.Context) context.Context {
 type goneKey struct{}
 
 // WithGone marks ctx so that a GET stream of a connection made in it calls
-// gone when the backend answers its reopening 404 (the session is gone):
+// gone when the backend, having served the stream, answers its reopening
+// 404 (it forgot the session; a first 404 is a GET never offered):
 // nothing else on a session that sends no requests would notice.
 func WithGone(ctx context.Context, gone func()) context.Context {
 	return context.WithValue(ctx, goneKey{}, gone)
@@ -130,6 +131,7 @@ func (t *steadyTransport) keep(req *http.Request, w io.Writer, closed <-chan str
 	backoff, failures := s.MinBackoff, 0
 	control := ctx.Value(controlKey{}) != nil
 	var lastID string
+	served := false // a stream was opened: a later 404 is a forgotten session, not a GET never offered
 	for {
 		opened := time.Now()
 		events, status, err := t.once(req, &lastID, w, func() {
@@ -142,12 +144,9 @@ func (t *steadyTransport) keep(req *http.Request, w io.Writer, closed <-chan str
 		if ctx.Err() != nil || errors.Is(err, errReaderGone) {
 			return
 		}
+		served = served || status == http.StatusOK
 		if status == http.StatusMethodNotAllowed || status == http.StatusNotFound {
-			s.Log.Debug("backend GET stream not offered; not reopened", "status", status)
-			s.Metrics.GetStreamAbandoned.WithLabelValues(s.Name).Inc()
-			if gone, _ := ctx.Value(goneKey{}).(func()); gone != nil && status == http.StatusNotFound {
-				gone()
-			}
+			t.abandon(ctx, status, served)
 			wait(ctx, closed, -1)
 			return
 		}
@@ -170,6 +169,17 @@ func (t *steadyTransport) keep(req *http.Request, w io.Writer, closed <-chan str
 		if failures > 0 {
 			backoff = min(backoff*2, s.MaxBackoff)
 		}
+	}
+}
+
+// abandon stops reopening a GET stream the backend answered status (405
+// or 404); a 404 after a served stream tells the session's owner
+// (WithGone): the backend forgot the session.
+func (t *steadyTransport) abandon(ctx context.Context, status int, served bool) {
+	t.s.Log.Debug("backend GET stream not offered; not reopened", "status", status)
+	t.s.Metrics.GetStreamAbandoned.WithLabelValues(t.s.Name).Inc()
+	if gone, _ := ctx.Value(goneKey{}).(func()); gone != nil && status == http.StatusNotFound && served {
+		gone()
 	}
 }
 

@@ -32,10 +32,16 @@ func (c logRecords) WithGroup(string) slog.Handler      { return c }
 // to the returned channel, and opens one GET on it.
 func steadyFor(t *testing.T, base roundTripFunc) (*http.Response, logRecords) {
 	t.Helper()
+	return steadyIn(t, context.Background(), base)
+}
+
+// steadyIn is steadyFor on a connection whose context is parent.
+func steadyIn(t *testing.T, parent context.Context, base roundTripFunc) (*http.Response, logRecords) {
+	t.Helper()
 	logs := make(logRecords, 64)
 	steady := Steady{Name: "b", Log: slog.New(logs), Metrics: telemetry.New(), MinBackoff: 5 * time.Millisecond,
 		MaxBackoff: 50 * time.Millisecond, Stable: 50 * time.Millisecond, Attempts: 3, Refresh: func() {}}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(parent)
 	t.Cleanup(cancel)
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://backend/mcp", nil)
 	resp, err := SteadyGET(base, steady).RoundTrip(req)
@@ -96,5 +102,37 @@ func TestGETStreamResumesWithLastEventID(t *testing.T) {
 	awaitLog(t, logs, "backend GET stream not offered; not reopened")
 	if first, second := <-lastIDs, <-lastIDs; first != "" || second != "7" {
 		t.Errorf("Last-Event-ID sent = %q then %q, want \"\" then \"7\"", first, second)
+	}
+}
+
+// TestGETStreamForgottenSessionWasNotTold: a backend that forgot a session
+// answers its GET stream's reopening 404, and nothing else told the
+// session's owner (a session that sends no requests never learned it was
+// gone). The owner is now told (WithGone), but only after the stream was
+// served: a first 404 is a GET never offered.
+func TestGETStreamForgottenSessionWasNotTold(t *testing.T) {
+	for _, served := range []bool{true, false} {
+		var calls, gone atomic.Int64
+		ctx := WithGone(context.Background(), func() { gone.Add(1) })
+		resp, logs := steadyIn(t, ctx, func(*http.Request) (*http.Response, error) {
+			if served && calls.Add(1) == 1 {
+				return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"text/event-stream"}},
+					Body: io.NopCloser(strings.NewReader("data: {}\n\n"))}, nil
+			}
+			return &http.Response{StatusCode: http.StatusNotFound, Header: http.Header{}, Body: http.NoBody}, nil
+		})
+		if served { // the event is copied to the client's end before the stream is reopened
+			if _, err := resp.Body.Read(make([]byte, 64)); err != nil {
+				t.Fatalf("reading the served event: %v", err)
+			}
+		}
+		awaitLog(t, logs, "backend GET stream not offered; not reopened")
+		want := int64(0)
+		if served {
+			want = 1
+		}
+		if n := gone.Load(); n != want {
+			t.Errorf("served %v: owner told %d times, want %d", served, n, want)
+		}
 	}
 }
