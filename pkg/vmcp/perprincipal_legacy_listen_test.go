@@ -190,20 +190,27 @@ func TestModernPerPrincipalLegacyResourceSubscriptionWasNotHonored(t *testing.T)
 	v := docVMCP(t, idp, openBackend(t), url)
 	got := map[string]chan string{}
 	for _, who := range []string{"alice", "bob"} {
-		tok, err := idp.ClientToken(t.Context(), who, "")
-		require.NoError(t, err)
-		ch := make(chan string, 16)
-		c, _, err := connect(t, v.URL, tok, revisions["modern"], &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{},
-			ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { ch <- r.Params.URI }})
-		require.NoError(t, err)
-		got[who] = ch
-		require.NoError(t, c.Subscribe(ctx10(t), &mcp.SubscribeParams{URI: "doc://note"}), who)
+		_, got[who] = docSubscriber(t, idp, v.URL, "modern", who)
 	}
 	require.Eventually(t, func() bool { return subs("alice") == 1 && subs("bob") == 1 }, 10*time.Second, 5*time.Millisecond,
 		"each stream subscribed on a backend session with its own principal's token")
 	heardUpdate(t, srv("alice"), got["alice"], "alice")
 	assert.Empty(t, got["bob"], "bob heard alice's update") // none of bob's was sent yet
 	heardUpdate(t, srv("bob"), got["bob"], "bob")
+}
+
+// docSubscriber connects who on revision rev and subscribes to
+// doc://note; its resources/updated URIs arrive on the channel.
+func docSubscriber(t *testing.T, idp *devidp.IdP, url, rev, who string) (*mcp.ClientSession, chan string) {
+	t.Helper()
+	tok, err := idp.ClientToken(t.Context(), who, "")
+	require.NoError(t, err)
+	ch := make(chan string, 16)
+	c, _, err := connect(t, url, tok, revisions[rev], &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{},
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { ch <- r.Params.URI }})
+	require.NoError(t, err)
+	require.NoError(t, c.Subscribe(ctx10(t), &mcp.SubscribeParams{URI: "doc://note"}), who)
+	return c, ch
 }
 
 // heardUpdate sends s's resources/updated of doc://note until ch gets
@@ -261,13 +268,7 @@ func TestModernListenLostItsPerPrincipalLegacySessionForGood(t *testing.T) {
 		idp := outboundIdP(t, func(string) bool { return false })
 		url, srv, subs := startLegacyDocBackend(t, tokenChecker(t, idp, vaultAud))
 		v := docVMCP(t, idp, openBackend(t), url)
-		tok, err := idp.ClientToken(t.Context(), "alice", "")
-		require.NoError(t, err)
-		ch := make(chan string, 16)
-		c, _, err := connect(t, v.URL, tok, revisions["modern"], &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{},
-			ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { ch <- r.Params.URI }})
-		require.NoError(t, err)
-		require.NoError(t, c.Subscribe(ctx10(t), &mcp.SubscribeParams{URI: "doc://note"}))
+		_, ch := docSubscriber(t, idp, v.URL, "modern", "alice")
 		heardUpdate(t, srv("alice"), ch, "alice")
 		require.Eventually(t, func() bool { return subs("alice") == 1 }, 10*time.Second, 5*time.Millisecond)
 

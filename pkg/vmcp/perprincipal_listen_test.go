@@ -181,40 +181,13 @@ func TestModernPerPrincipalResourceSubscriptionWasNotHonored(t *testing.T) {
 	v := docVMCP(t, idp, openBackend(t), url)
 	got := map[string]chan string{}
 	for _, who := range []string{"alice", "bob"} {
-		tok, err := idp.ClientToken(t.Context(), who, "")
-		require.NoError(t, err)
-		ch := make(chan string, 16)
-		c, _, err := connect(t, v.URL, tok, revisions["modern"], &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{},
-			ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { ch <- r.Params.URI }})
-		require.NoError(t, err)
-		got[who] = ch
-		require.NoError(t, c.Subscribe(ctx10(t), &mcp.SubscribeParams{URI: "doc://note"}), who)
+		_, got[who] = docSubscriber(t, idp, v.URL, "modern", who)
 	}
 	assert.Eventually(t, func() bool { return live("alice") == 1 && live("bob") == 1 }, 10*time.Second, 5*time.Millisecond,
 		"each principal's stream holds its own listen on the backend")
-	// The go-sdk client's listen opens in the background: its first
-	// updates may arrive before it knows the stream, so one is sent until
-	// one arrives (bounded).
-	heard := func(who string) {
-		t.Helper()
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		deadline := time.After(10 * time.Second)
-		for {
-			require.NoError(t, srv(who).ResourceUpdated(ctx10(t), &mcp.ResourceUpdatedNotificationParams{URI: "doc://note"}))
-			select {
-			case uri := <-got[who]:
-				require.Equal(t, "doc://note", uri)
-				return
-			case <-tick.C:
-			case <-deadline:
-				t.Fatalf("%s was not told of its own update", who)
-			}
-		}
-	}
-	heard("alice")
+	heardUpdate(t, srv("alice"), got["alice"], "alice")
 	assert.Empty(t, got["bob"], "bob heard alice's update") // none of bob's was sent yet
-	heard("bob")
+	heardUpdate(t, srv("bob"), got["bob"], "bob")
 }
 
 // A Legacy client's resource subscription on a per-principal backend
@@ -230,14 +203,7 @@ func TestLegacyPerPrincipalResourceSubscriptionsStayApart(t *testing.T) {
 	got := map[string]chan string{}
 	cs := map[string]*mcp.ClientSession{}
 	for _, who := range []string{"alice", "bob"} {
-		tok, err := idp.ClientToken(t.Context(), who, "")
-		require.NoError(t, err)
-		ch := make(chan string, 16)
-		c, _, err := connect(t, v.URL, tok, revisions["legacy"], &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{},
-			ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { ch <- r.Params.URI }})
-		require.NoError(t, err)
-		got[who], cs[who] = ch, c
-		require.NoError(t, c.Subscribe(ctx10(t), &mcp.SubscribeParams{URI: "doc://note"}), who)
+		cs[who], got[who] = docSubscriber(t, idp, v.URL, "legacy", who)
 	}
 	for _, who := range []string{"alice", "bob", "alice"} {
 		require.NoError(t, srv(who).ResourceUpdated(ctx10(t), &mcp.ResourceUpdatedNotificationParams{URI: "doc://note"}))
