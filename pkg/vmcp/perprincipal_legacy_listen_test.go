@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -133,52 +132,6 @@ func sessionCount(s *mcp.Server) int {
 	return n
 }
 
-// startLegacyDocBackend is a per-user backend keeping Legacy sessions
-// (as startUserBackend) whose servers each serve doc://note and accept
-// resource subscriptions; srv gives a user's server, subs its
-// subscriptions held.
-func startLegacyDocBackend(t *testing.T, check func(string) string) (url string, srv func(sub string) *mcp.Server, subs func(sub string) int) {
-	t.Helper()
-	var mu sync.Mutex
-	servers := map[string]*mcp.Server{}
-	held := map[string]int{}
-	subs = func(sub string) int {
-		mu.Lock()
-		defer mu.Unlock()
-		return held[sub]
-	}
-	srv = func(sub string) *mcp.Server {
-		mu.Lock()
-		defer mu.Unlock()
-		if s := servers[sub]; s != nil {
-			return s
-		}
-		count := func(d int) { mu.Lock(); held[sub] += d; mu.Unlock() }
-		s := mcp.NewServer(&mcp.Implementation{Name: "vault", Version: "1"}, &mcp.ServerOptions{
-			SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { count(1); return nil },
-			UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { count(-1); return nil }})
-		s.AddResource(&mcp.Resource{URI: "doc://note", Name: "note"}, func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.Params.URI, Text: sub}}}, nil
-		})
-		servers[sub] = s
-		return s
-	}
-	who := func(r *http.Request) string {
-		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		return check(tok)
-	}
-	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return srv(who(r)) }, nil)
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if who(r) == "" {
-			http.Error(w, "unknown user", http.StatusUnauthorized)
-			return
-		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
-	return hs.URL, srv, subs
-}
-
 // TestModernPerPrincipalLegacyResourceSubscriptionWasNotHonored: alice's
 // and bob's Modern listen streams both ask for doc://note of a
 // per-principal Legacy backend; each is granted it, subscribed on a
@@ -186,7 +139,7 @@ func startLegacyDocBackend(t *testing.T, check func(string) string) (url string,
 // server's updates.
 func TestModernPerPrincipalLegacyResourceSubscriptionWasNotHonored(t *testing.T) {
 	idp := outboundIdP(t, func(string) bool { return false })
-	url, srv, subs := startLegacyDocBackend(t, tokenChecker(t, idp, vaultAud))
+	url, srv, subs := startDocBackend(t, tokenChecker(t, idp, vaultAud), false)
 	v := docVMCP(t, idp, openBackend(t), url)
 	got := map[string]chan string{}
 	for _, who := range []string{"alice", "bob"} {
@@ -266,7 +219,7 @@ func TestModernListenLostItsPerPrincipalLegacySessionForGood(t *testing.T) {
 	t.Run("resources", func(t *testing.T) {
 		t.Parallel()
 		idp := outboundIdP(t, func(string) bool { return false })
-		url, srv, subs := startLegacyDocBackend(t, tokenChecker(t, idp, vaultAud))
+		url, srv, subs := startDocBackend(t, tokenChecker(t, idp, vaultAud), false)
 		v := docVMCP(t, idp, openBackend(t), url)
 		_, ch := docSubscriber(t, idp, v.URL, "modern", "alice")
 		heardUpdate(t, srv("alice"), ch, "alice")

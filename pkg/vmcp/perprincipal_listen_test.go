@@ -99,19 +99,22 @@ func TestModernPerPrincipalBackendListChangedWasNotHeard(t *testing.T) {
 		"the listens end with their sessions and streams")
 }
 
-// startModernDocBackend is a stateless per-user backend (as
-// startModernUserBackend) whose servers each serve doc://note and accept
-// resource subscriptions; srv gives a user's server.
-func startModernDocBackend(t *testing.T, check func(string) string) (url string, srv func(sub string) *mcp.Server, live func(sub string) int) {
+// startDocBackend is a per-user backend (a Legacy one keeping sessions,
+// or a stateless Modern one) whose servers each serve doc://note and
+// accept resource subscriptions; srv gives a user's server, held the
+// user's subscriptions held: on Legacy its resources/subscribe less its
+// unsubscribes, on Modern its open listens naming doc://note.
+func startDocBackend(t *testing.T, check func(string) string, modern bool) (url string, srv func(sub string) *mcp.Server, held func(sub string) int) {
 	t.Helper()
 	var mu sync.Mutex
-	servers := map[string]*mcp.Server{}
-	listens := map[string]int{} // open listens naming doc://note, by user
-	live = func(sub string) int {
-		mu.Lock()
-		defer mu.Unlock()
-		return listens[sub]
+	servers, count := map[string]*mcp.Server{}, map[string]int{}
+	add := func(sub string, d int) { mu.Lock(); count[sub] += d; mu.Unlock() }
+	subscribed := func(sub string, d int) { // a listen's resources reach the handlers too: counted per listen
+		if !modern {
+			add(sub, d)
+		}
 	}
+	held = func(sub string) int { mu.Lock(); defer mu.Unlock(); return count[sub] }
 	srv = func(sub string) *mcp.Server {
 		mu.Lock()
 		defer mu.Unlock()
@@ -119,43 +122,37 @@ func startModernDocBackend(t *testing.T, check func(string) string) (url string,
 			return s
 		}
 		s := mcp.NewServer(&mcp.Implementation{Name: "vault", Version: "1"}, &mcp.ServerOptions{
-			SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
-			UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil }})
+			SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { subscribed(sub, 1); return nil },
+			UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { subscribed(sub, -1); return nil }})
 		s.AddResource(&mcp.Resource{URI: "doc://note", Name: "note"}, func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.Params.URI, Text: sub}}}, nil
 		})
 		servers[sub] = s
 		return s
 	}
-	sub := func(r *http.Request) string {
+	who := func(r *http.Request) string {
 		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		return check(tok)
 	}
-	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return srv(sub(r)) }, &mcp.StreamableHTTPOptions{Stateless: true})
+	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return srv(who(r)) }, &mcp.StreamableHTTPOptions{Stateless: modern})
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		who := sub(r)
-		if who == "" {
+		sub := who(r)
+		if sub == "" {
 			http.Error(w, "unknown user", http.StatusUnauthorized)
 			return
 		}
-		if r.Header.Get("Mcp-Method") == "subscriptions/listen" {
+		if modern && r.Header.Get("Mcp-Method") == "subscriptions/listen" {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			if bytes.Contains(body, []byte("doc://note")) {
-				mu.Lock()
-				listens[who]++
-				mu.Unlock()
-				defer func() {
-					mu.Lock()
-					listens[who]--
-					mu.Unlock()
-				}()
+				add(sub, 1)
+				defer add(sub, -1)
 			}
 		}
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
-	return hs.URL, srv, live
+	return hs.URL, srv, held
 }
 
 // docVMCP is a protected vmcp over open (shared) and vault at url (token
@@ -177,7 +174,7 @@ func docVMCP(t *testing.T, idp *devidp.IdP, open *harness.Backend, url string) *
 // each hears only the updates of its own server.
 func TestModernPerPrincipalResourceSubscriptionWasNotHonored(t *testing.T) {
 	idp := outboundIdP(t, func(string) bool { return false })
-	url, srv, live := startModernDocBackend(t, tokenChecker(t, idp, vaultAud))
+	url, srv, live := startDocBackend(t, tokenChecker(t, idp, vaultAud), true)
 	v := docVMCP(t, idp, openBackend(t), url)
 	got := map[string]chan string{}
 	for _, who := range []string{"alice", "bob"} {
@@ -198,7 +195,7 @@ func TestModernPerPrincipalResourceSubscriptionWasNotHonored(t *testing.T) {
 // server, never the other's, and bob's unsubscribe ends only his.
 func TestLegacyPerPrincipalResourceSubscriptionsStayApart(t *testing.T) {
 	idp := outboundIdP(t, func(string) bool { return false })
-	url, srv, _ := startModernDocBackend(t, tokenChecker(t, idp, vaultAud))
+	url, srv, _ := startDocBackend(t, tokenChecker(t, idp, vaultAud), true)
 	v := docVMCP(t, idp, openBackend(t), url)
 	got := map[string]chan string{}
 	cs := map[string]*mcp.ClientSession{}
