@@ -138,18 +138,7 @@ func sessionCount(s *mcp.Server) int {
 // backend session with its own principal's token, and hears only its own
 // server's updates.
 func TestModernPerPrincipalLegacyResourceSubscriptionWasNotHonored(t *testing.T) {
-	idp := outboundIdP(t, func(string) bool { return false })
-	url, srv, subs := startDocBackend(t, tokenChecker(t, idp, vaultAud), false)
-	v := docVMCP(t, idp, openBackend(t), url)
-	got := map[string]chan string{}
-	for _, who := range []string{"alice", "bob"} {
-		_, got[who] = docSubscriber(t, idp, v.URL, "modern", who)
-	}
-	require.Eventually(t, func() bool { return subs("alice") == 1 && subs("bob") == 1 }, 10*time.Second, 5*time.Millisecond,
-		"each stream subscribed on a backend session with its own principal's token")
-	heardUpdate(t, srv("alice"), got["alice"], "alice")
-	assert.Empty(t, got["bob"], "bob heard alice's update") // none of bob's was sent yet
-	heardUpdate(t, srv("bob"), got["bob"], "bob")
+	modernDocSubscriptionsStayApart(t, false)
 }
 
 // docSubscriber connects who on revision rev and subscribes to

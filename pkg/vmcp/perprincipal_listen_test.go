@@ -173,15 +173,23 @@ func docVMCP(t *testing.T, idp *devidp.IdP, open *harness.Backend, url string) *
 // credential: alice's and bob's streams are both granted doc://note, and
 // each hears only the updates of its own server.
 func TestModernPerPrincipalResourceSubscriptionWasNotHonored(t *testing.T) {
+	modernDocSubscriptionsStayApart(t, true)
+}
+
+// modernDocSubscriptionsStayApart: alice's and bob's Modern clients
+// subscribe to doc://note of a per-principal backend (stateless Modern,
+// or keeping Legacy sessions); each principal's stream holds its own
+// subscription there and hears only its own server's updates.
+func modernDocSubscriptionsStayApart(t *testing.T, modern bool) {
 	idp := outboundIdP(t, func(string) bool { return false })
-	url, srv, live := startDocBackend(t, tokenChecker(t, idp, vaultAud), true)
+	url, srv, held := startDocBackend(t, tokenChecker(t, idp, vaultAud), modern)
 	v := docVMCP(t, idp, openBackend(t), url)
 	got := map[string]chan string{}
 	for _, who := range []string{"alice", "bob"} {
 		_, got[who] = docSubscriber(t, idp, v.URL, "modern", who)
 	}
-	assert.Eventually(t, func() bool { return live("alice") == 1 && live("bob") == 1 }, 10*time.Second, 5*time.Millisecond,
-		"each principal's stream holds its own listen on the backend")
+	require.Eventually(t, func() bool { return held("alice") == 1 && held("bob") == 1 }, 10*time.Second, 5*time.Millisecond,
+		"each principal's stream holds its own subscription on the backend, with its own token")
 	heardUpdate(t, srv("alice"), got["alice"], "alice")
 	assert.Empty(t, got["bob"], "bob heard alice's update") // none of bob's was sent yet
 	heardUpdate(t, srv("bob"), got["bob"], "bob")
