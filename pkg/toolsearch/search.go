@@ -17,6 +17,11 @@ const (
 	wordnetHypernymWeight = 0.1
 )
 
+// wordnetDerivedWeight is the weight of the words WordNet relates to a
+// query word by derivation ("analysis" ↔ "analyze", "comparison" ↔
+// "compare"), which Snowball stems apart: a synonym's.
+const wordnetDerivedWeight = 0.2
+
 // maxQueryTerms bounds the distinct terms, expansions included, one ranking
 // scores, so a long request costs a bounded amount of work.
 const maxQueryTerms = 96
