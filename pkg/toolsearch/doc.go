@@ -9,9 +9,10 @@
 // name, not as their words. CJK text is read as pairs of characters. In a
 // request of several parts, the tools of the server that answers it best
 // rise together (siblings.go); another server's copy of a tool already
-// found goes after the distinct tools (copies.go). Steps a request implies
-// but does not name (a path to save to: writing a file; a route: geocoding)
-// are ranked as parts of it (implied.go). An Index is immutable and safe for
+// found goes after the distinct tools (copies.go); past the first three,
+// the hits are re-ordered so each part is served (xQuAD, diversify.go).
+// Steps a request implies but does not name (a path to save to: writing a
+// file; a route: geocoding) are ranked as parts of it (implied.go). An Index is immutable and safe for
 // concurrent searches; Build makes a new one.
 package toolsearch
 

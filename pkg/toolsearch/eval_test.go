@@ -38,8 +38,11 @@ func benchDocs(t testing.TB) ([]toolsearch.Doc, []livemcpbench.Task) {
 // the half tuned on, and at odd ones, held out), and pins the figures
 // measured (deterministic), with each backend's description as its server
 // gives it (tools.json's, which the bench's servers send in serverInfo):
-// Recall@5 0.465, Recall@10 0.551, hit@3 0.606; tuned half 0.480/0.567/0.660,
-// held-out half 0.450/0.535/0.553 (0.436/0.514/0.574 before the steps a
+// Recall@5 0.487, Recall@10 0.564, hit@3 0.606; tuned half 0.514/0.597/0.660,
+// held-out half 0.461/0.530/0.553 (tuned half 0.510 before WordNet's
+// derivations were expansions too; 0.465/0.551/0.606, halves 0.480 and 0.450,
+// before a multi-part request's hits were diversified over its parts,
+// diversify.go; 0.436/0.514/0.574 before the steps a
 // request implies were added as parts, implied.go; 0.431/0.509/0.574 before another
 // server's copy of a tool found gave its place up, copies.go;
 // 0.423/0.498/0.574 before a multi-part
@@ -60,8 +63,8 @@ func TestLiveMCPBenchRecall(t *testing.T) {
 	t.Logf("LiveMCPBench: %d tools, %d tasks: Recall@5 %.3f Recall@10 %.3f hit@3 %.3f", len(docs), s.Tasks, s.Recall5, s.Recall10, s.Hit3)
 	t.Logf("  tuned half: Recall@5 %.3f Recall@10 %.3f hit@3 %.3f; held-out half: Recall@5 %.3f Recall@10 %.3f hit@3 %.3f",
 		a.Recall5, a.Recall10, a.Hit3, b.Recall5, b.Recall10, b.Hit3)
-	if s.Recall5 < 0.464 || s.Recall10 < 0.55 || s.Hit3 < 0.6 {
-		t.Errorf("Recall@5 = %.3f, Recall@10 = %.3f, hit@3 = %.3f, want ≥ 0.464, ≥ 0.55 and ≥ 0.6", s.Recall5, s.Recall10, s.Hit3)
+	if s.Recall5 < 0.485 || s.Recall10 < 0.56 || s.Hit3 < 0.6 {
+		t.Errorf("Recall@5 = %.3f, Recall@10 = %.3f, hit@3 = %.3f, want ≥ 0.485, ≥ 0.56 and ≥ 0.6", s.Recall5, s.Recall10, s.Hit3)
 	}
 	if os.Getenv("TOOLSEARCH_MISSES") != "" { // tuning aid: the tuned half's misses
 		for _, task := range halves[0] {

@@ -17,6 +17,11 @@ const (
 	wordnetHypernymWeight = 0.1
 )
 
+// wordnetDerivedWeight is the weight of the words WordNet relates to a
+// query word by derivation ("analysis" ↔ "analyze", "comparison" ↔
+// "compare"), which Snowball stems apart: a synonym's.
+const wordnetDerivedWeight = 0.2
+
 // maxQueryTerms bounds the distinct terms, expansions included, one ranking
 // scores, so a long request costs a bounded amount of work.
 const maxQueryTerms = 96
@@ -24,8 +29,9 @@ const maxQueryTerms = 96
 // Search returns up to limit hits for query, best first (ties by Doc
 // order), among the documents allow accepts (nil allows all). A request of
 // several parts ("read the sheet, plot a chart and save it") is ranked as a
-// whole and part by part, the rankings fused (reciprocal rank), so each part
-// finds its tool. A query with no indexed word returns no hits.
+// whole and part by part, the rankings fused (reciprocal rank) and then
+// diversified over the parts (diversify.go), so each part finds its tool.
+// A query with no indexed word returns no hits.
 func (ix *Index) Search(query string, limit int, allow func(doc int) bool) []Hit {
 	if limit <= 0 || len(ix.keys) == 0 {
 		return nil
@@ -42,7 +48,9 @@ func (ix *Index) Search(query string, limit int, allow func(doc int) bool) []Hit
 	for _, p := range parts {
 		lists = append(lists, ix.rank(queryTerms(p), depth, allow))
 	}
-	return ix.distinct(ix.siblings(Fuse(lists, max(want, siblingDepth)), want), limit)
+	pool := max(want, siblingDepth)
+	hits := ix.siblings(Fuse(lists, pool), pool)
+	return ix.distinct(diversify(hits, lists[1:], want)[:min(want, len(hits))], limit)
 }
 
 // FuseDepth is how many hits of each ranking are fused; fuseK is reciprocal

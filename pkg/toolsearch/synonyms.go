@@ -56,11 +56,12 @@ type expansion struct {
 
 // expansions maps a stemmed word to the stems it expands to: the hand
 // table's synonyms at synonymWeight, then WordNet's (wordnet.txt)
-// synonyms at wordnetSynonymWeight and hypernyms at wordnetHypernymWeight;
+// synonyms at wordnetSynonymWeight, hypernyms at wordnetHypernymWeight and
+// derivationally related words at wordnetDerivedWeight;
 // built on first use.
 var expansions = sync.OnceValue(func() map[string][]expansion { return buildExpansions(synonymGroups, wordnetTable) })
 
-// wordnetTable is wordnetgen's output: "stem synonyms hypernyms" a line
+// wordnetTable is wordnetgen's output: "stem synonyms hypernyms derived" a line
 // (Snowball stems; regenerate with: go run ./pkg/toolsearch/wordnetgen >
 // pkg/toolsearch/wordnet.txt, after apt-get install wordnet-base).
 //
@@ -88,10 +89,10 @@ func buildExpansions(groups [][]string, table string) map[string][]expansion {
 	}
 	for line := range strings.Lines(table) {
 		fs := strings.Fields(line)
-		if len(fs) != 3 {
+		if len(fs) != 4 {
 			continue
 		}
-		for i, w := range []float64{wordnetSynonymWeight, wordnetHypernymWeight} {
+		for i, w := range []float64{wordnetSynonymWeight, wordnetHypernymWeight, wordnetDerivedWeight} {
 			for to := range strings.SplitSeq(fs[1+i], ",") {
 				if to != "-" {
 					add(fs[0], to, w)

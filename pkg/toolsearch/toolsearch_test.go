@@ -254,3 +254,18 @@ func TestSearchDescriptionLeadSaysWhatAToolDoes(t *testing.T) {
 		t.Fatalf("got %v, want kb__purge first", keys(got))
 	}
 }
+
+// TestComparisonFoundNoCompareTool: Snowball stems "comparison" and
+// "compare" apart, so a request for a comparison found no tool that
+// compares; WordNet's derivationally related words (wordnet.txt's fourth
+// column) relate them.
+func TestComparisonFoundNoCompareTool(t *testing.T) {
+	t.Parallel()
+	ix := toolsearch.Build([]toolsearch.Doc{
+		{Key: "text__compare_files", Name: "compare_files", Description: "Compare two files line by line.", Backend: "text"},
+		{Key: "text__examine_file", Name: "examine_file", Description: "Examine a file's metadata.", Backend: "text"},
+	})
+	if got := ix.Search("a comparison of my logs", 2, nil); len(got) == 0 || got[0].Key != "text__compare_files" {
+		t.Fatalf("got %v, want text__compare_files first", keys(got))
+	}
+}

@@ -1,11 +1,12 @@
 // Command wordnetgen writes toolsearch's WordNet table (wordnet.txt) from
 // WordNet 3.0's database as Debian's wordnet-base installs it
 // (/usr/share/wordnet; licence: ../WORDNET-LICENSE). Each line is
-// "stem synonyms hypernyms", the lists comma-separated ("-" when empty), all
-// Snowball stems: for each common noun and verb (one tagged in WordNet's
-// corpus at least once), the other words of its most frequent sense, and
-// for a noun those of that sense's hypernym. Only single lower-case words
-// of common words are kept.
+// "stem synonyms hypernyms derived", the lists comma-separated ("-" when
+// empty), all Snowball stems: for each common noun and verb (one tagged in
+// WordNet's corpus at least once), the other words of its most frequent
+// sense, for a noun those of that sense's hypernym, and the nouns and verbs
+// derivationally related to it in that sense ("analysis" → "analyze").
+// Only single lower-case words of common words are kept.
 //
 //	go run ./pkg/toolsearch/wordnetgen -dict /usr/share/wordnet > pkg/toolsearch/wordnet.txt
 package main
@@ -22,7 +23,7 @@ import (
 )
 
 // entry is one word's expansion.
-type entry struct{ syn, hyp map[string]bool }
+type entry struct{ syn, hyp, der map[string]bool }
 
 func main() {
 	dict := flag.String("dict", "/usr/share/wordnet", "WordNet database directory (index.noun, data.noun, ...)")
@@ -49,6 +50,9 @@ func run(dict string, w io.Writer) error {
 		if err := expand(filepath.Join(dict, "data."+pos), firsts[pos], common, pos == "noun", table); err != nil {
 			return err
 		}
+	}
+	if err := derive(dict, firsts, common, table); err != nil {
+		return err
 	}
 	return write(w, table)
 }
