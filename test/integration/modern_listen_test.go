@@ -203,42 +203,6 @@ func requireSubscriptionID(t *testing.T, params map[string]any, id string) {
 	require.Equal(t, want, meta[mcp.MetaKeySubscriptionID], "subscriptionId in %v", params)
 }
 
-// A backend adds a tool: a raw listener gets exactly one
-// tools/list_changed carrying its subscription id, and a go-sdk Modern
-// client (whose own listen vmcp now honors) is told once and then sees the
-// tool.
-func TestModernListenToolListChanged(t *testing.T) {
-	for _, mode := range eras {
-		t.Run(mode.String(), func(t *testing.T) {
-			be := harness.StartBackend(t, "be", mode, func(s *mcp.Server) { harness.AddEcho(s, "echo") })
-			v := harness.StartVMCP(t, nil, be.Config())
-			ls := openListenStream(t, v, `"L1"`, map[string]any{"toolsListChanged": true, "promptsListChanged": true})
-			require.Equal(t, map[string]any{"toolsListChanged": true}, ls.ack, "the backend has no prompts: only tools is honored")
-
-			changed := make(chan struct{}, 8)
-			cs := v.Connect(t, "", &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{},
-				ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
-			require.Equal(t, []string{"be_echo"}, harness.ToolNames(t, cs))
-			require.Eventually(t, func() bool { return v.Server.ModernListens() == 2 }, stateWait, 5*time.Millisecond,
-				"the client's own listen is open")
-
-			be.AwaitGETStreams(t, stateWait) // else the go-sdk drops a list_changed sent before vmcp's GET stream is connected
-			harness.AddEcho(be.Server, "added")
-			m := ls.next(t)
-			require.Equal(t, "notifications/tools/list_changed", m["method"])
-			requireSubscriptionID(t, m["params"].(map[string]any), `"L1"`)
-			select {
-			case <-changed:
-			case <-time.After(stateWait):
-				t.Fatal("the go-sdk client got no tools/list_changed")
-			}
-			require.Equal(t, []string{"be_added", "be_echo"}, harness.ToolNames(t, cs))
-			ls.quiet(t, 500*time.Millisecond)
-			require.Empty(t, changed, "exactly one tools/list_changed per change")
-		})
-	}
-}
-
 // Two listen streams subscribed to different URIs each get only their own
 // resources/updated; vmcp subscribes each URI once upstream however many
 // streams hold it, and releases it when the last one closes.
