@@ -50,6 +50,10 @@ func (a *Aggregator) notifyOwners(changes []OwnerChange) {
 	}
 }
 
+// ChangedKinds are the kinds whose lists differ between old and cur, two
+// listings of one backend (compared by their JSON).
+func ChangedKinds(old, cur Inventory) []Kind { return inventoryKinds(old, cur, nil) }
+
 // inventoryKinds are the kinds whose lists differ between old and cur (one
 // backend's inventories; either may be absent: the zero Inventory), by
 // their JSON, plus the announced ones.

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,9 +63,7 @@ type Backend struct {
 	onState func(name string, s State) // state-transition hook (may be nil)
 
 	refresh chan struct{} // list_changed on the control connection (cap 1, coalescing)
-	// announced are the kinds of list_changed received since the last
-	// refresh (under mu): passed on even when the lists look the same.
-	announced []aggregator.Kind
+	ann     announcements // list_changed received and lists seen (announce.go; under mu)
 
 	subs      resourceSubs                              // upstream resource subscriptions (resources.go)
 	onUpdated atomic.Pointer[func(backend, uri string)] // resources/updated handler (Manager.OnResourceUpdated)
@@ -296,31 +293,6 @@ func (b *Backend) setState(s State, err error) {
 			b.log.Info("backend state", "state", s)
 		}
 	}
-}
-
-// announceChange records a notifications/<kind>/list_changed from the
-// backend and requests a refresh that passes the kind on.
-func (b *Backend) announceChange(method string) {
-	k := map[string]aggregator.Kind{
-		"notifications/tools/list_changed":     aggregator.KindTools,
-		"notifications/prompts/list_changed":   aggregator.KindPrompts,
-		"notifications/resources/list_changed": aggregator.KindResources,
-	}[method]
-	b.mu.Lock()
-	if k != "" && !slices.Contains(b.announced, k) {
-		b.announced = append(b.announced, k)
-	}
-	b.mu.Unlock()
-	b.requestRefresh()
-}
-
-// takeAnnounced returns and clears the kinds announced since the last call.
-func (b *Backend) takeAnnounced() []aggregator.Kind {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	k := b.announced
-	b.announced = nil
-	return k
 }
 
 func (b *Backend) requestRefresh() {

@@ -163,6 +163,7 @@ func (b *Backend) connectControl(ctx context.Context) (*mcp.ClientSession, error
 	b.control, b.controlMux, b.init, b.tools = cs, mux, cs.InitializeResult(), len(inv.Tools)
 	b.mu.Unlock()
 	b.noLegacy.Store(false) // perhaps another server now (revision.go)
+	b.listed(inv, nil, time.Now())
 	b.sink(inv, true)
 	b.setState(StateReady, nil)
 	return cs, nil
@@ -206,7 +207,7 @@ func (b *Backend) watch(ctx context.Context, cs *mcp.ClientSession) (forgotten b
 			b.mu.Lock()
 			b.tools = len(inv.Tools)
 			b.mu.Unlock()
-			inv.Announced = announced
+			inv.Announced = b.listed(inv, announced, time.Now())
 			b.sink(inv, true)
 		case <-tick.C:
 			if err := b.probe(ctx, cs); err != nil {
