@@ -2,8 +2,6 @@ package vmcp_test
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -231,21 +229,12 @@ func TestModernListenLostItsPerPrincipalLegacySessionForGood(t *testing.T) {
 // hears her change (on a session of its own), bob's does not.
 func TestModernListenHeardNoPerPrincipalSSEListChanged(t *testing.T) {
 	idp := outboundIdP(t, func(string) bool { return false })
-	ub := &userBackend{check: tokenChecker(t, idp, vaultAud), srv: map[string]*mcp.Server{}}
-	h := mcp.NewSSEHandler(func(r *http.Request) *mcp.Server { return ub.server(ub.sub(r)) }, nil)
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if ub.sub(r) == "" {
-			http.Error(w, "unknown user", http.StatusUnauthorized)
-			return
-		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+	ub := startUserBackendOn(t, tokenChecker(t, idp, vaultAud), true)
 	open := openBackend(t)
 	v := harness.StartVMCP(t, func(c *config.Config) {
 		c.Auth = &config.Auth{Issuer: idp.Issuer(), Audience: audience,
 			Leeway: config.Duration(5 * time.Second), JWKSRefreshInterval: config.Duration(time.Minute)}
-	}, open.Config(), config.Backend{Name: "vault", URL: hs.URL, Transport: config.TransportSSE,
+	}, open.Config(), config.Backend{Name: "vault", URL: ub.URL, Transport: config.TransportSSE,
 		Auth: &config.OutboundAuth{Type: config.OutboundTokenExchange, ClientID: "vmcp", ClientSecret: "vmcp-secret", Audience: vaultAud}})
 	cs, streams := modernClients(t, idp, v.URL) // acknowledged: the streams' own SSE sessions are open
 	for who, c := range cs {

@@ -33,8 +33,19 @@ type userBackend struct {
 
 func startUserBackend(t *testing.T, check func(string) string) *userBackend {
 	t.Helper()
+	return startUserBackendOn(t, check, false)
+}
+
+// startUserBackendOn is startUserBackend over streamable HTTP, or with
+// sse over the HTTP+SSE transport.
+func startUserBackendOn(t *testing.T, check func(string) string, sse bool) *userBackend {
+	t.Helper()
 	ub := &userBackend{check: check, srv: map[string]*mcp.Server{}}
-	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return ub.server(ub.sub(r)) }, nil)
+	server := func(r *http.Request) *mcp.Server { return ub.server(ub.sub(r)) }
+	var h http.Handler = mcp.NewStreamableHTTPHandler(server, nil)
+	if sse {
+		h = mcp.NewSSEHandler(server, nil)
+	}
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if ub.sub(r) == "" {
 			http.Error(w, "unknown user", http.StatusUnauthorized)

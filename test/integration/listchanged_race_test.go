@@ -21,7 +21,10 @@ import (
 // difference, and the backend's announcement, arriving during or just
 // after it, forced the same tools/list_changed again (1 in 2 to 8 runs on
 // Stateless). An announcement a refresh already covered is no longer
-// forced: exactly one per change.
+// forced: exactly one per change, with its subscription id, and a go-sdk
+// Modern client (whose own listen vmcp honors) told once and then seeing
+// the tool (this test replaces TestModernListenToolListChanged, which made
+// the change later and flaked on the same race).
 func TestListChangedToldTwiceWhenARefreshRacedTheChange(t *testing.T) {
 	for _, mode := range eras {
 		t.Run(mode.String(), func(t *testing.T) {
