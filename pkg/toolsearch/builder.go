@@ -19,10 +19,12 @@ type Builder struct {
 	gen   uint64 // builds so far
 }
 
-// fields are one Doc's term ids by field, and the last build that used them.
+// fields are one Doc's term ids by field, the tool names its texts may
+// name (prereq.go), and the last build that used them.
 type fields struct {
-	ft  [numFields][]int32
-	gen uint64
+	ft    [numFields][]int32
+	names []string
+	gen   uint64
 }
 
 // maxVocab bounds the vocabulary a Builder keeps from past catalogues:
@@ -50,21 +52,23 @@ func (bl *Builder) Build(docs []Doc) *Index {
 	bl.gen++
 	texts := map[string][]int32{} // this build's text → term ids (catalogues repeat parameter texts)
 	fts := make([]*[numFields][]int32, len(docs))
+	names := make([][]string, len(docs))
 	var total [numFields]float64
 	for i := range docs {
 		key := bl.docKey(&docs[i])
 		f := bl.docs[key]
 		if f == nil {
-			f = &fields{ft: bl.docTerms(&docs[i], texts)}
+			f = &fields{ft: bl.docTerms(&docs[i], texts), names: namesIn(&docs[i])}
 			bl.docs[key] = f
 		}
 		f.gen = bl.gen
-		fts[i] = &f.ft
+		fts[i], names[i] = &f.ft, f.names
 		for k := range numFields {
 			total[k] += float64(len(f.ft[k]))
 		}
 	}
 	ix := bl.index(docs, fts, &total)
+	ix.prereqs = prerequisites(docs, ix.backend, names)
 	bl.forget(len(docs))
 	return ix
 }

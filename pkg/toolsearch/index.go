@@ -38,6 +38,7 @@ type Index struct {
 	vocab    map[string]int32 // term → id
 	postings [][]posting      // by term id
 	idf      []float64        // by term id
+	prereqs  [][]int32        // by document: the tools of its backend it names (prereq.go)
 }
 
 // Len is the number of documents in the index.

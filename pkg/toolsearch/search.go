@@ -41,7 +41,7 @@ func (ix *Index) Search(query string, limit int, allow func(doc int) bool) []Hit
 	parts := append(clauses(query), steps...)
 	want := limit + copiesDepth
 	if len(parts) <= 1 {
-		return ix.distinct(ix.rank(queryTerms(query), want, allow), limit)
+		return ix.distinct(ix.lift(ix.rank(queryTerms(query), want, allow), want, allow), limit)
 	}
 	depth := max(want, FuseDepth)
 	lists := [][]Hit{ix.rank(queryTerms(query), depth, allow)}
@@ -50,7 +50,7 @@ func (ix *Index) Search(query string, limit int, allow func(doc int) bool) []Hit
 	}
 	pool := max(want, siblingDepth)
 	hits := ix.siblings(Fuse(lists, pool), pool)
-	return ix.distinct(diversify(hits, lists[1:], want)[:min(want, len(hits))], limit)
+	return ix.distinct(ix.lift(diversify(hits, lists[1:], want), want, allow), limit)
 }
 
 // FuseDepth is how many hits of each ranking are fused; fuseK is reciprocal
