@@ -1,6 +1,9 @@
 package toolsearch
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // A request often implies a step it never names: "save it to
 // /root/x.md" needs a tool that writes a file, "nearby" or a route a
@@ -8,12 +11,21 @@ import "strings"
 // more part of the request (ranked and fused like the parts the request
 // names), so the tools offering it, on whatever backend, compete for a
 // place. The cues name capabilities, never tools or servers.
+//
+// A relative date ("tomorrow", "next Wednesday") needs today's date, which
+// an agent does not know: a fact the request's work needs, not a part of
+// the work. Ranked and fused as a part, it takes a share of the places the
+// parts the request names are diversified over (the tuned half lost by
+// it); as an aside, its step's best tool only takes place asidePlace
+// when the first asideReach hits lack it (or another server's copy).
 
 // impliedCue is one cue: any of its phrases in the lower-cased request
-// (with a file path too, when path is set) adds the query step.
+// (with a file path too, when path is set) adds the query step, as an
+// aside when aside is set.
 type impliedCue struct {
 	phrases []string
 	path    bool
+	aside   bool
 	step    string
 }
 
@@ -24,30 +36,45 @@ var impliedCues = []impliedCue{
 	{phrases: []string{"save", "write", "draft", "store", "export"}, path: true, step: "write file"},
 	{phrases: []string{"nearby", "near ", "route", "distance", "commute", "meeting point", "get there", "directions"}, step: "geocode address coordinates"},
 	{phrases: []string{"estimate", "calculate", "budget"}, step: "calculate expression"},
+	{phrases: []string{"tomorrow", "yesterday", "next week", "next month", "next monday", "next tuesday", "next wednesday",
+		"next thursday", "next friday", "next saturday", "next sunday", "near future", "last 24"}, aside: true, step: "current date time"},
 }
+
+// asidePlace is the place (from 0) an aside's tool takes, after the first
+// hits of the parts the request names (diversify.go's keepFirst);
+// asideReach is how many of the first hits are looked at for it.
+const (
+	asidePlace = keepFirst
+	asideReach = 5
+)
 
 // maxCueBytes bounds how much of a request the cues read.
 const maxCueBytes = 4096
 
-// implied returns the steps q's cues imply (see impliedCues).
-func implied(q string) []string {
+// implied returns the steps q's cues imply (see impliedCues): parts, to
+// rank and fuse with the request's, and asides.
+func implied(q string) (parts, asides []string) {
 	if len(q) > maxCueBytes {
 		q = q[:maxCueBytes]
 	}
 	q = strings.ToLower(q)
-	var steps []string
 	for _, c := range impliedCues {
 		if c.path && !hasPath(q) {
 			continue
 		}
 		for _, p := range c.phrases {
-			if strings.Contains(q, p) {
-				steps = append(steps, c.step)
-				break
+			if !strings.Contains(q, p) {
+				continue
 			}
+			if c.aside {
+				asides = append(asides, c.step)
+			} else {
+				parts = append(parts, c.step)
+			}
+			break
 		}
 	}
-	return steps
+	return parts, asides
 }
 
 // hasPath reports whether q holds an absolute or home-relative file path.
@@ -59,4 +86,30 @@ func hasPath(q string) bool {
 		}
 	}
 	return false
+}
+
+// placeAsides returns hits (best first) with the best allowed tool of each
+// aside step at asidePlace (the next aside the next place) unless it or a
+// copy of it is among the first asideReach hits; a copy ranked lower is
+// moved up instead of adding it again.
+func (ix *Index) placeAsides(hits []Hit, asides []string, allow func(int) bool) []Hit {
+	at := min(asidePlace, len(hits))
+	for _, s := range asides {
+		best := ix.rank(queryTerms(s), 1, allow)
+		if len(best) == 0 {
+			continue
+		}
+		h := best[0]
+		k := slices.IndexFunc(hits, func(x Hit) bool { return ix.base[x.Doc] == ix.base[h.Doc] })
+		switch {
+		case k >= 0 && k < max(at+1, asideReach):
+			continue
+		case k >= 0:
+			h = hits[k]
+			hits = slices.Delete(hits, k, k+1)
+		}
+		hits = slices.Insert(hits, at, h)
+		at++
+	}
+	return hits
 }

@@ -28,3 +28,28 @@ func TestSaveToAPathFoundNoFileWriter(t *testing.T) {
 		t.Errorf("Search(%q) = %v: a path to read implied a write", q, got)
 	}
 }
+
+// TestRelativeDateFoundNoCurrentDateTool: "tomorrow" needs today's date,
+// which the agent does not know, but the request's words found only the
+// tools it names (here hotels), never a clock. The clock now takes the
+// fourth place, after the first three hits of the request's own words; a
+// request with no relative date does not get it.
+func TestRelativeDateFoundNoCurrentDateTool(t *testing.T) {
+	t.Parallel()
+	docs := []toolsearch.Doc{{Key: "get_current_time", Name: "get_current_time", Description: "Get the current date and time in a timezone.", Backend: "clock"}}
+	for _, n := range []string{"search_hotels", "hotel_details", "hotel_reviews", "book_hotel", "cancel_hotel_booking", "hotel_photos"} {
+		docs = append(docs, toolsearch.Doc{Key: n, Name: n, Description: "Hotels in a city: " + n, Backend: "stays"})
+	}
+	ix := toolsearch.Build(docs)
+	got := keys(ix.Search("find a hotel in Paris for tomorrow, two nights", 5, nil))
+	if len(got) != 5 || got[3] != "get_current_time" {
+		t.Errorf("Search(tomorrow) = %v, want get_current_time fourth", got)
+	}
+	if got := keys(ix.Search("find a hotel in Paris, two nights", 5, nil)); slices.Contains(got, "get_current_time") {
+		t.Errorf("Search(no date) = %v, want no clock", got)
+	}
+	hidden := func(d int) bool { return docs[d].Key != "get_current_time" }
+	if got := keys(ix.Search("find a hotel in Paris for tomorrow", 5, hidden)); slices.Contains(got, "get_current_time") {
+		t.Errorf("Search(tomorrow, clock hidden) = %v", got)
+	}
+}

@@ -36,12 +36,18 @@ func (ix *Index) Search(query string, limit int, allow func(doc int) bool) []Hit
 	if limit <= 0 || len(ix.keys) == 0 {
 		return nil
 	}
-	steps := implied(query)
-	query = literals(query)
-	parts := append(clauses(query), steps...)
+	steps, asides := implied(query)
 	want := limit + copiesDepth
+	hits := ix.placeAsides(ix.ranked(literals(query), steps, want, allow), asides, allow)
+	return hits[:min(limit, len(hits))]
+}
+
+// ranked returns the want best hits for query (its literals replaced) and
+// the steps it implies (see Search), another server's copies after.
+func (ix *Index) ranked(query string, steps []string, want int, allow func(doc int) bool) []Hit {
+	parts := append(clauses(query), steps...)
 	if len(parts) <= 1 {
-		return ix.distinct(ix.lift(ix.rank(queryTerms(query), want, allow), want, allow), limit)
+		return ix.distinct(ix.lift(ix.rank(queryTerms(query), want, allow), want, allow), want)
 	}
 	depth := max(want, FuseDepth)
 	lists := [][]Hit{ix.rank(queryTerms(query), depth, allow)}
@@ -50,7 +56,7 @@ func (ix *Index) Search(query string, limit int, allow func(doc int) bool) []Hit
 	}
 	pool := max(want, siblingDepth)
 	hits := ix.siblings(Fuse(lists, pool), pool)
-	return ix.distinct(ix.lift(diversify(hits, lists[1:], want), want, allow), limit)
+	return ix.distinct(ix.lift(diversify(hits, lists[1:], want), want, allow), want)
 }
 
 // FuseDepth is how many hits of each ranking are fused; fuseK is reciprocal
