@@ -50,7 +50,8 @@ func Build(docs []Doc) *Index { return NewBuilder().Build(docs) }
 func (bl *Builder) Build(docs []Doc) *Index {
 	expansions() // the query expansions' table, built with the first index, not on a search
 	bl.gen++
-	texts := map[string][]int32{} // this build's text → term ids (catalogues repeat parameter texts)
+	texts := map[string][]int32{}  // this build's text → term ids (catalogues repeat parameter texts)
+	named := map[string][]string{} // this build's text → the tool names it may name (prereq.go)
 	fts := make([]*[numFields][]int32, len(docs))
 	names := make([][]string, len(docs))
 	var total [numFields]float64
@@ -58,7 +59,7 @@ func (bl *Builder) Build(docs []Doc) *Index {
 		key := bl.docKey(&docs[i])
 		f := bl.docs[key]
 		if f == nil {
-			f = &fields{ft: bl.docTerms(&docs[i], texts), names: namesIn(&docs[i])}
+			f = &fields{ft: bl.docTerms(&docs[i], texts), names: namesIn(&docs[i], named)}
 			bl.docs[key] = f
 		}
 		f.gen = bl.gen
@@ -67,14 +68,14 @@ func (bl *Builder) Build(docs []Doc) *Index {
 			total[k] += float64(len(f.ft[k]))
 		}
 	}
-	ix := bl.index(docs, fts, &total)
-	ix.prereqs = prerequisites(docs, ix.backend, names)
+	ix := bl.index(docs, fts, names, &total)
 	bl.forget(len(docs))
 	return ix
 }
 
-// index makes the index of docs from their term ids.
-func (bl *Builder) index(docs []Doc, fts []*[numFields][]int32, total *[numFields]float64) *Index {
+// index makes the index of docs from their term ids and the tool names
+// their texts may name.
+func (bl *Builder) index(docs []Doc, fts []*[numFields][]int32, names [][]string, total *[numFields]float64) *Index {
 	ix := &Index{keys: make([]string, len(docs)), vocab: maps.Clone(bl.vocab), postings: make([][]posting, len(bl.vocab))}
 	var avg [numFields]float64
 	for f := range numFields {
@@ -95,6 +96,7 @@ func (bl *Builder) index(docs []Doc, fts []*[numFields][]int32, total *[numField
 		ix.backend[i] = b
 		acc.addDoc(int32(i), fts[i], &avg)
 	}
+	ix.prereqs = prerequisites(ix.backend, ix.base, bases, names)
 	n := float64(len(docs))
 	ix.idf = make([]float64, len(ix.postings))
 	for t, ps := range ix.postings {

@@ -3,7 +3,7 @@ package toolsearch
 import (
 	"slices"
 	"strings"
-	"unicode"
+	"unicode/utf8"
 )
 
 // A server's tool often names, in its description or a parameter's, another
@@ -24,17 +24,25 @@ const (
 
 // namesIn returns the words of d's description and parameters'
 // descriptions that could be a tool's name (toolLike), lower-cased, each
-// once, in order.
-func namesIn(d *Doc) []string {
+// once, in order; seen holds this build's texts' names (catalogues repeat
+// texts).
+func namesIn(d *Doc, seen map[string][]string) []string {
 	var out []string
-	add := func(w string) {
-		if w = strings.ToLower(w); len(out) < maxNames && !slices.Contains(out, w) {
-			out = append(out, w)
+	add := func(text string) {
+		ns, ok := seen[text]
+		if !ok {
+			eachName(text, func(w string) { ns = append(ns, strings.ToLower(w)) })
+			seen[text] = ns
+		}
+		for _, w := range ns {
+			if len(out) < maxNames && !slices.Contains(out, w) {
+				out = append(out, w)
+			}
 		}
 	}
-	eachName(d.Description, add)
+	add(d.Description)
 	for _, p := range d.Params {
-		eachName(p.Description, add)
+		add(p.Description)
 	}
 	return out
 }
@@ -48,51 +56,67 @@ func toolLike(w string) bool {
 // ideographs, which run into names unspaced), digits, '_' and '-', its
 // leading and trailing '_' and '-' trimmed; it reads maxTokens runs at most.
 func eachName(s string, fn func(string)) {
-	start, n := -1, 0
-	for i, r := range s + " " {
-		if unicode.IsLetter(r) && classOf(r) != classIdeograph || unicode.IsDigit(r) || r == '_' || r == '-' {
-			if start < 0 {
-				start = i
+	if !strings.ContainsAny(s, "_-") {
+		return
+	}
+	start, sep, n := -1, false, 0
+	for i := 0; i <= len(s); {
+		r, size := ' ', 1
+		if i < len(s) {
+			if r = rune(s[i]); r >= utf8.RuneSelf {
+				r, size = utf8.DecodeRuneInString(s[i:])
 			}
-			continue
 		}
-		if start >= 0 {
-			if w := strings.Trim(s[start:i], "_-"); toolLike(w) {
+		switch {
+		case nameRune(r):
+			if start < 0 {
+				start, sep = i, false
+			}
+			sep = sep || r == '_' || r == '-'
+		case start >= 0:
+			if w := strings.Trim(s[start:i], "_-"); sep && toolLike(w) {
 				fn(w)
 			}
+			start = -1
 			if n++; n == maxTokens {
 				return
 			}
 		}
-		start = -1
+		i += size
 	}
 }
 
-// prerequisites returns, by document, the other tools of its backend that
-// its texts name (names: each document's namesIn), first named first; nil
-// when no document names another.
-func prerequisites(docs []Doc, backend []int32, names [][]string) [][]int32 {
-	type named struct {
-		backend int32
-		name    string
+// nameRune reports whether r can be part of a tool's name (see eachName).
+func nameRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-'
 	}
-	byName := map[named]int32{}
-	for i := range docs {
-		if n := baseName(docs[i].Name, docs[i].Backend); toolLike(n) {
-			byName[named{backend[i], n}] = int32(i)
-		}
-	}
+	return classOf(r) == classWord
+}
+
+// prerequisites returns, by document, the other tools of its backend
+// (backend, by document) that its texts name (names, by document; base:
+// each document's name's number in bases, copies.go's baseName), first
+// named first; nil when no document names another.
+func prerequisites(backend, base []int32, bases map[string]int32, names [][]string) [][]int32 {
 	var out [][]int32
-	for i := range docs {
-		for _, n := range names[i] {
-			p, ok := byName[named{backend[i], n}]
-			if !ok || p == int32(i) {
+	var byName map[[2]int32]int32 // {backend, base name} → document
+	for i, ns := range names {
+		for _, n := range ns {
+			b, ok := bases[n]
+			if !ok {
 				continue
 			}
-			if out == nil {
-				out = make([][]int32, len(docs))
+			if byName == nil {
+				byName = make(map[[2]int32]int32, len(base))
+				for d := len(base) - 1; d >= 0; d-- { // the first of a backend's copies
+					byName[[2]int32{backend[d], base[d]}] = int32(d)
+				}
+				out = make([][]int32, len(names))
 			}
-			out[i] = append(out[i], p)
+			if p, ok := byName[[2]int32{backend[i], b}]; ok && p != int32(i) && !slices.Contains(out[i], p) {
+				out[i] = append(out[i], p)
+			}
 		}
 	}
 	return out
