@@ -12,7 +12,8 @@
 // found goes after the distinct tools (copies.go); past the first three,
 // the hits are re-ordered so each part is served (xQuAD, diversify.go).
 // Steps a request implies but does not name (a path to save to: writing a
-// file; a route: geocoding) are ranked as parts of it, and a relative
+// file, or creating a .docx, .pptx or .xlsx document; a route: geocoding)
+// are ranked as parts of it, and a relative
 // date ("tomorrow") brings a clock to the fourth place (implied.go). A
 // found tool brings the tools of its server that its texts name as
 // prerequisites right after it (prereq.go). An Index is immutable and safe

@@ -38,8 +38,10 @@ func benchDocs(t testing.TB) ([]toolsearch.Doc, []livemcpbench.Task) {
 // the half tuned on, and at odd ones, held out), and pins the figures
 // measured (deterministic), with each backend's description as its server
 // gives it (tools.json's, which the bench's servers send in serverInfo):
-// Recall@5 0.505, Recall@10 0.590, hit@3 0.617; tuned half 0.535/0.629/0.660,
-// held-out half 0.475/0.551/0.574 (0.496/0.572/0.617, halves 0.524 and
+// Recall@5 0.509, Recall@10 0.606, hit@3 0.617; tuned half 0.539/0.656/0.660,
+// held-out half 0.480/0.557/0.574 (0.505/0.590/0.617, halves 0.535 and
+// 0.475, before saving to an office file's path implied creating that
+// format's document, implied.go; 0.496/0.572/0.617, halves 0.524 and
 // 0.468, before a relative date brought a clock as an aside, implied.go;
 // 0.487/0.564/0.606, halves 0.514 and 0.461, before a found tool lifted the
 // tools of its server it names, prereq.go; tuned half 0.510 before WordNet's
@@ -66,8 +68,8 @@ func TestLiveMCPBenchRecall(t *testing.T) {
 	t.Logf("LiveMCPBench: %d tools, %d tasks: Recall@5 %.3f Recall@10 %.3f hit@3 %.3f", len(docs), s.Tasks, s.Recall5, s.Recall10, s.Hit3)
 	t.Logf("  tuned half: Recall@5 %.3f Recall@10 %.3f hit@3 %.3f; held-out half: Recall@5 %.3f Recall@10 %.3f hit@3 %.3f",
 		a.Recall5, a.Recall10, a.Hit3, b.Recall5, b.Recall10, b.Hit3)
-	if s.Recall5 < 0.503 || s.Recall10 < 0.588 || s.Hit3 < 0.615 {
-		t.Errorf("Recall@5 = %.3f, Recall@10 = %.3f, hit@3 = %.3f, want ≥ 0.503, ≥ 0.588 and ≥ 0.615", s.Recall5, s.Recall10, s.Hit3)
+	if s.Recall5 < 0.507 || s.Recall10 < 0.604 || s.Hit3 < 0.615 {
+		t.Errorf("Recall@5 = %.3f, Recall@10 = %.3f, hit@3 = %.3f, want ≥ 0.507, ≥ 0.604 and ≥ 0.615", s.Recall5, s.Recall10, s.Hit3)
 	}
 	if os.Getenv("TOOLSEARCH_MISSES") != "" { // tuning aid: the tuned half's misses
 		for _, task := range halves[0] {

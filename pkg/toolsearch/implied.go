@@ -6,7 +6,8 @@ import (
 )
 
 // A request often implies a step it never names: "save it to
-// /root/x.md" needs a tool that writes a file, "nearby" or a route a
+// /root/x.md" needs a tool that writes a file (to x.docx, x.pptx or
+// x.xlsx: one that creates that format's document), "nearby" or a route a
 // place's coordinates, "estimate" a calculation. Each cue below adds that step's capability words as one
 // more part of the request (ranked and fused like the parts the request
 // names), so the tools offering it, on whatever backend, compete for a
@@ -25,6 +26,7 @@ import (
 type impliedCue struct {
 	phrases []string
 	path    bool
+	ext     string // the path's extension, when set
 	aside   bool
 	step    string
 }
@@ -34,6 +36,9 @@ type impliedCue struct {
 // (docs/arch/decisions.md).
 var impliedCues = []impliedCue{
 	{phrases: []string{"save", "write", "draft", "store", "export"}, path: true, step: "write file"},
+	{phrases: []string{"save", "write", "draft", "store", "export"}, path: true, ext: ".docx", step: "create new word document"},
+	{phrases: []string{"save", "write", "draft", "store", "export"}, path: true, ext: ".pptx", step: "create new powerpoint presentation"},
+	{phrases: []string{"save", "write", "draft", "store", "export"}, path: true, ext: ".xlsx", step: "write excel workbook sheet"},
 	{phrases: []string{"nearby", "near ", "route", "distance", "commute", "meeting point", "get there", "directions"}, step: "geocode address coordinates"},
 	{phrases: []string{"estimate", "calculate", "budget"}, step: "calculate expression"},
 	{phrases: []string{"tomorrow", "yesterday", "next week", "next month", "next monday", "next tuesday", "next wednesday",
@@ -59,7 +64,7 @@ func implied(q string) (parts, asides []string) {
 	}
 	q = strings.ToLower(q)
 	for _, c := range impliedCues {
-		if c.path && !hasPath(q) {
+		if c.path && !hasPath(q, c.ext) {
 			continue
 		}
 		for _, p := range c.phrases {
@@ -77,11 +82,12 @@ func implied(q string) (parts, asides []string) {
 	return parts, asides
 }
 
-// hasPath reports whether q holds an absolute or home-relative file path.
-func hasPath(q string) bool {
+// hasPath reports whether q holds an absolute or home-relative file path
+// (ending in ext, when set).
+func hasPath(q, ext string) bool {
 	for _, f := range strings.Fields(q) {
 		f = strings.Trim(f, "`'\"()[]<>.,;:!?")
-		if strings.HasPrefix(f, "/") && strings.Count(f, "/") > 1 || strings.HasPrefix(f, "~/") {
+		if (strings.HasPrefix(f, "/") && strings.Count(f, "/") > 1 || strings.HasPrefix(f, "~/")) && strings.HasSuffix(f, ext) {
 			return true
 		}
 	}

@@ -1,6 +1,7 @@
 package toolsearch_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -51,5 +52,28 @@ func TestRelativeDateFoundNoCurrentDateTool(t *testing.T) {
 	hidden := func(d int) bool { return docs[d].Key != "get_current_time" }
 	if got := keys(ix.Search("find a hotel in Paris for tomorrow", 5, hidden)); slices.Contains(got, "get_current_time") {
 		t.Errorf("Search(tomorrow, clock hidden) = %v", got)
+	}
+}
+
+// TestSaveToAnOfficeFileFoundNoCreator: a request that saves its result
+// to a .docx (or .pptx, .xlsx) path needs that format's tool to create the
+// document, which its words never name; they found only tools for their
+// own words and a plain file writer.
+func TestSaveToAnOfficeFileFoundNoCreator(t *testing.T) {
+	t.Parallel()
+	docs := []toolsearch.Doc{
+		{Key: "create_document", Name: "create_document", Description: "Create a new Word document with optional metadata.", Backend: "word"},
+		{Key: "write_file", Name: "write_file", Description: "Write text to a file.", Backend: "fs"},
+		{Key: "save_file", Name: "save_file", Description: "Save a file.", Backend: "fs2"},
+		{Key: "docx_to_pdf", Name: "docx_to_pdf", Description: "Convert a docx file to pdf.", Backend: "convert"},
+		{Key: "docx_info", Name: "docx_info", Description: "Information on a docx file.", Backend: "convert"},
+	}
+	for i := range 6 {
+		n := fmt.Sprintf("news_%d", i)
+		docs = append(docs, toolsearch.Doc{Key: n, Name: n, Description: "Today's news headlines and summaries.", Backend: n})
+	}
+	ix := toolsearch.Build(docs)
+	if got := keys(ix.Search("Summarize today's news and save it to /root/word/news.docx", 5, nil)); !slices.Contains(got, "create_document") {
+		t.Errorf("Search(save to .docx) = %v, want create_document among the first 5", got)
 	}
 }
