@@ -25,8 +25,11 @@ lint: ## gofmt, go vet, staticcheck, vmcplint (size, doc and wire rules; scripts
 lint-fresh: ## make lint on empty Go module and build caches, as on a fresh machine (minutes; not part of make test)
 	./scripts/lint-fresh-check.sh
 
+# The two longest-running test packages are named first: go test builds
+# and starts packages in command-line order, so their runs overlap the
+# other packages' builds instead of running alone at the end.
 unit: redis chromium server-everything ## every Go test with the race detector (test/browser drives headless Chromium)
-	$(GO) test $(RACE) -count=1 -timeout 20m ./...
+	$(GO) test $(RACE) -count=1 -timeout 20m ./test/integration/ ./test/scale/ ./...
 
 conformance: build ## the official MCP conformance suite through vmcp (Node 22 from npm)
 	./scripts/conformance.sh

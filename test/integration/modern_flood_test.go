@@ -14,7 +14,7 @@ import (
 )
 
 // TestModernProgressFloodBufferedUnbounded pins issue 28's unbounded
-// buffering: a backend sending 100,000 notifications/progress for a Modern
+// buffering: a backend sending 20,000 notifications/progress for a Modern
 // call with a progressToken (a Modern backend's direct POST; a Legacy
 // backend's call on its keyed session, also one whose client can be asked,
 // whose Stream the dispatcher would park). They reach the client in order,
@@ -37,7 +37,7 @@ func TestModernProgressFloodBufferedUnbounded(t *testing.T) {
 
 // progressFlood is one case of TestModernProgressFloodBufferedUnbounded.
 func progressFlood(t *testing.T, mode harness.Mode, caps *mcp.ClientCapabilities) {
-	const n = 100_000
+	const n = 20_000
 	be := harness.StartBackend(t, "flood", mode, func(s *mcp.Server) {
 		s.AddTool(&mcp.Tool{Name: "flood", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			tok := req.Params.GetProgressToken()
