@@ -174,13 +174,14 @@ func (t *steadyTransport) keep(req *http.Request, w io.Writer, closed <-chan str
 
 // abandon stops reopening a GET stream the backend answered status (405
 // or 404); a 404 after a served stream tells the session's owner
-// (WithGone): the backend forgot the session.
+// (WithGone): the backend forgot the session. The owner is told before
+// the line is logged, so the log line marks a finished abandonment.
 func (t *steadyTransport) abandon(ctx context.Context, status int, served bool) {
-	t.s.Log.Debug("backend GET stream not offered; not reopened", "status", status)
-	t.s.Metrics.GetStreamAbandoned.WithLabelValues(t.s.Name).Inc()
 	if gone, _ := ctx.Value(goneKey{}).(func()); gone != nil && status == http.StatusNotFound && served {
 		gone()
 	}
+	t.s.Metrics.GetStreamAbandoned.WithLabelValues(t.s.Name).Inc()
+	t.s.Log.Debug("backend GET stream not offered; not reopened", "status", status)
 }
 
 // once opens the backend's GET stream once and copies its whole events to
