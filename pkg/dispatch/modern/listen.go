@@ -43,7 +43,12 @@ func (d *Dispatcher) listen(rq *request, p *mcp.SubscriptionsListenParams) ([]by
 	cat := d.agg.For(pr.Key())
 	var resources []subscriptions.Resource
 	var own []ownResource // served by a per-principal backend: held by this stream (ownlisten.go)
+	seen := map[string]bool{}
 	honored := capabilities.Honored(d.opts.Capabilities(), p.Notifications, func(uri string) bool {
+		if seen[uri] {
+			return false // a URI named again is held, subscribed and acknowledged once
+		}
+		seen[uri] = true
 		route, ok := d.subscribable(cat, uri)
 		ok = ok && d.opts.Policy.Allows(pr, aggregator.KindResources, route.Backend, uri)
 		if ok && d.perPrincipal(route.Backend) {
