@@ -12,11 +12,12 @@ import (
 // the next, so a rebuild after a catalogue change analyses only the tools
 // that are new or changed. Not safe for concurrent use; its Indexes are.
 type Builder struct {
-	vocab map[string]int32    // stem → term id
-	ids   map[string]int32    // word as written → term id (-1: dropped)
-	docs  map[docHash]*fields // a Doc's text (its docKey) → its analysis
-	seeds [2]maphash.Seed
-	gen   uint64 // builds so far
+	vocab  map[string]int32    // stem → term id
+	sorted []string            // the vocabulary's terms, sorted, as of the last build
+	ids    map[string]int32    // word as written → term id (-1: dropped)
+	docs   map[docHash]*fields // a Doc's text (its docKey) → its analysis
+	seeds  [2]maphash.Seed
+	gen    uint64 // builds so far
 }
 
 // fields are one Doc's term ids by field, the tool names its texts may
@@ -76,7 +77,8 @@ func (bl *Builder) Build(docs []Doc) *Index {
 // index makes the index of docs from their term ids and the tool names
 // their texts may name.
 func (bl *Builder) index(docs []Doc, fts []*[numFields][]int32, names [][]string, total *[numFields]float64) *Index {
-	ix := &Index{keys: make([]string, len(docs)), vocab: maps.Clone(bl.vocab), postings: make([][]posting, len(bl.vocab))}
+	bl.sorted = sortedTerms(bl.vocab, bl.sorted)
+	ix := &Index{keys: make([]string, len(docs)), vocab: maps.Clone(bl.vocab), sorted: bl.sorted, postings: make([][]posting, len(bl.vocab))}
 	var avg [numFields]float64
 	for f := range numFields {
 		avg[f] = math.Max(1, total[f]/math.Max(1, float64(len(docs))))

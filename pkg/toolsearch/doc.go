@@ -4,7 +4,9 @@
 // parameter names and descriptions, and its backend's
 // name and description, with English stop words dropped, Snowball (Porter2)
 // stemming, and the query expanded by a small hand table of synonyms and
-// by WordNet's (wordnet.txt, made by wordnetgen; WORDNET-LICENSE); a query's
+// by WordNet's (wordnet.txt, made by wordnetgen; WORDNET-LICENSE); a query
+// word no tool has is read as the compound or abbreviation of words tools
+// have ("flowchart", "info": unknown.go); a query's
 // literals (paths, URLs, domains, blobs) count as the kind of thing they
 // name, not as their words. CJK text is read as pairs of characters. In a
 // request of several parts, the tools of the server that answers it best
@@ -13,7 +15,8 @@
 // the hits are re-ordered so each part is served (xQuAD, diversify.go).
 // Steps a request implies but does not name (a path to save to: writing a
 // file, or creating a .docx, .pptx or .xlsx document; a route: geocoding)
-// are ranked as parts of it, and a relative
+// and arithmetic ("17% of 2340") a calculation, are ranked as parts of
+// it, and a relative
 // date ("tomorrow") brings a clock to the fourth place (implied.go). A
 // found tool brings the tools of its server that its texts name as
 // prerequisites right after it (prereq.go). An Index is immutable and safe

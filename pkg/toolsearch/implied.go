@@ -40,7 +40,7 @@ var impliedCues = []impliedCue{
 	{phrases: []string{"save", "write", "draft", "store", "export"}, path: true, ext: ".pptx", step: "create new powerpoint presentation"},
 	{phrases: []string{"save", "write", "draft", "store", "export"}, path: true, ext: ".xlsx", step: "write excel workbook sheet"},
 	{phrases: []string{"nearby", "near ", "route", "distance", "commute", "meeting point", "get there", "directions"}, step: "geocode address coordinates"},
-	{phrases: []string{"estimate", "calculate", "budget"}, step: "calculate expression"},
+	{phrases: []string{"estimate", "calculate", "budget"}, step: arithmeticStep},
 	{phrases: []string{"tomorrow", "yesterday", "next week", "next month", "next monday", "next tuesday", "next wednesday",
 		"next thursday", "next friday", "next saturday", "next sunday", "near future", "last 24"}, aside: true, step: "current date time"},
 }
@@ -63,6 +63,9 @@ func implied(q string) (parts, asides []string) {
 		q = q[:maxCueBytes]
 	}
 	q = strings.ToLower(q)
+	if arithmetic(q) {
+		parts = append(parts, arithmeticStep)
+	}
 	for _, c := range impliedCues {
 		if c.path && !hasPath(q, c.ext) {
 			continue
@@ -73,7 +76,7 @@ func implied(q string) (parts, asides []string) {
 			}
 			if c.aside {
 				asides = append(asides, c.step)
-			} else {
+			} else if c.step != arithmeticStep || !slices.Contains(parts, c.step) {
 				parts = append(parts, c.step)
 			}
 			break

@@ -36,6 +36,7 @@ type Index struct {
 	backend  []int32          // by document: its backend's number
 	base     []int32          // by document: the number of its name less its backend's prefix (copies.go)
 	vocab    map[string]int32 // term → id
+	sorted   []string         // the vocabulary's terms, sorted (unknown.go)
 	postings [][]posting      // by term id
 	idf      []float64        // by term id
 	prereqs  [][]int32        // by document: the tools of its backend it names (prereq.go)

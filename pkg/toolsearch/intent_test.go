@@ -63,7 +63,7 @@ func TestSingleIntentTop3(t *testing.T) {
 		}
 	}
 	t.Logf("single-intent top-3: %d of %d", hits, len(singleIntent))
-	if hits < 28 {
-		t.Errorf("single-intent top-3: %d of %d, want ≥ 28 (measured 29)", hits, len(singleIntent))
+	if hits < 30 {
+		t.Errorf("single-intent top-3: %d of %d, want ≥ 30 (measured 30)", hits, len(singleIntent))
 	}
 }

@@ -13,7 +13,7 @@ var requestWords = map[string]bool{
 	"please": true, "help": true, "give": true, "tell": true, "want": true,
 	"need": true, "like": true, "could": true, "would": true, "can": true,
 	"let": true, "us": true, "also": true, "then": true, "thank": true,
-	"thanks": true, "i'm": true, "hi": true, "hello": true,
+	"thanks": true, "i'm": true, "hi": true, "hello": true, "going": true,
 }
 
 // maxClauses bounds the clauses a query is split into.

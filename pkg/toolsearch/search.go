@@ -137,7 +137,11 @@ func (ix *Index) weigh(ts []string, acc *scores) {
 	}
 	exp := expansions()
 	for _, t := range ts {
-		for _, e := range exp[t] {
+		es := exp[t]
+		if !ix.known(t, exp) {
+			es = ix.unknownWord(t)
+		}
+		for _, e := range es {
 			add(e.term, e.weight)
 		}
 	}

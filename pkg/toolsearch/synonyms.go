@@ -27,7 +27,7 @@ var synonymGroups = [][]string{
 	{"website", "webpage", "site", "page", "url", "web"},
 	{"save", "write", "store"},
 	{"markdown", "md"},
-	{"weather", "forecast", "temperature"},
+	{"weather", "forecast", "temperature", "rain", "snow"},
 	{"location", "place", "address", "geocode"},
 	{"map", "route", "direction", "navigation"},
 	{"movie", "film"},
@@ -45,6 +45,11 @@ var synonymGroups = [][]string{
 	{"convert", "transform", "export"},
 	{"run", "execute", "exec"},
 	{"time", "clock", "date"},
+	{"price", "cost", "worth"},
+	{"random", "roll", "dice"},
+	{"integer", "int", "number"},
+	{"extract", "pull"},
+	{"accommodation", "lodging", "hotel", "homestay", "airbnb", "stay"},
 	{"currency", "exchange", "forex", "dollar", "euro", "yen", "pound"},
 }
 

@@ -1,0 +1,63 @@
+package toolsearch
+
+import "strings"
+
+// arithmeticStep is the step an arithmetic request implies ("what is 17%
+// of 2340", "3.5 * 12"): its words name no tool, so without it such a
+// request finds nothing.
+const arithmeticStep = "calculate expression"
+
+// arithmeticWords are operations written in words between numbers.
+var arithmeticWords = []string{"percent", "divided by", "times", "plus", "minus", "square root", "sqrt", "squared"}
+
+// arithmetic reports whether the lower-cased q holds arithmetic on
+// numbers: a percentage ("17%"), two numbers joined by + * ^ × ÷ ("3 * 4"),
+// or an operation in words next to a number. Dates and ranges ("05-01",
+// "1/2") are not, so '-' and '/' do not count.
+func arithmetic(q string) bool {
+	prev := byte(0) // the last byte that is not a space
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		switch {
+		case c == '%' && isDigit(prev):
+			return true
+		case strings.IndexByte("+*^", c) >= 0 && isDigit(prev) && digitNext(q[i+1:]):
+			return true
+		case strings.HasPrefix(q[i:], "×") || strings.HasPrefix(q[i:], "÷"):
+			if isDigit(prev) && digitNext(q[i+len("×"):]) {
+				return true
+			}
+		}
+		if c != ' ' {
+			prev = c
+		}
+	}
+	return wordOperation(q)
+}
+
+// wordOperation reports whether an operation of arithmeticWords has a
+// number right before or after it.
+func wordOperation(q string) bool {
+	for _, w := range arithmeticWords {
+		for i := strings.Index(q, w); i >= 0; {
+			before := strings.TrimRight(q[:i], " ")
+			if before != "" && isDigit(before[len(before)-1]) || digitNext(q[i+len(w):]) {
+				return true
+			}
+			next := strings.Index(q[i+len(w):], w)
+			if next < 0 {
+				break
+			}
+			i += len(w) + next
+		}
+	}
+	return false
+}
+
+// digitNext reports whether s, less leading spaces, starts with a digit.
+func digitNext(s string) bool {
+	s = strings.TrimLeft(s, " ")
+	return s != "" && isDigit(s[0])
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
