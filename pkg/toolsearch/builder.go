@@ -36,8 +36,11 @@ const (
 	keepBuilds = 16
 )
 
-// NewBuilder returns a Builder with nothing analysed yet.
+// NewBuilder returns a Builder with nothing analysed yet. It loads the
+// query expansions' table (WordNet's and the synonyms', about 25 ms once
+// per process) so no build, and no search, waits for it.
 func NewBuilder() *Builder {
+	expansions()
 	return &Builder{vocab: map[string]int32{}, ids: map[string]int32{}, docs: map[docHash]*fields{},
 		seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
 }
@@ -49,7 +52,6 @@ func Build(docs []Doc) *Index { return NewBuilder().Build(docs) }
 // Build indexes docs (their order is the Doc index of each Hit), reusing
 // the analysis of the docs it indexed last time.
 func (bl *Builder) Build(docs []Doc) *Index {
-	expansions() // the query expansions' table, built with the first index, not on a search
 	bl.gen++
 	texts := map[string][]int32{}  // this build's text → term ids (catalogues repeat parameter texts)
 	named := map[string][]string{} // this build's text → the tool names it may name (prereq.go)
