@@ -54,6 +54,20 @@ func wordOperation(q string) bool {
 	return false
 }
 
+// operands returns q with its numbers blanked when it asks for arithmetic
+// (their digits would match tools' names: "9to5mac"), q itself otherwise.
+func operands(q string) string {
+	if !arithmetic(strings.ToLower(q)) {
+		return q
+	}
+	return strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return ' '
+		}
+		return r
+	}, q)
+}
+
 // digitNext reports whether s, less leading spaces, starts with a digit.
 func digitNext(s string) bool {
 	s = strings.TrimLeft(s, " ")

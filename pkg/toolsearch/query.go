@@ -14,6 +14,7 @@ var requestWords = map[string]bool{
 	"need": true, "like": true, "could": true, "would": true, "can": true,
 	"let": true, "us": true, "also": true, "then": true, "thank": true,
 	"thanks": true, "i'm": true, "hi": true, "hello": true, "going": true,
+	"whats": true, "hows": true, "wheres": true, "whos": true, "im": true, "pls": true, "plz": true,
 }
 
 // maxClauses bounds the clauses a query is split into.

@@ -38,7 +38,7 @@ func (ix *Index) Search(query string, limit int, allow func(doc int) bool) []Hit
 	}
 	steps, asides := implied(query)
 	want := limit + copiesDepth
-	hits := ix.placeAsides(ix.ranked(literals(query), steps, want, allow), asides, allow)
+	hits := ix.placeAsides(ix.ranked(operands(literals(query)), steps, want, allow), asides, allow)
 	return hits[:min(limit, len(hits))]
 }
 
@@ -46,6 +46,9 @@ func (ix *Index) Search(query string, limit int, allow func(doc int) bool) []Hit
 // the steps it implies (see Search), another server's copies after.
 func (ix *Index) ranked(query string, steps []string, want int, allow func(doc int) bool) []Hit {
 	parts := append(clauses(query), steps...)
+	if len(parts) == 1 {
+		query = parts[0] // the request's one clause, or the one step it implies
+	}
 	if len(parts) <= 1 {
 		return ix.distinct(ix.lift(ix.rank(queryTerms(query), want, allow), want, allow), want)
 	}

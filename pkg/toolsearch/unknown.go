@@ -15,7 +15,8 @@ import (
 const (
 	compoundWeight = 0.8
 	prefixWeight   = 0.5
-	minPartBytes   = 3 // the shortest half of a compound, and the shortest prefix read
+	minPartBytes   = 3 // the shortest half of a compound
+	minPrefixBytes = 4 // the shortest word read as a prefix (names: "Ana" is no "analysis")
 	maxPrefixTerms = 3
 	maxPrefixScan  = 256 // indexed words beginning with it looked at, at most
 	typoWeight     = 0.7
@@ -48,6 +49,9 @@ func (ix *Index) unknownWord(t string) []expansion {
 		if ix.used(t[:i]) && ix.used(stem(t[i:])) {
 			return []expansion{{t[:i], compoundWeight}, {stem(t[i:]), compoundWeight}}
 		}
+	}
+	if len(t) < minPrefixBytes {
+		return nil
 	}
 	if es := ix.prefixOf(t); len(es) > 0 || len(t) < minTypoBytes {
 		return es

@@ -1,6 +1,7 @@
 package toolsearch_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/vmcp/vmcp/pkg/toolsearch"
@@ -16,6 +17,7 @@ var usersWordsCatalogue = []toolsearch.Doc{
 	{Key: "calculate", Name: "calculate", Description: "Evaluate a mathematical expression.", Params: []toolsearch.Param{{Name: "expression"}}, Backend: "math"},
 	{Key: "get_asset_price", Name: "get_asset_price", Description: "Get the latest price of an asset such as gold or a stock.", Backend: "market"},
 	{Key: "airbnb_search", Name: "airbnb_search", Description: "Search for Airbnb listings in a city for given dates.", Backend: "airbnb"},
+	{Key: "get-9to5mac-news", Name: "get-9to5mac-news", Description: "Get the latest Apple news from 9to5Mac.", Backend: "news"},
 	{Key: "find_nearby_places", Name: "find_nearby_places", Description: "Find places near a location.", Backend: "maps"},
 }
 
@@ -35,6 +37,7 @@ func TestUsersWordsTheCatalogueLacksFoundNothing(t *testing.T) {
 		"12.5 * 4":                               "calculate",
 		"how much is my gold worth":              "get_asset_price",
 		"somewhere to stay in Lisbon":            "airbnb_search",
+		"whats 17.5% of 2,340":                   "calculate", // digits would find "9to5mac"
 	} {
 		if got := ix.Search(q, 3, nil); len(got) == 0 || got[0].Key != want {
 			t.Errorf("Search(%q) = %v, want %s first", q, keys(got), want)
@@ -53,5 +56,18 @@ func TestDatesAndRangesAreNotArithmetic(t *testing.T) {
 				t.Errorf("Search(%q) = %v: no arithmetic asked", q, keys(ix.Search(q, 5, nil)))
 			}
 		}
+	}
+}
+
+// TestANameWasReadAsAnAbbreviation: "Ana" (a person) was read as the
+// beginning of "analysis" and found analysis tools; a prefix needs 4 bytes.
+func TestANameWasReadAsAnAbbreviation(t *testing.T) {
+	t.Parallel()
+	docs := append([]toolsearch.Doc{{Key: "analyze_commute", Name: "analyze_commute", Description: "Analyze a commute.", Backend: "maps"},
+		{Key: "add_observations", Name: "add_observations", Description: "Remember facts: add observations to entities.", Backend: "memory"}},
+		usersWordsCatalogue...)
+	got := toolsearch.Build(docs).Search("remember that my sister Ana is allergic to peanuts", 5, nil)
+	if len(got) == 0 || got[0].Key != "add_observations" || slices.ContainsFunc(got, func(h toolsearch.Hit) bool { return h.Key == "analyze_commute" }) {
+		t.Fatalf("got %v, want add_observations first and no analysis tool", keys(got))
 	}
 }

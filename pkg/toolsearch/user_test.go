@@ -96,3 +96,20 @@ func TestFreshQueriesTop3(t *testing.T) {
 		t.Errorf("fresh queries top-3: %d of 32, want ≥ 29", hits)
 	}
 }
+
+// TestFresh2QueriesTop3 scores testdata/fresh2_queries.json (50
+// single-intent requests in users' words, one per server, written by a
+// helper who saw only the catalogue, after unknown.go and its synonyms
+// were made): 36 of 50 before them and 36 at first with them (the lodging
+// request gained; "my sister Ana" lost, read as "analysis"); 38 once
+// prefixes need 4 bytes, an arithmetic request's numbers are blanked and
+// "whats", "im", "pls" count as phrasing. Its misses suggested no synonym.
+func TestFresh2QueriesTop3(t *testing.T) {
+	t.Parallel()
+	docs, _ := benchDocs(t)
+	hits := top3(t, toolsearch.Build(docs), readQueries(t, "testdata/fresh2_queries.json"))
+	t.Logf("fresh2 queries top-3: %d of 50", hits)
+	if hits < 38 {
+		t.Errorf("fresh2 queries top-3: %d of 50, want ≥ 38", hits)
+	}
+}
