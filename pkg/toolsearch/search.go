@@ -139,10 +139,11 @@ func (ix *Index) weigh(ts []string, acc *scores) {
 		add(t, 1)
 	}
 	exp := expansions()
+	unknown := 0
 	for _, t := range ts {
 		es := exp[t]
-		if !ix.known(t, exp) {
-			es = ix.unknownWord(t)
+		if unknown < maxUnknownWords && !ix.known(t, exp) {
+			es, unknown = ix.unknownWord(t), unknown+1
 		}
 		for _, e := range es {
 			add(e.term, e.weight)

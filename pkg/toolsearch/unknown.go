@@ -13,14 +13,15 @@ import (
 // begins (the maxPrefixTerms most frequent) or, failing both, as the
 // indexed word one typing slip away, at the weights below.
 const (
-	compoundWeight = 0.8
-	prefixWeight   = 0.5
-	minPartBytes   = 3 // the shortest half of a compound
-	minPrefixBytes = 4 // the shortest word read as a prefix (names: "Ana" is no "analysis")
-	maxPrefixTerms = 3
-	maxPrefixScan  = 256 // indexed words beginning with it looked at, at most
-	typoWeight     = 0.7
-	minTypoBytes   = 5 // shorter words are too often one edit from another word
+	compoundWeight  = 0.8
+	prefixWeight    = 0.5
+	minPartBytes    = 3 // the shortest half of a compound
+	minPrefixBytes  = 4 // the shortest word read as a prefix (names: "Ana" is no "analysis")
+	maxPrefixTerms  = 3
+	maxPrefixScan   = 256 // indexed words beginning with it looked at, at most
+	typoWeight      = 0.7
+	maxUnknownWords = 8 // read so per ranking, so a long request of unknown words costs a bounded amount
+	minTypoBytes    = 5 // shorter words are too often one edit from another word
 )
 
 // sortedTerms returns the vocabulary's terms sorted, reusing last (the
