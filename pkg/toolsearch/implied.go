@@ -76,7 +76,7 @@ func implied(q string) (parts, asides []string) {
 			}
 			if c.aside {
 				asides = append(asides, c.step)
-			} else if c.step != arithmeticStep || !slices.Contains(parts, c.step) {
+			} else if !slices.Contains(parts, c.step) { // arithmetic may have implied it
 				parts = append(parts, c.step)
 			}
 			break

@@ -7,8 +7,8 @@ import (
 
 // A query word no tool uses, and whose expansions no tool uses either,
 // often still means words the catalogue has: a compound written as one
-// word ("flowchart" → "flow", "chart") or an abbreviation ("org" →
-// "organization", "stats" → "statistics"). Such a word is read as the two
+// word ("flowchart" → "flow", "chart") or an abbreviation ("info" →
+// "information", "stats" → "statistics"). Such a word is read as the two
 // indexed words it splits into or, failing that, as the indexed words it
 // begins (the maxPrefixTerms most frequent) or, failing both, as the
 // indexed word one typing slip away, at the weights below.
