@@ -14,6 +14,7 @@ package clustertest
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -95,21 +96,41 @@ func Client(t testing.TB, url string) *redis.Client {
 type Server struct {
 	Addr string // 127.0.0.1:PORT
 
-	t   testing.TB
-	mu  sync.Mutex
-	cmd *exec.Cmd
+	t  testing.TB
+	mu sync.Mutex
+	p  *proc // nil while stopped
 }
 
 // Start starts a private redis-server on a free loopback port and stops it
 // when the test ends; it skips the test if redis-server is not installed.
+// A port another process took between its pick and the bind is picked again.
 func Start(t testing.TB) *Server {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("clustertest: no Redis answers and redis-server is not installed (make redis installs it)")
 	}
-	s := &Server{Addr: freeAddr(t), t: t}
-	s.Restart()
+	return startServer(t, pickAddr)
+}
+
+// startServer is Start on addresses from pick.
+func startServer(t testing.TB, pick func() (string, error)) *Server {
+	t.Helper()
+	s := &Server{t: t}
 	t.Cleanup(s.Stop)
+	for range 5 {
+		var err error
+		if s.Addr, err = pick(); err != nil {
+			t.Fatalf("clustertest: %v", err)
+		}
+		err = s.start()
+		if err == nil {
+			return s
+		}
+		if !errors.Is(err, errPortTaken) {
+			t.Fatalf("clustertest: %v", err)
+		}
+	}
+	t.Fatalf("clustertest: no free port for a redis-server")
 	return s
 }
 
@@ -120,38 +141,34 @@ func (s *Server) URL() string { return "redis://" + s.Addr + "/0" }
 func (s *Server) Stop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cmd == nil {
-		return
+	if s.p != nil {
+		s.p.Kill()
+		s.p = nil
 	}
-	_ = s.cmd.Process.Kill()
-	_ = s.cmd.Wait()
-	s.cmd = nil
 }
 
-// Restart starts the server again on the same port (empty), once stopped.
+// Restart starts the server again on the same port (empty), once stopped;
+// it fails the test if another process took the port meanwhile.
 func (s *Server) Restart() {
 	s.t.Helper()
+	if err := s.start(); err != nil {
+		s.t.Fatalf("clustertest: restart: %v", err)
+	}
+}
+
+// start starts redis-server on s.Addr unless it runs, and waits until that
+// very process answers (see spawn).
+func (s *Server) start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cmd != nil {
-		return
+	if s.p != nil {
+		return nil
 	}
 	_, port, _ := net.SplitHostPort(s.Addr)
-	var err error
-	for range 50 { // the port may linger briefly after a kill
-		cmd := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-		if err = cmd.Start(); err != nil {
-			s.t.Fatalf("clustertest: starting redis-server: %v", err)
-		}
-		if ping(s.Addr, 5*time.Second) == nil {
-			s.cmd = cmd
-			return
-		}
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		time.Sleep(50 * time.Millisecond)
-	}
-	s.t.Fatalf("clustertest: redis-server on %s does not answer", s.Addr)
+	p, err := spawn(exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", s.t.TempDir()), redis.Options{Addr: s.Addr})
+	s.p = p
+	return err
 }
 
 // ping waits up to wait for PONG from addr.

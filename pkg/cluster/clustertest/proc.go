@@ -77,7 +77,7 @@ func spawn(cmd *exec.Cmd, o redis.Options) (*proc, error) {
 
 // awaitOwn polls o.Addr until the process answers there (see spawn).
 func (p *proc) awaitOwn(o redis.Options) error {
-	o.DialTimeout, o.MaxRetries = 200*time.Millisecond, -1
+	o.DialTimeout, o.ReadTimeout, o.MaxRetries = 200*time.Millisecond, 500*time.Millisecond, -1
 	rdb := redis.NewClient(&o)
 	defer rdb.Close()
 	own := fmt.Sprintf("process_id:%d\r\n", p.cmd.Process.Pid)
@@ -92,7 +92,9 @@ func (p *proc) awaitOwn(o redis.Options) error {
 			return fmt.Errorf("redis-server for %s exited; its log ends:\n%s", p.Addr, p.out.String())
 		default:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		// short: a process that took the port may accept and never answer, and
+		// the exit of ours is seen only between polls
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 		info, err := rdb.Info(ctx, "server").Result()
 		cancel()
 		if err == nil && strings.Contains(info, own) {

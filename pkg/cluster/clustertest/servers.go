@@ -216,15 +216,7 @@ func StartSentinelsWith(t testing.TB, auth SentinelAuth) *Sentinels {
 	await(t, "replica in sync", func(ctx context.Context) (bool, error) {
 		return infoHas(ctx, s.Replica.Addr, auth.Password, "replication", "master_link_status:up")
 	})
-	dir := t.TempDir()
-	addrs, ids := make([]string, 3), make([]string, 3)
-	for i := range addrs {
-		addrs[i], ids[i] = freeAddr(t), fmt.Sprintf("%040x", i+1)
-	}
-	for i := range addrs { // each knows the others from the start (no 2 s hello rounds)
-		conf := s.sentinelConf(ids, addrs, i)
-		s.sentinels = append(s.sentinels, startSentinel(t, filepath.Join(dir, fmt.Sprintf("sentinel-%d.conf", i)), addrs[i], auth.SentinelPassword, conf))
-	}
+	s.startSentinels(pickAddr)
 	for _, sp := range s.sentinels {
 		rdb := redis.NewSentinelClient(&redis.Options{Addr: sp.Addr, Password: auth.SentinelPassword})
 		await(t, "sentinel "+sp.Addr+" knows the replica and the other sentinels", func(ctx context.Context) (bool, error) {
@@ -262,22 +254,62 @@ func (s *Sentinels) sentinelConf(ids, addrs []string, i int) string {
 	return b.String()
 }
 
+// startSentinels starts the set's three sentinels on addresses from pick;
+// each knows the others from the start (no 2 s hello rounds), so all three
+// are picked first. A port another process took between its pick and the
+// bind (seen in CI) stops the started ones, and the three are picked again.
+func (s *Sentinels) startSentinels(pick func() (string, error)) {
+	s.t.Helper()
+	for range 5 {
+		procs, err := s.trySentinels(pick)
+		if err == nil {
+			s.sentinels = procs
+			return
+		}
+		if !errors.Is(err, errPortTaken) {
+			s.t.Fatalf("clustertest: sentinel: %v", err)
+		}
+	}
+	s.t.Fatalf("clustertest: no free ports for three sentinels")
+}
+
+// trySentinels starts three sentinels on freshly picked addresses; on an
+// error it kills the ones it started.
+func (s *Sentinels) trySentinels(pick func() (string, error)) ([]*proc, error) {
+	dir := s.t.TempDir()
+	addrs, ids := make([]string, 3), make([]string, 3)
+	for i := range addrs {
+		var err error
+		if addrs[i], err = pick(); err != nil {
+			return nil, err
+		}
+		ids[i] = fmt.Sprintf("%040x", i+1)
+	}
+	var procs []*proc
+	for i := range addrs {
+		p, err := startSentinel(filepath.Join(dir, fmt.Sprintf("sentinel-%d.conf", i)), addrs[i], s.auth.SentinelPassword, s.sentinelConf(ids, addrs, i))
+		if err != nil {
+			for _, started := range procs {
+				started.Kill()
+			}
+			return nil, err
+		}
+		s.t.Cleanup(p.Kill)
+		procs = append(procs, p)
+	}
+	return procs, nil
+}
+
 // startSentinel starts redis-server in sentinel mode on addr (password:
 // its requirepass) with the config body written to its own file conf
-// (sentinels rewrite theirs).
-func startSentinel(t testing.TB, conf, addr, password, body string) *proc {
-	t.Helper()
+// (sentinels rewrite theirs); errPortTaken if another process has addr.
+func startSentinel(conf, addr, password, body string) (*proc, error) {
 	_, port, _ := net.SplitHostPort(addr)
 	if err := os.WriteFile(conf, []byte("port "+port+"\n"+body), 0o600); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	p, err := spawn(exec.Command("redis-server", conf, "--sentinel", "--bind", "127.0.0.1", "--dir", filepath.Dir(conf)),
+	return spawn(exec.Command("redis-server", conf, "--sentinel", "--bind", "127.0.0.1", "--dir", filepath.Dir(conf)),
 		redis.Options{Addr: addr, Password: password})
-	if err != nil {
-		t.Fatalf("clustertest: sentinel: %v", err)
-	}
-	t.Cleanup(p.Kill)
-	return p
 }
 
 // Redis is the set as a topology.
