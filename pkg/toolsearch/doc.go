@@ -6,7 +6,8 @@
 // stemming, and the query expanded by a small hand table of synonyms and
 // by WordNet's (wordnet.txt, made by wordnetgen; WORDNET-LICENSE); a query
 // word no tool has is read as the compound or abbreviation of words tools
-// have ("flowchart", "info": unknown.go); a query's
+// have ("flowchart", "info": unknown.go), and chat shorthand as the words
+// it stands for ("tmrw", "pics": shorthand.go); a query's
 // literals (paths, URLs, domains, blobs) count as the kind of thing they
 // name, not as their words. CJK text is read as pairs of characters. In a
 // request of several parts, the tools of the server that answers it best

@@ -1,0 +1,65 @@
+package toolsearch
+
+import "strings"
+
+// shorthand maps the chat shorthand people type in requests to the words
+// it stands for ("tmrw" → "tomorrow", "pics" → "pictures"); "" drops a
+// word of phrasing ("asap", "thx"). It is general usage, not any
+// catalogue's: a word a catalogue uses as a name (LoL's "lol") is not here.
+var shorthand = map[string]string{
+	"tmrw": "tomorrow", "tmr": "tomorrow", "tmrow": "tomorrow", "tomoz": "tomorrow", "tmw": "tomorrow",
+	"tdy": "today", "tonite": "tonight", "yday": "yesterday", "yest": "yesterday", "rn": "now",
+	"wk": "week", "wks": "weeks", "yr": "year", "yrs": "years", "hr": "hour", "hrs": "hours",
+	"mins": "minutes", "secs": "seconds", "bday": "birthday",
+	"pic": "picture", "pics": "pictures", "pix": "pictures", "vid": "video", "vids": "videos",
+	"msg": "message", "msgs": "messages", "convo": "conversation", "addr": "address",
+	"temp": "temperature", "temps": "temperatures", "wx": "weather", "calc": "calculate",
+	"govt": "government", "intl": "international", "approx": "approximately",
+	"tix": "tickets", "rec": "recommend", "recs": "recommendations", "db": "database",
+	"asap": "", "thx": "", "ty": "", "tysm": "", "btw": "", "fyi": "", "idk": "", "imo": "",
+	"gonna": "", "wanna": "", "gotta": "", "ur": "", "abt": "",
+}
+
+// spelledOut returns q with each whole word of ASCII letters that is chat
+// shorthand (any case) standing alone replaced by what it stands for;
+// other text is kept byte for byte. Its work is linear in len(q).
+func spelledOut(q string) string {
+	var b strings.Builder
+	last := 0 // q[:last] is written or replaced
+	for i := 0; i < len(q); {
+		if !isASCIILetter(q[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(q) && isASCIILetter(q[j]) {
+			j++
+		}
+		if w, ok := shorthand[strings.ToLower(q[i:j])]; ok && standsAlone(q, i, j) {
+			b.WriteString(q[last:i])
+			b.WriteString(w)
+			last = j
+		}
+		i = j
+	}
+	if last == 0 {
+		return q
+	}
+	b.WriteString(q[last:])
+	return b.String()
+}
+
+func isASCIILetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+
+// standsAlone reports whether q[i:j] is a word of prose, not a part of a
+// path, a name, a URL or an address ("/tmp/pics", "get_temp", "db.example"):
+// space or prose punctuation on both sides, a sentence's end after.
+func standsAlone(q string, i, j int) bool {
+	if i > 0 && !strings.ContainsRune(" \t\n\"'(,;", rune(q[i-1])) {
+		return false
+	}
+	if j == len(q) || strings.ContainsRune(" \t\n\"'),;?!", rune(q[j])) {
+		return true
+	}
+	return q[j] == '.' && (j+1 == len(q) || q[j+1] == ' ')
+}

@@ -1,0 +1,23 @@
+package toolsearch
+
+import "testing"
+
+// TestShorthandInPathsAndNamesWasRewritten pins where shorthand is read:
+// a word of prose, whatever its case, and never a part of a path, a
+// tool's name, a host or a number ("/tmp/pics", "get_temp", "db.example").
+func TestShorthandInPathsAndNamesWasRewritten(t *testing.T) {
+	t.Parallel()
+	for q, want := range map[string]string{
+		"weather tmrw?":                      "weather tomorrow?",
+		"Pics of cats, asap.":                "pictures of cats, .",
+		"temp in Oslo rn":                    "temperature in Oslo now",
+		"copy /tmp/pics/a.png to db.example": "copy /tmp/pics/a.png to db.example",
+		"call get_temp and msg-queue":        "call get_temp and msg-queue",
+		"3hrs or 2 hrs":                      "3hrs or 2 hours",
+		"no shorthand here":                  "no shorthand here",
+	} {
+		if got := spelledOut(q); got != want {
+			t.Errorf("spelledOut(%q) = %q, want %q", q, got, want)
+		}
+	}
+}
