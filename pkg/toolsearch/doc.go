@@ -6,10 +6,11 @@
 // stemming, and the query expanded by a small hand table of synonyms and
 // by WordNet's (wordnet.txt, made by wordnetgen; WORDNET-LICENSE); a query
 // word no tool has is read as the compound or abbreviation of words tools
-// have ("flowchart", "info": unknown.go), and chat shorthand as the words
-// it stands for ("tmrw", "pics": shorthand.go); a query's
-// literals (paths, URLs, domains, blobs) count as the kind of thing they
-// name, not as their words. CJK text is read as pairs of characters. In a
+// have ("flowchart", "info", "tokenomics": unknown.go), and chat shorthand
+// as the words it stands for ("tmrw", "pics": shorthand.go); a query's
+// literals (paths, file names, URLs, domains, IP and email addresses,
+// Maven coordinates, blobs) count as the kind of thing they name, not as
+// their words. CJK text is read as pairs of characters. In a
 // request of several parts, the tools of the server that answers it best
 // rise together (siblings.go); another server's copy of a tool already
 // found goes after the distinct tools (copies.go); past the first three,

@@ -1,6 +1,7 @@
 package toolsearch
 
 import (
+	"net/netip"
 	"strings"
 
 	"golang.org/x/net/publicsuffix"
@@ -10,8 +11,12 @@ import (
 // identifiers of the user's things, not words for what a tool does: the
 // folders of "/root/music/song.wav" are not a request for music tools. Each
 // is replaced by the words that say what kind of thing it is: a path by its
-// extension and "file" (or "directory" without one), a URL by its site's
-// name and "url", a domain by its name and "domain"; a blob is dropped.
+// extension and "file" (or "directory" without one), as is a file's name
+// with a known extension ("beach.jpg"), a URL (with or
+// without its scheme) by its site's name, its path's extension and "url",
+// a domain by its name and "domain", an IP address by "ip", an email
+// address by "email", a Maven coordinate ("group:artifact") by its
+// artifact and "maven package"; a blob is dropped.
 
 // maxWordBytes is the longest run without a space read as words; longer
 // runs (base64, hashes) are dropped.
@@ -63,13 +68,24 @@ func literalWords(core string) string {
 	case len(core) > maxWordBytes && !strings.Contains(core, "://") && longestElement(core) > maxWordBytes:
 		return "" // a blob (base64 has slashes too), not a path or URL
 	case strings.Contains(core, "://"):
-		host, _, _ := strings.Cut(core[strings.Index(core, "://")+3:], "/")
-		return siteName(host) + " url"
+		return urlWords(core[strings.Index(core, "://")+3:])
+	case isIP(core):
+		return "ip"
+	case isEmailAddress(core):
+		return "email"
+	case isMavenCoordinate(core):
+		_, artifact, _ := strings.Cut(core, ":")
+		artifact, _, _ = strings.Cut(artifact, ":")
+		return artifact + " maven package"
+	case strings.Contains(core, "/") && isDomain(core[:strings.IndexByte(core, '/')]):
+		return urlWords(core) // a URL without its scheme: "youtube.com/watch?v=…"
 	case isPath(core):
 		if ext := extension(core); ext != "" {
 			return ext + " file"
 		}
 		return "directory"
+	case fileExtensions[extension(core)]:
+		return extension(core) + " file" // a file's name alone: "beach.jpg"
 	case strings.Count(core, ".") > 0 && isDomain(core):
 		return siteName(core) + " domain"
 	}
@@ -141,4 +157,50 @@ func longestElement(s string) int {
 		n = max(n, len(e))
 	}
 	return n
+}
+
+// urlWords are the words standing for a URL less its scheme: its site's
+// name, its path's extension if any ("status.json" → json), and "url".
+func urlWords(rest string) string {
+	host, path, _ := strings.Cut(rest, "/")
+	path, _, _ = strings.Cut(path, "?")
+	path, _, _ = strings.Cut(path, "#")
+	if ext := extension(path); ext != "" {
+		return siteName(host) + " " + ext + " url"
+	}
+	return siteName(host) + " url"
+}
+
+// isIP reports whether s is an IPv4 or IPv6 address, with a port or a
+// prefix length allowed ("8.8.8.8", "10.0.0.0/8", "[::1]:443").
+func isIP(s string) bool {
+	if p, err := netip.ParseAddrPort(s); err == nil {
+		return p.Addr().IsValid()
+	}
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.IsValid()
+	}
+	a, err := netip.ParseAddr(s)
+	return err == nil && (a.Is6() || strings.Count(s, ".") == 3)
+}
+
+// isMavenCoordinate reports whether s is "group:artifact[:version]" with
+// a dotted group ("com.fasterxml.jackson.core:jackson-databind").
+func isMavenCoordinate(s string) bool {
+	group, rest, ok := strings.Cut(s, ":")
+	if !ok || !strings.Contains(group, ".") || rest == "" || strings.Count(rest, ":") > 1 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(".-_:", r)) {
+			return false
+		}
+	}
+	return true
+}
+
+// isEmailAddress reports whether s is local@domain ("me@example.com").
+func isEmailAddress(s string) bool {
+	local, domain, ok := strings.Cut(s, "@")
+	return ok && local != "" && !strings.ContainsAny(local, "/:") && isDomain(domain)
 }

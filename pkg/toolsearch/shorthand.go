@@ -17,36 +17,71 @@ var shorthand = map[string]string{
 	"govt": "government", "intl": "international", "approx": "approximately",
 	"tix": "tickets", "rec": "recommend", "recs": "recommendations", "db": "database",
 	"asap": "", "thx": "", "ty": "", "tysm": "", "btw": "", "fyi": "", "idk": "", "imo": "",
-	"gonna": "", "wanna": "", "gotta": "", "ur": "", "abt": "",
+	"gonna": "", "wanna": "", "gotta": "", "ur": "", "abt": "", "wats": "", "wat": "", "thru": "",
+	"hn": "hacker news", "yt": "youtube", "gh": "github", "nyt": "new york times",
 }
 
-// spelledOut returns q with each whole word of ASCII letters that is chat
-// shorthand (any case) standing alone replaced by what it stands for;
-// other text is kept byte for byte. Its work is linear in len(q).
+// shorthandPairs maps two-word idioms of requests to the words they
+// stand for ("spin up" a deck creates it; "wall street" is the stock
+// market), read like shorthand.
+var shorthandPairs = map[string]string{
+	"spin up": "create", "set up": "create", "plug in": "charge", "jot down": "note", "check off": "done",
+	"deep dive": "research", "going for": "price", "front page": "top stories", "wall street": "stock market",
+	"four pillars": "bazi",
+}
+
+// spelledOut returns q with each chat shorthand word or idiom (any case)
+// standing alone replaced by what it stands for; other text is kept byte
+// for byte. Its work is linear in len(q).
 func spelledOut(q string) string {
 	var b strings.Builder
 	last := 0 // q[:last] is written or replaced
 	for i := 0; i < len(q); {
-		if !isASCIILetter(q[i]) {
+		j := wordEnd(q, i)
+		if j == i {
 			i++
 			continue
 		}
-		j := i
-		for j < len(q) && isASCIILetter(q[j]) {
-			j++
+		if !standsAlone(q, i, j) {
+			i = j
+			continue
 		}
-		if w, ok := shorthand[strings.ToLower(q[i:j])]; ok && standsAlone(q, i, j) {
+		w, end, ok := shorthandAt(q, i, j)
+		if ok {
 			b.WriteString(q[last:i])
 			b.WriteString(w)
-			last = j
+			last = end
 		}
-		i = j
+		i = max(j, end)
 	}
 	if last == 0 {
 		return q
 	}
 	b.WriteString(q[last:])
 	return b.String()
+}
+
+// wordEnd is the end of the run of ASCII letters at q[i:] (i if none).
+func wordEnd(q string, i int) int {
+	j := i
+	for j < len(q) && isASCIILetter(q[j]) {
+		j++
+	}
+	return j
+}
+
+// shorthandAt returns what the shorthand word q[i:j], or the idiom it
+// begins with the next word (one space apart), stands for, and its end.
+func shorthandAt(q string, i, j int) (string, int, bool) {
+	if j+1 < len(q) && q[j] == ' ' {
+		if k := wordEnd(q, j+1); k > j+1 && standsAlone(q, j+1, k) {
+			if w, ok := shorthandPairs[strings.ToLower(q[i:k])]; ok {
+				return w, k, true
+			}
+		}
+	}
+	w, ok := shorthand[strings.ToLower(q[i:j])]
+	return w, j, ok
 }
 
 func isASCIILetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }

@@ -3,8 +3,9 @@ package toolsearch
 import "testing"
 
 // TestShorthandInPathsAndNamesWasRewritten pins where shorthand is read:
-// a word of prose, whatever its case, and never a part of a path, a
-// tool's name, a host or a number ("/tmp/pics", "get_temp", "db.example").
+// a word or two-word idiom of prose, whatever its case, and never a part
+// of a path, a tool's name, a host or a number ("/tmp/pics", "get_temp",
+// "db.example").
 func TestShorthandInPathsAndNamesWasRewritten(t *testing.T) {
 	t.Parallel()
 	for q, want := range map[string]string{
@@ -14,6 +15,11 @@ func TestShorthandInPathsAndNamesWasRewritten(t *testing.T) {
 		"copy /tmp/pics/a.png to db.example": "copy /tmp/pics/a.png to db.example",
 		"call get_temp and msg-queue":        "call get_temp and msg-queue",
 		"3hrs or 2 hrs":                      "3hrs or 2 hours",
+		"spin up a deck":                     "create a deck",
+		"is Wall Street scared":              "is stock market scared",
+		"HN front page":                      "hacker news top stories",
+		"set upstream to origin":             "set upstream to origin",
+		"set_up now":                         "set_up now",
 		"no shorthand here":                  "no shorthand here",
 	} {
 		if got := spelledOut(q); got != want {

@@ -11,7 +11,9 @@ import (
 // "information", "stats" → "statistics"). Such a word is read as the two
 // indexed words it splits into or, failing that, as the indexed words it
 // begins (the maxPrefixTerms most frequent) or, failing both, as the
-// indexed word one typing slip away, at the weights below.
+// indexed word one typing slip away or, failing all, as the longest
+// indexed word it begins with ("tokenomics" → "token"), at the weights
+// below.
 const (
 	compoundWeight  = 0.8
 	prefixWeight    = 0.5
@@ -22,6 +24,8 @@ const (
 	typoWeight      = 0.7
 	maxUnknownWords = 8 // read so per ranking, so a long request of unknown words costs a bounded amount
 	minTypoBytes    = 5 // shorter words are too often one edit from another word
+	headWeight      = 0.5
+	minHeadBytes    = 5
 )
 
 // sortedTerms returns the vocabulary's terms sorted, reusing last (the
@@ -57,7 +61,21 @@ func (ix *Index) unknownWord(t string) []expansion {
 	if es := ix.prefixOf(t); len(es) > 0 || len(t) < minTypoBytes {
 		return es
 	}
-	return ix.typoOf(t)
+	if es := ix.typoOf(t); es != nil {
+		return es
+	}
+	return ix.headOf(t)
+}
+
+// headOf returns the longest indexed word t begins with, of minHeadBytes
+// and half of t at least ("tokenomics" → "token"), at headWeight.
+func (ix *Index) headOf(t string) []expansion {
+	for k := len(t) - 1; k >= minHeadBytes && 2*k >= len(t); k-- {
+		if ix.used(t[:k]) {
+			return []expansion{{t[:k], headWeight}}
+		}
+	}
+	return nil
 }
 
 // typoOf returns the indexed word most tools use among those one edit

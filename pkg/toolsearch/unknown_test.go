@@ -18,12 +18,14 @@ var usersWordsCatalogue = []toolsearch.Doc{
 	{Key: "get_asset_price", Name: "get_asset_price", Description: "Get the latest price of an asset such as gold or a stock.", Backend: "market"},
 	{Key: "airbnb_search", Name: "airbnb_search", Description: "Search for Airbnb listings in a city for given dates.", Backend: "airbnb"},
 	{Key: "get-9to5mac-news", Name: "get-9to5mac-news", Description: "Get the latest Apple news from 9to5Mac.", Backend: "news"},
+	{Key: "research-token", Name: "research-token", Description: "Research a crypto token's team and market.", Backend: "crypto"},
 	{Key: "find_nearby_places", Name: "find_nearby_places", Description: "Find places near a location.", Backend: "maps"},
 }
 
 // TestUsersWordsTheCatalogueLacksFoundNothing: a request in words no tool
 // has found the wrong tool or nothing at all: a compound written as one
-// word ("flowchart"), an abbreviation ("info"), a typing slip ("wheather"), arithmetic ("17% of
+// word ("flowchart"), an abbreviation ("info"), a typing slip ("wheather"),
+// a word made on an indexed one ("tokenomics"), arithmetic ("17% of
 // 2340": numbers only), "worth" for a price, "somewhere to stay" for a
 // lodging. Each now finds its tool first.
 func TestUsersWordsTheCatalogueLacksFoundNothing(t *testing.T) {
@@ -31,6 +33,7 @@ func TestUsersWordsTheCatalogueLacksFoundNothing(t *testing.T) {
 	ix := toolsearch.Build(usersWordsCatalogue)
 	for q, want := range map[string]string{
 		"draw a flowchart of the signup process": "generate_flow_diagram",
+		"tokenomics of PENDLE":                   "research-token",
 		"weather info for Oslo":                  "get_weather_information",
 		"wheather in Oslo":                       "get_weather_alerts",
 		"what is 17% of 2340":                    "calculate",
