@@ -8,9 +8,9 @@
 // word no tool has is read as the compound or abbreviation of words tools
 // have ("flowchart", "info", "tokenomics": unknown.go), and chat shorthand
 // as the words it stands for ("tmrw", "pics": shorthand.go); a query's
-// literals (paths, file names, URLs, domains, IP and email addresses,
-// Maven coordinates, blobs) count as the kind of thing they name, not as
-// their words. CJK text is read as pairs of characters. In a
+// literals (paths, file names, URLs, domains, dates, times of day, IP and
+// email addresses, Maven coordinates, blobs) count as the kind of thing
+// they name, not as their words; number words ("one") count for nothing. CJK text is read as pairs of characters. In a
 // request of several parts, the tools of the server that answers it best
 // rise together (siblings.go); another server's copy of a tool already
 // found goes after the distinct tools (copies.go); past the first three,

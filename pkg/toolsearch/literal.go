@@ -1,7 +1,6 @@
 package toolsearch
 
 import (
-	"net/netip"
 	"strings"
 
 	"golang.org/x/net/publicsuffix"
@@ -14,7 +13,8 @@ import (
 // extension and "file" (or "directory" without one), as is a file's name
 // with a known extension ("beach.jpg"), a URL (with or
 // without its scheme) by its site's name, its path's extension and "url",
-// a domain by its name and "domain", an IP address by "ip", an email
+// a domain by its name and "domain", a date ("2024-03-15") by "date", a
+// time of day ("15:30", "3:30pm") by "time", an IP address by "ip", an email
 // address by "email", a Maven coordinate ("group:artifact") by its
 // artifact and "maven package"; a blob is dropped.
 
@@ -33,7 +33,7 @@ var fileExtensions = map[string]bool{
 // literals rewrites q's literals into words (see above), keeping its
 // punctuation and line breaks, so clauses split as before.
 func literals(q string) string {
-	if !strings.ContainsAny(q, "/.") && len(q) < maxWordBytes {
+	if !strings.ContainsAny(q, "/.:-") && len(q) < maxWordBytes {
 		return q
 	}
 	var b strings.Builder
@@ -69,14 +69,11 @@ func literalWords(core string) string {
 		return "" // a blob (base64 has slashes too), not a path or URL
 	case strings.Contains(core, "://"):
 		return urlWords(core[strings.Index(core, "://")+3:])
-	case isIP(core):
-		return "ip"
-	case isEmailAddress(core):
-		return "email"
-	case isMavenCoordinate(core):
-		_, artifact, _ := strings.Cut(core, ":")
-		artifact, _, _ = strings.Cut(artifact, ":")
-		return artifact + " maven package"
+	}
+	if k := kindOf(core); k != "" {
+		return k
+	}
+	switch {
 	case strings.Contains(core, "/") && isDomain(core[:strings.IndexByte(core, '/')]):
 		return urlWords(core) // a URL without its scheme: "youtube.com/watch?v=…"
 	case isPath(core):
@@ -169,38 +166,4 @@ func urlWords(rest string) string {
 		return siteName(host) + " " + ext + " url"
 	}
 	return siteName(host) + " url"
-}
-
-// isIP reports whether s is an IPv4 or IPv6 address, with a port or a
-// prefix length allowed ("8.8.8.8", "10.0.0.0/8", "[::1]:443").
-func isIP(s string) bool {
-	if p, err := netip.ParseAddrPort(s); err == nil {
-		return p.Addr().IsValid()
-	}
-	if p, err := netip.ParsePrefix(s); err == nil {
-		return p.IsValid()
-	}
-	a, err := netip.ParseAddr(s)
-	return err == nil && (a.Is6() || strings.Count(s, ".") == 3)
-}
-
-// isMavenCoordinate reports whether s is "group:artifact[:version]" with
-// a dotted group ("com.fasterxml.jackson.core:jackson-databind").
-func isMavenCoordinate(s string) bool {
-	group, rest, ok := strings.Cut(s, ":")
-	if !ok || !strings.Contains(group, ".") || rest == "" || strings.Count(rest, ":") > 1 {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(".-_:", r)) {
-			return false
-		}
-	}
-	return true
-}
-
-// isEmailAddress reports whether s is local@domain ("me@example.com").
-func isEmailAddress(s string) bool {
-	local, domain, ok := strings.Cut(s, "@")
-	return ok && local != "" && !strings.ContainsAny(local, "/:") && isDomain(domain)
 }

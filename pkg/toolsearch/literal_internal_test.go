@@ -3,8 +3,9 @@ package toolsearch
 import "testing"
 
 // TestLiteralsReadAsTheirWords: an IP address, an email address, a URL
-// without its scheme, a Maven coordinate and a file's name alone were
-// read as their pieces ("8", "example", "com", "core", "beach"), and a
+// without its scheme, a Maven coordinate, a file's name alone, a date and
+// a time of day were read as their pieces ("8", "example", "com", "core",
+// "beach", "2024"), and a
 // URL's path said nothing of what it names. Each is now the kind of
 // thing it is.
 func TestLiteralsReadAsTheirWords(t *testing.T) {
@@ -25,7 +26,7 @@ func TestLiteralsReadAsTheirWords(t *testing.T) {
 		"3.14.15":                                       "3.14.15",
 		"owner/repo":                                    "owner/repo",
 		"example.com":                                   "example domain",
-		"12:30":                                         "12:30",
+		"12:30":                                         "time",
 	} {
 		if got := literalWords(core); got != want {
 			t.Errorf("literalWords(%q) = %q, want %q", core, got, want)

@@ -1,10 +1,6 @@
 package toolsearch
 
-import (
-	"strings"
-
-	"github.com/kljensen/snowball/english"
-)
+import "strings"
 
 // requestWords are words of a request's phrasing that name no capability
 // ("please help me …", "can you give me …"); queries drop them, tool
@@ -15,6 +11,15 @@ var requestWords = map[string]bool{
 	"let": true, "us": true, "also": true, "then": true, "thank": true,
 	"thanks": true, "i'm": true, "hi": true, "hello": true, "going": true,
 	"whats": true, "hows": true, "wheres": true, "whos": true, "im": true, "pls": true, "plz": true,
+}
+
+// numberWords are numbers written as words: a count, like a digit,
+// names no capability, and WordNet's senses of them do ("one" → "single",
+// "ace": read_pdf for "how much is one bitcoin worth").
+var numberWords = map[string]bool{
+	"one": true, "two": true, "three": true, "four": true, "five": true, "six": true, "seven": true,
+	"eight": true, "nine": true, "ten": true, "eleven": true, "twelve": true, "twenty": true,
+	"dozen": true, "hundred": true, "thousand": true, "million": true, "billion": true,
 }
 
 // maxClauses bounds the clauses a query is split into.
@@ -68,13 +73,13 @@ func splitWords(s string) []string {
 	return append(out, strings.Join(cur, " "))
 }
 
-// queryTerms are a query's terms: its words less stop words and the
-// request's phrasing, stemmed.
+// queryTerms are a query's terms: its words less stop words, number
+// words and the request's phrasing, stemmed.
 func queryTerms(q string) []string {
 	ws := words(q)
 	out := ws[:0]
 	for _, w := range ws {
-		if !dropped(w) && !requestWords[w] && !english.IsStopWord(w) {
+		if !dropped(w) && !requestWords[w] && !numberWords[w] {
 			out = append(out, stem(w))
 		}
 	}

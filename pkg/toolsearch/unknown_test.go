@@ -19,28 +19,31 @@ var usersWordsCatalogue = []toolsearch.Doc{
 	{Key: "airbnb_search", Name: "airbnb_search", Description: "Search for Airbnb listings in a city for given dates.", Backend: "airbnb"},
 	{Key: "get-9to5mac-news", Name: "get-9to5mac-news", Description: "Get the latest Apple news from 9to5Mac.", Backend: "news"},
 	{Key: "research-token", Name: "research-token", Description: "Research a crypto token's team and market.", Backend: "crypto"},
+	{Key: "read_pdf", Name: "read_pdf", Description: "Read one PDF file.", Backend: "pdf"},
 	{Key: "find_nearby_places", Name: "find_nearby_places", Description: "Find places near a location.", Backend: "maps"},
 }
 
 // TestUsersWordsTheCatalogueLacksFoundNothing: a request in words no tool
 // has found the wrong tool or nothing at all: a compound written as one
 // word ("flowchart"), an abbreviation ("info"), a typing slip ("wheather"),
-// a word made on an indexed one ("tokenomics"), arithmetic ("17% of
+// a word made on an indexed one ("tokenomics"), a number as a word ("one"),
+// arithmetic ("17% of
 // 2340": numbers only), "worth" for a price, "somewhere to stay" for a
 // lodging. Each now finds its tool first.
 func TestUsersWordsTheCatalogueLacksFoundNothing(t *testing.T) {
 	t.Parallel()
 	ix := toolsearch.Build(usersWordsCatalogue)
 	for q, want := range map[string]string{
-		"draw a flowchart of the signup process": "generate_flow_diagram",
-		"tokenomics of PENDLE":                   "research-token",
-		"weather info for Oslo":                  "get_weather_information",
-		"wheather in Oslo":                       "get_weather_alerts",
-		"what is 17% of 2340":                    "calculate",
-		"12.5 * 4":                               "calculate",
-		"how much is my gold worth":              "get_asset_price",
-		"somewhere to stay in Lisbon":            "airbnb_search",
-		"whats 17.5% of 2,340":                   "calculate", // digits would find "9to5mac"
+		"draw a flowchart of the signup process":  "generate_flow_diagram",
+		"tokenomics of PENDLE":                    "research-token",
+		"how much is one bitcoin worth right now": "get_asset_price", // "one" named no capability
+		"weather info for Oslo":                   "get_weather_information",
+		"wheather in Oslo":                        "get_weather_alerts",
+		"what is 17% of 2340":                     "calculate",
+		"12.5 * 4":                                "calculate",
+		"how much is my gold worth":               "get_asset_price",
+		"somewhere to stay in Lisbon":             "airbnb_search",
+		"whats 17.5% of 2,340":                    "calculate", // digits would find "9to5mac"
 	} {
 		if got := ix.Search(q, 3, nil); len(got) == 0 || got[0].Key != want {
 			t.Errorf("Search(%q) = %v, want %s first", q, keys(got), want)

@@ -1,0 +1,104 @@
+package toolsearch
+
+import (
+	"net/netip"
+	"strings"
+)
+
+// kindOf is the words for a literal of a kind with no parts worth reading
+// (literals): a date → "date", a time of day → "time", an IP address →
+// "ip", an email address → "email", a Maven coordinate → its artifact and
+// "maven package"; "" for any other text.
+func kindOf(core string) string {
+	switch {
+	case isDate(core):
+		return "date"
+	case isClockTime(core):
+		return "time"
+	case isIP(core):
+		return "ip"
+	case isEmailAddress(core):
+		return "email"
+	case isMavenCoordinate(core):
+		_, artifact, _ := strings.Cut(core, ":")
+		artifact, _, _ = strings.Cut(artifact, ":")
+		return artifact + " maven package"
+	}
+	return ""
+}
+
+// isIP reports whether s is an IPv4 or IPv6 address, with a port or a
+// prefix length allowed ("8.8.8.8", "10.0.0.0/8", "[::1]:443").
+func isIP(s string) bool {
+	if p, err := netip.ParseAddrPort(s); err == nil {
+		return p.Addr().IsValid()
+	}
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.IsValid()
+	}
+	a, err := netip.ParseAddr(s)
+	return err == nil && (a.Is6() || strings.Count(s, ".") == 3)
+}
+
+// isMavenCoordinate reports whether s is "group:artifact[:version]" with
+// a dotted group ("com.fasterxml.jackson.core:jackson-databind").
+func isMavenCoordinate(s string) bool {
+	group, rest, ok := strings.Cut(s, ":")
+	if !ok || !strings.Contains(group, ".") || rest == "" || strings.Count(rest, ":") > 1 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(".-_:", r)) {
+			return false
+		}
+	}
+	return true
+}
+
+// isEmailAddress reports whether s is local@domain ("me@example.com").
+func isEmailAddress(s string) bool {
+	local, domain, ok := strings.Cut(s, "@")
+	return ok && local != "" && !strings.ContainsAny(local, "/:") && isDomain(domain)
+}
+
+// isDate reports whether s is a numeric date: year-month-day with '-' or
+// '/' ("2024-03-15", "2024/3/15"), or day and month before the year
+// ("15/03/2024", "3/15/2024").
+func isDate(s string) bool {
+	for _, sep := range []string{"-", "/"} {
+		ps := strings.Split(s, sep)
+		if len(ps) != 3 || !allDigits(ps[0]) || !allDigits(ps[1]) || !allDigits(ps[2]) {
+			continue
+		}
+		if len(ps[0]) == 4 && len(ps[1]) <= 2 && len(ps[2]) <= 2 || len(ps[2]) == 4 && len(ps[0]) <= 2 && len(ps[1]) <= 2 {
+			return true
+		}
+	}
+	return false
+}
+
+// isClockTime reports whether s is a time of day: hours and minutes
+// (seconds too), an am/pm after it allowed ("15:30", "3:30pm").
+func isClockTime(s string) bool {
+	s = strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(s), "am"), "pm")
+	ps := strings.Split(s, ":")
+	if len(ps) < 2 || len(ps) > 3 || len(ps[0]) == 0 || len(ps[0]) > 2 || !allDigits(ps[0]) {
+		return false
+	}
+	for _, p := range ps[1:] {
+		if len(p) != 2 || !allDigits(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// allDigits reports whether s is one ASCII digit or more.
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
