@@ -206,18 +206,18 @@ func (b *postingsBuilder) addDoc(doc int32, ft *[numFields][]int32, avg *[numFie
 	b.touched = b.touched[:0]
 }
 
-// docTerms returns each field's term ids of d.
+// docTerms returns each field's term ids of d, its Chinese texts glossed.
 func (bl *Builder) docTerms(d *Doc, texts map[string][]int32) [numFields][]int32 {
 	var ft [numFields][]int32
 	ft[fieldName] = bl.terms(d.Name, nil, texts)
-	ft[fieldDescription] = bl.terms(d.Description, nil, texts)
-	ft[fieldLead] = bl.terms(lead(d.Description), nil, texts)
+	ft[fieldDescription] = bl.terms(glossed(d.Description), nil, texts)
+	ft[fieldLead] = bl.terms(glossed(lead(d.Description)), nil, texts)
 	for _, p := range d.Params {
 		ft[fieldParams] = bl.terms(p.Name, ft[fieldParams], texts)
-		ft[fieldParams] = bl.terms(p.Description, ft[fieldParams], texts)
+		ft[fieldParams] = bl.terms(glossed(p.Description), ft[fieldParams], texts)
 	}
 	ft[fieldBackend] = bl.terms(d.Backend, nil, texts)
-	ft[fieldBackend] = bl.terms(d.BackendDescription, ft[fieldBackend], texts)
+	ft[fieldBackend] = bl.terms(glossed(d.BackendDescription), ft[fieldBackend], texts)
 	return ft
 }
 

@@ -31,12 +31,13 @@ const maxQueryTerms = 96
 // several parts ("read the sheet, plot a chart and save it") is ranked as a
 // whole and part by part, the rankings fused (reciprocal rank) and then
 // diversified over the parts (diversify.go), so each part finds its tool.
-// Chat shorthand is read as the words it stands for (shorthand.go). A query with no indexed word returns no hits.
+// Chat shorthand is read as the words it stands for (shorthand.go), and
+// Chinese text with its English words (glossary.go). A query with no indexed word returns no hits.
 func (ix *Index) Search(query string, limit int, allow func(doc int) bool) []Hit {
 	if limit <= 0 || len(ix.keys) == 0 {
 		return nil
 	}
-	query = spelledOut(query)
+	query = glossed(spelledOut(query))
 	steps, asides := implied(query)
 	want := limit + copiesDepth
 	hits := ix.placeAsides(ix.ranked(operands(literals(query)), steps, want, allow), asides, allow)
