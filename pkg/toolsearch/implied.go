@@ -31,14 +31,18 @@ type impliedCue struct {
 	step    string
 }
 
+// savePhrases are the words that, with a file path, ask for a file to be
+// written ("create an intro in /root/x.md").
+var savePhrases = []string{"save", "write", "draft", "store", "export", "create"}
+
 // impliedCues are the cues, each kept only where it paid on the tuning half
 // of LiveMCPBench's tasks and cost no single-intent query set a hit
 // (docs/arch/decisions.md).
 var impliedCues = []impliedCue{
-	{phrases: []string{"save", "write", "draft", "store", "export"}, path: true, step: "write file"},
-	{phrases: []string{"save", "write", "draft", "store", "export"}, path: true, ext: ".docx", step: "create new word document"},
-	{phrases: []string{"save", "write", "draft", "store", "export"}, path: true, ext: ".pptx", step: "create new powerpoint presentation"},
-	{phrases: []string{"save", "write", "draft", "store", "export"}, path: true, ext: ".xlsx", step: "write excel workbook sheet"},
+	{phrases: savePhrases, path: true, step: "write file"},
+	{phrases: savePhrases, path: true, ext: ".docx", step: "create new word document"},
+	{phrases: savePhrases, path: true, ext: ".pptx", step: "create new powerpoint presentation"},
+	{phrases: savePhrases, path: true, ext: ".xlsx", step: "write excel workbook sheet"},
 	{phrases: []string{"nearby", "near ", "route", "distance", "commute", "meeting point", "get there", "directions"}, step: "geocode address coordinates"},
 	{phrases: []string{"estimate", "calculate", "budget"}, step: arithmeticStep},
 	{phrases: []string{"tomorrow", "yesterday", "next week", "next month", "next monday", "next tuesday", "next wednesday",

@@ -11,7 +11,8 @@ import (
 // A request that says where to save its result ("save it in
 // /root/markdown/x.md") but never says "write a file" found no file
 // writer among LiveMCPBench's 527 tools: its words went to tools that save
-// other things (presentations, PDFs). A path to read implies no write.
+// other things (presentations, PDFs); nor did one that creates its result
+// at a path. A path to read implies no write.
 func TestSaveToAPathFoundNoFileWriter(t *testing.T) {
 	t.Parallel()
 	docs, _ := benchDocs(t)
@@ -19,6 +20,7 @@ func TestSaveToAPathFoundNoFileWriter(t *testing.T) {
 	for _, q := range []string{
 		"Generate a deep report of bitcoin and save it in /root/markdown/bitcoin.md",
 		"Help me write a quick start tutorial for Ant Design in markdown at /root/markdown/antd_tutorial.md.",
+		"Read the papers webarena and mind2web, then create a comparison report in /root/markdown/compare.md",
 	} {
 		if got := keys(ix.Search(q, 5, nil)); !slices.Contains(got, "write_file") {
 			t.Errorf("Search(%q) = %v, want write_file among the first 5", q, got)
