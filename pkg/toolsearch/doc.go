@@ -9,8 +9,9 @@
 // have ("flowchart", "info", "tokenomics": unknown.go), and chat shorthand
 // as the words it stands for ("tmrw", "pics": shorthand.go); a query's
 // literals (paths, file names, URLs, domains, dates, times of day, IP and
-// email addresses, Maven coordinates, blobs) count as the kind of thing
-// they name, not as their words; number words ("one") count for nothing.
+// email addresses, AS numbers, Maven coordinates, blobs) count as the kind
+// of thing they name (a media file's kind too: "png" → image), not as
+// their words; number words ("one") count for nothing.
 // Chinese text, a tool's or a request's, is read with the English words a
 // glossary gives its words ("新闻" → news: glossary.go). CJK text is read as pairs of characters. In a
 // request of several parts, the tools of the server that answers it best

@@ -28,12 +28,29 @@ var fileExtensions = map[string]bool{
 	"md": true, "py": true, "sh": true, "js": true, "ts": true, "rs": true, "pl": true, "go": true,
 	"pdf": true, "txt": true, "csv": true, "json": true, "png": true, "jpg": true, "mp3": true, "wav": true,
 	"docx": true, "xlsx": true, "pptx": true, "html": true, "zip": true, "bib": true, "ai": true,
+	"jpeg": true, "gif": true, "webp": true, "svg": true, "mp4": true, "mov": true,
+}
+
+// mediaKinds names the kind of media a file extension holds.
+var mediaKinds = map[string]string{
+	"png": "image", "jpg": "image", "jpeg": "image", "gif": "image", "webp": "image", "bmp": "image",
+	"svg": "image", "mp3": "audio", "wav": "audio", "flac": "audio", "m4a": "audio", "ogg": "audio",
+	"mp4": "video", "mov": "video", "mkv": "video", "avi": "video", "webm": "video",
+}
+
+// extWords are the words for a file extension: itself, and the kind of
+// media it holds if any ("png" → "png image").
+func extWords(ext string) string {
+	if k := mediaKinds[ext]; k != "" {
+		return ext + " " + k
+	}
+	return ext
 }
 
 // literals rewrites q's literals into words (see above), keeping its
 // punctuation and line breaks, so clauses split as before.
 func literals(q string) string {
-	if !strings.ContainsAny(q, "/.:-") && len(q) < maxWordBytes {
+	if !strings.ContainsAny(q, "/.:-0123456789") && len(q) < maxWordBytes {
 		return q
 	}
 	var b strings.Builder
@@ -78,11 +95,11 @@ func literalWords(core string) string {
 		return urlWords(core) // a URL without its scheme: "youtube.com/watch?v=…"
 	case isPath(core):
 		if ext := extension(core); ext != "" {
-			return ext + " file"
+			return extWords(ext) + " file"
 		}
 		return "directory"
 	case fileExtensions[extension(core)]:
-		return extension(core) + " file" // a file's name alone: "beach.jpg"
+		return extWords(extension(core)) + " file" // a file's name alone: "beach.jpg"
 	case strings.Count(core, ".") > 0 && isDomain(core):
 		return siteName(core) + " domain"
 	}
@@ -163,7 +180,7 @@ func urlWords(rest string) string {
 	path, _, _ = strings.Cut(path, "?")
 	path, _, _ = strings.Cut(path, "#")
 	if ext := extension(path); ext != "" {
-		return siteName(host) + " " + ext + " url"
+		return siteName(host) + " " + extWords(ext) + " url"
 	}
 	return siteName(host) + " url"
 }

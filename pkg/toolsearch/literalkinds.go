@@ -7,7 +7,8 @@ import (
 
 // kindOf is the words for a literal of a kind with no parts worth reading
 // (literals): a date → "date", a time of day → "time", an IP address →
-// "ip", an email address → "email", a Maven coordinate → its artifact and
+// "ip", an autonomous system number ("AS13335") → "asn autonomous
+// system", an email address → "email", a Maven coordinate → its artifact and
 // "maven package"; "" for any other text.
 func kindOf(core string) string {
 	switch {
@@ -17,6 +18,8 @@ func kindOf(core string) string {
 		return "time"
 	case isIP(core):
 		return "ip"
+	case isASN(core):
+		return "asn autonomous system"
 	case isEmailAddress(core):
 		return "email"
 	case isMavenCoordinate(core):
@@ -78,10 +81,15 @@ func isDate(s string) bool {
 }
 
 // isClockTime reports whether s is a time of day: hours and minutes
-// (seconds too), an am/pm after it allowed ("15:30", "3:30pm").
+// (seconds too), an am/pm after it allowed ("15:30", "3:30pm"), or an hour
+// with am/pm ("3pm").
 func isClockTime(s string) bool {
-	s = strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(s), "am"), "pm")
-	ps := strings.Split(s, ":")
+	l := strings.ToLower(s)
+	t := strings.TrimSuffix(strings.TrimSuffix(l, "am"), "pm")
+	ps := strings.Split(t, ":")
+	if len(ps) == 1 && t != l {
+		return len(t) >= 1 && len(t) <= 2 && allDigits(t)
+	}
 	if len(ps) < 2 || len(ps) > 3 || len(ps[0]) == 0 || len(ps[0]) > 2 || !allDigits(ps[0]) {
 		return false
 	}
@@ -101,4 +109,10 @@ func allDigits(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// isASN reports whether s is an autonomous system number: "AS" and 1 to
+// 10 digits ("AS13335").
+func isASN(s string) bool {
+	return len(s) > 2 && len(s) <= 12 && strings.EqualFold(s[:2], "as") && allDigits(s[2:])
 }
