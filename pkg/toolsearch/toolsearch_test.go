@@ -215,14 +215,21 @@ func TestSearchLiteralsAreNotIntents(t *testing.T) {
 		{Key: "whois__whois_domain", Name: "whois_domain", Description: "Who registered a domain name.", Backend: "whois"},
 		{Key: "watch__watch_stream", Name: "watch_stream", Description: "Watch a stream for new events.", Backend: "watch"},
 	})
-	for q, want := range map[string]string{
+	wantFirst(t, ix, 2, map[string]string{
 		"What files are in my /root/music folder?":                                                                         "fs__list_directory",
 		"Summarize https://www.youtube.com/watch?v=arj7oStGLkU":                                                            "yt__get_transcript",
 		"who registered example.com":                                                                                       "whois__whois_domain",
 		"what is this: iVBORw0KGgoAAAANSUhEUgAAAgAAAAIACAYAAAD0eNT6AA music":                                               "music__analyze_tempo",
 		"what is this: iVBORw0KGgoAAAANSUhEUgAAAgAAAAIA/WeatherForecastVideoTranscriptAAAAAAAAAAAAAAAAAAAAAAAAA+Zbw music": "music__analyze_tempo",
-	} {
-		if got := ix.Search(q, 2, nil); len(got) == 0 || got[0].Key != want {
+	})
+}
+
+// wantFirst fails t for each query of cases (query → key) whose first hit
+// among limit is not its key.
+func wantFirst(t *testing.T, ix *toolsearch.Index, limit int, cases map[string]string) {
+	t.Helper()
+	for q, want := range cases {
+		if got := ix.Search(q, limit, nil); len(got) == 0 || got[0].Key != want {
 			t.Errorf("Search(%q) = %v, want %s first", q, keys(got), want)
 		}
 	}
