@@ -3,6 +3,7 @@ package toolsearch
 import (
 	"slices"
 	"sync"
+	"unicode/utf8"
 )
 
 // synonymWeight is how much a synonym of a query word counts next to the
@@ -22,6 +23,21 @@ const (
 // "compare"), which Snowball stems apart: a synonym's.
 const wordnetDerivedWeight = 0.2
 
+// maxQueryBytes bounds how much of a query is read (search_tools takes
+// 4,096 characters, at most 4 bytes each).
+const maxQueryBytes = 16 << 10
+
+// cut is s's first n bytes at most, ending at a rune boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
 // maxQueryTerms bounds the distinct terms, expansions included, one ranking
 // scores, so a long request costs a bounded amount of work.
 const maxQueryTerms = 96
@@ -31,13 +47,14 @@ const maxQueryTerms = 96
 // several parts ("read the sheet, plot a chart and save it") is ranked as a
 // whole and part by part, the rankings fused (reciprocal rank) and then
 // diversified over the parts (diversify.go), so each part finds its tool.
-// Chat shorthand is read as the words it stands for (shorthand.go), and
-// Chinese text with its English words (glossary.go). A query with no indexed word returns no hits.
+// Its first maxQueryBytes are read. Chat shorthand is read as the words it
+// stands for (shorthand.go), and Chinese text with its English words
+// (glossary.go). A query with no indexed word returns no hits.
 func (ix *Index) Search(query string, limit int, allow func(doc int) bool) []Hit {
 	if limit <= 0 || len(ix.keys) == 0 {
 		return nil
 	}
-	query = glossed(spelledOut(query))
+	query = glossed(spelledOut(cut(query, maxQueryBytes)))
 	steps, asides := implied(query)
 	want := limit + copiesDepth
 	hits := ix.placeAsides(ix.ranked(operands(literals(query)), steps, want, allow), asides, allow)
