@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,9 +29,8 @@ type searchArgs struct {
 
 // Call serves search_tools (an upstream.OwnTool): the best matches for the
 // query among the tools req's principal may use, as structuredContent
-// {"tools": [...]} and the same JSON as text. Bad arguments (a query
-// past MaxQueryChars too), and call_tool arguments Rewrite could not
-// unwrap, are -32602 naming the problem.
+// {"tools": [...]} and the same JSON as text. Bad arguments, and call_tool
+// arguments Rewrite could not unwrap, are -32602 naming the problem.
 func (t *Tools) Call(ctx context.Context, req *upstream.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 	if req.Name == CallName {
 		return nil, invalid("call_tool: arguments must be an object with a string name (not call_tool) and an object arguments")
@@ -45,8 +43,6 @@ func (t *Tools) Call(ctx context.Context, req *upstream.Request, args json.RawMe
 	switch {
 	case a.Query == nil:
 		return nil, invalid("search_tools: query is required")
-	case utf8.RuneCountInString(*a.Query) > MaxQueryChars:
-		return nil, invalid(fmt.Sprintf("search_tools: query is %d characters, at most %d", utf8.RuneCountInString(*a.Query), MaxQueryChars))
 	case a.Limit != nil && (*a.Limit < 1 || *a.Limit > MaxLimit):
 		return nil, invalid(fmt.Sprintf("search_tools: limit must be 1 to %d", MaxLimit))
 	case a.Limit != nil:

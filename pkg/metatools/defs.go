@@ -15,14 +15,12 @@ import (
 	"github.com/vmcp/vmcp/pkg/aggregator"
 )
 
-// The two tools' names, search_tools' limit bounds and the most
-// characters (Unicode code points) its query may have.
+// The two tools' names and search_tools' limit bounds.
 const (
-	SearchName    = "search_tools"
-	CallName      = "call_tool"
-	DefaultLimit  = 5
-	MaxLimit      = 50
-	MaxQueryChars = 4096
+	SearchName   = "search_tools"
+	CallName     = "call_tool"
+	DefaultLimit = 5
+	MaxLimit     = 50
 )
 
 // Description budget: the backends named in search_tools' description, the
@@ -66,7 +64,7 @@ func definitions(summary string) []*mcp.Tool {
 		InputSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
-				"query": map[string]any{"type": "string", "maxLength": MaxQueryChars, "description": "What the tool should do, in plain words."},
+				"query": map[string]any{"type": "string", "description": "What the tool should do, in plain words."},
 				"limit": map[string]any{"type": "integer", "minimum": 1, "maximum": MaxLimit, "default": DefaultLimit,
 					"description": "How many tools to return."},
 			},

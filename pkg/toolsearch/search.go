@@ -23,8 +23,9 @@ const (
 // "compare"), which Snowball stems apart: a synonym's.
 const wordnetDerivedWeight = 0.2
 
-// maxQueryBytes bounds how much of a query is read (search_tools takes
-// 4,096 characters, at most 4 bytes each).
+// maxQueryBytes bounds how much of a query is read: a request pasted with
+// a document (one of LiveMCPBench's tasks is 18,686 characters) is ranked
+// by its first 16 KiB.
 const maxQueryBytes = 16 << 10
 
 // cut is s's first n bytes at most, ending at a rune boundary.
