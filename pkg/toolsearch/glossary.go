@@ -11,7 +11,8 @@ import (
 // Chinese request with an English tool. zhGlossary gives common Chinese
 // words of tools and requests their English words; a text with Chinese
 // in it (a tool's, when indexed, or a request) is read with the English
-// words of the glossary's words it holds, as if written beside it.
+// words of the glossary's words it holds, as if written beside it. Kept
+// by hand: no Chinese–English dictionary comes with Debian's packages.
 var zhGlossary = map[string]string{
 	"获取": "get", "搜索": "search", "查询": "search query", "搜": "search", "检索": "search", "列出": "list",
 	"新闻": "news", "资讯": "news", "快讯": "news", "要闻": "news headlines", "头条": "headlines",
