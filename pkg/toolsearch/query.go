@@ -22,20 +22,30 @@ var numberWords = map[string]bool{
 	"dozen": true, "hundred": true, "thousand": true, "million": true, "billion": true,
 }
 
-// maxClauses bounds the clauses a query is split into.
-const maxClauses = 8
+// maxClauses bounds the clauses a query is split into; a clause of fewer
+// than minClauseTerms terms joins the one before it.
+const (
+	maxClauses     = 8
+	minClauseTerms = 3
+)
 
 // clauses splits a request into its parts: at sentence ends and commas
 // followed by a space, semicolons, and the words "and" and "then", so
-// "read the sheet, plot a bar chart and save it" asks for three tools.
-// Parts with no indexed word are dropped.
+// "read the sheet, plot a bar chart and save it to ~/c.png" asks for three.
+// Parts with no indexed word are dropped; a part of one or two terms
+// after another is a follow-up of it ("how do i block past dates?
+// example pls"), read with it.
 func clauses(q string) []string {
 	f := func(r rune) bool { return r == ';' || r == '\n' }
 	var out []string
 	for _, part := range strings.FieldsFunc(q, f) {
 		for _, s := range splitSentences(part) {
 			for _, c := range splitWords(s) {
-				if len(out) < maxClauses && len(queryTerms(c)) > 0 {
+				n := len(queryTerms(c))
+				switch {
+				case n > 0 && n < minClauseTerms && len(out) > 0:
+					out[len(out)-1] += " " + c // a follow-up: "example pls", "how heavy is it"
+				case n > 0 && len(out) < maxClauses:
 					out = append(out, c)
 				}
 			}

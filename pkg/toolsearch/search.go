@@ -45,9 +45,10 @@ const maxQueryTerms = 96
 
 // Search returns up to limit hits for query, best first (ties by Doc
 // order), among the documents allow accepts (nil allows all). A request of
-// several parts ("read the sheet, plot a chart and save it") is ranked as a
-// whole and part by part, the rankings fused (reciprocal rank) and then
-// diversified over the parts (diversify.go), so each part finds its tool.
+// several parts ("read the sheet, plot a chart and save it to ~/c.png") is
+// ranked as a whole and part by part, the rankings fused (reciprocal rank)
+// and then diversified over the parts (diversify.go), so each part finds
+// its tool.
 // Its first maxQueryBytes are read. Chat shorthand is read as the words it
 // stands for (shorthand.go), and Chinese text with its English words
 // (glossary.go). A query with no indexed word returns no hits.

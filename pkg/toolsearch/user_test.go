@@ -62,7 +62,8 @@ func TestUserQueriesTop3(t *testing.T) {
 // server sends it (41 of 45 with the catalogue's category beside it, as
 // this test had it before; no server sends a category); 43 of 45 with
 // unknown.go, the arithmetic step and the synonyms the three sets' misses
-// suggested (tuned on since, by those).
+// suggested (tuned on since, by those); 44 once a follow-up of a word or
+// two is read with the part before it (query.go).
 func TestHeldOutQueriesTop3(t *testing.T) {
 	t.Parallel()
 	docs, _ := benchDocs(t)
@@ -76,8 +77,8 @@ func TestHeldOutQueriesTop3(t *testing.T) {
 	}
 	hits := top3(t, toolsearch.Build(docs), qs)
 	t.Logf("held-out queries top-3: %d of %d", hits, len(qs))
-	if hits < 43 {
-		t.Errorf("held-out queries top-3: %d of %d, want ≥ 43", hits, len(qs))
+	if hits < 44 {
+		t.Errorf("held-out queries top-3: %d of %d, want ≥ 44", hits, len(qs))
 	}
 }
 
@@ -125,10 +126,11 @@ func TestFresh3QueriesTop3(t *testing.T) {
 // fresh3's changes): 48 of 60 with the code before them, 50 (83%) with
 // them, as first measured; 51 once number words ("one bitcoin") named no
 // capability (tuned on since); 53 with glossary.go; 54 once a media
-// file's kind ("png" → image) is said.
+// file's kind ("png" → image) is said; 55 once a follow-up of a word or
+// two is read with the part before it.
 func TestFresh4QueriesTop3(t *testing.T) {
 	t.Parallel()
-	pinTop3(t, "testdata/fresh4_queries.json", 54)
+	pinTop3(t, "testdata/fresh4_queries.json", 55)
 }
 
 // TestFresh5QueriesTop3 scores testdata/fresh5_queries.json (60
@@ -136,10 +138,11 @@ func TestFresh4QueriesTop3(t *testing.T) {
 // obvious tools, seven in Chinese, written by a third helper who saw only
 // the catalogue, after glossary.go): 48 of 60 with this set's first
 // code, 50 (83%) as first measured; 52 once a media file's kind, an AS
-// number and "3pm" counted (tuned on since).
+// number and "3pm" counted (tuned on since); 54 once a follow-up of a
+// word or two is read with the part before it.
 func TestFresh5QueriesTop3(t *testing.T) {
 	t.Parallel()
-	pinTop3(t, "testdata/fresh5_queries.json", 52)
+	pinTop3(t, "testdata/fresh5_queries.json", 54)
 }
 
 // pinTop3 scores the query set at path over LiveMCPBench's catalogue and
