@@ -4,8 +4,9 @@ import "strings"
 
 // shorthand maps the chat shorthand people type in requests to the words
 // it stands for ("tmrw" → "tomorrow", "pics" → "pictures"); "" drops a
-// word of phrasing ("asap", "thx"). It is general usage, not any
-// catalogue's: a word a catalogue uses as a name (LoL's "lol") is not here.
+// word of phrasing ("asap", "thx"); the commonest coins' names say they
+// are cryptocurrencies. It is general usage, not any catalogue's: a word a
+// catalogue uses as a name (LoL's "lol") is not here.
 var shorthand = map[string]string{
 	"tmrw": "tomorrow", "tmr": "tomorrow", "tmrow": "tomorrow", "tomoz": "tomorrow", "tmw": "tomorrow",
 	"tdy": "today", "tonite": "tonight", "yday": "yesterday", "yest": "yesterday", "rn": "now",
@@ -19,6 +20,9 @@ var shorthand = map[string]string{
 	"asap": "", "thx": "", "ty": "", "tysm": "", "btw": "", "fyi": "", "idk": "", "imo": "",
 	"gonna": "", "wanna": "", "gotta": "", "ur": "", "abt": "", "wats": "", "wat": "", "thru": "",
 	"hn": "hacker news", "yt": "youtube", "gh": "github", "nyt": "new york times",
+	"bitcoin": "bitcoin cryptocurrency", "btc": "btc bitcoin cryptocurrency", "ethereum": "ethereum cryptocurrency",
+	"eth": "eth ethereum cryptocurrency", "solana": "solana cryptocurrency", "dogecoin": "dogecoin cryptocurrency",
+	"xrp": "xrp cryptocurrency",
 }
 
 // shorthandPairs maps two-word idioms of requests to the words they
