@@ -61,7 +61,7 @@ func glossed(s string) string {
 	if !hasHan(s) {
 		return s
 	}
-	t := s[:min(len(s), maxGlossBytes)]
+	t := cut(s, maxGlossBytes)
 	var b strings.Builder
 	for i := 0; i < len(t); {
 		var ends [zhLongest]int // ends[k-1]: the byte after k runes from i
