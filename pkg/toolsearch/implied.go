@@ -26,10 +26,17 @@ import (
 type impliedCue struct {
 	phrases []string
 	path    bool
-	ext     string // the path's extension, when set
+	exts    []string // the path's extensions (any of), when set
 	aside   bool
 	step    string
 }
+
+// reportPhrases, with a text file's path, ask for a document to be written
+// there ("a markdown report at /root/x.md").
+var reportPhrases = []string{"report", "generate", "document"}
+
+// textFiles are the extensions of files a text editor writes.
+var textFiles = []string{".md", ".txt", ".csv", ".json", ".html", ".yaml", ".yml"}
 
 // savePhrases are the words that, with a file path, ask for a file to be
 // written ("create an intro in /root/x.md").
@@ -40,9 +47,10 @@ var savePhrases = []string{"save", "write", "draft", "store", "export", "create"
 // (docs/arch/decisions.md).
 var impliedCues = []impliedCue{
 	{phrases: savePhrases, path: true, step: "write file"},
-	{phrases: savePhrases, path: true, ext: ".docx", step: "create new word document"},
-	{phrases: savePhrases, path: true, ext: ".pptx", step: "create new powerpoint presentation"},
-	{phrases: savePhrases, path: true, ext: ".xlsx", step: "write excel workbook sheet"},
+	{phrases: reportPhrases, path: true, exts: textFiles, step: "write file"},
+	{phrases: savePhrases, path: true, exts: []string{".docx"}, step: "create new word document"},
+	{phrases: savePhrases, path: true, exts: []string{".pptx"}, step: "create new powerpoint presentation"},
+	{phrases: savePhrases, path: true, exts: []string{".xlsx"}, step: "write excel workbook sheet"},
 	{phrases: []string{"nearby", "near ", "route", "distance", "commute", "meeting point", "get there", "directions"}, step: "geocode address coordinates"},
 	{phrases: []string{"estimate", "calculate", "budget"}, step: arithmeticStep},
 	{phrases: []string{"tomorrow", "yesterday", "next week", "next month", "next monday", "next tuesday", "next wednesday",
@@ -71,7 +79,7 @@ func implied(q string) (parts, asides []string) {
 		parts = append(parts, arithmeticStep)
 	}
 	for _, c := range impliedCues {
-		if c.path && !hasPath(q, c.ext) {
+		if c.path && !hasPath(q, c.exts) {
 			continue
 		}
 		for _, p := range c.phrases {
@@ -90,11 +98,14 @@ func implied(q string) (parts, asides []string) {
 }
 
 // hasPath reports whether q holds an absolute or home-relative file path
-// (ending in ext, when set).
-func hasPath(q, ext string) bool {
+// (ending in one of exts, when set).
+func hasPath(q string, exts []string) bool {
 	for _, f := range strings.Fields(q) {
 		f = strings.Trim(f, "`'\"()[]<>.,;:!?")
-		if (strings.HasPrefix(f, "/") && strings.Count(f, "/") > 1 || strings.HasPrefix(f, "~/")) && strings.HasSuffix(f, ext) {
+		if !(strings.HasPrefix(f, "/") && strings.Count(f, "/") > 1 || strings.HasPrefix(f, "~/")) {
+			continue
+		}
+		if len(exts) == 0 || slices.ContainsFunc(exts, func(e string) bool { return strings.HasSuffix(f, e) }) {
 			return true
 		}
 	}

@@ -32,6 +32,29 @@ func TestSaveToAPathFoundNoFileWriter(t *testing.T) {
 	}
 }
 
+// A request for a report or document at a text file's path ("give me a
+// markdown report on /root/x.md", "generate a report at /root/x.md") that
+// never says save or write found no file writer: its words went to the
+// tools of its subject. A report read from a path implies no write.
+func TestReportAtATextPathFoundNoFileWriter(t *testing.T) {
+	t.Parallel()
+	docs, _ := benchDocs(t)
+	ix := toolsearch.Build(docs)
+	for _, q := range []string{
+		"Run a full reconnaissance on www.baidu.com. Give me a markdown report on /root/markdown/baidu_report.md with whois information and sitemap.",
+		"Find today's LeetCode Daily Challenge and generate a detailed markdown document in /root/markdown/leetcode_daily.md.",
+		"Summarize this week's npm download numbers for react and vue as a report in ~/reports/npm.txt",
+	} {
+		if got := keys(ix.Search(q, 5, nil)); !slices.Contains(got, "write_file") {
+			t.Errorf("Search(%q) = %v, want write_file among the first 5", q, got)
+		}
+	}
+	q := "Summarize the report in /root/pdf/annual_report.pdf"
+	if got := keys(ix.Search(q, 5, nil)); slices.Contains(got, "write_file") {
+		t.Errorf("Search(%q) = %v: a report to read implied a write", q, got)
+	}
+}
+
 // TestRelativeDateFoundNoCurrentDateTool: "tomorrow" needs today's date,
 // which the agent does not know, but the request's words found only the
 // tools it names (here hotels), never a clock. The clock now takes the
