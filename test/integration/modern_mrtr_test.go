@@ -3,12 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -336,42 +331,6 @@ func TestModernCachingFields(t *testing.T) {
 	res = msg["result"].(map[string]any)
 	require.Equal(t, "answered", res["contents"].([]any)[0].(map[string]any)["text"])
 	require.Equal(t, float64(0), res["ttlMs"], "a retry's result is never cacheable")
-}
-
-// everythingServer builds the go-sdk conformance everything-server and runs
-// it in stateless mode on a free loopback port.
-func everythingServer(t *testing.T) config.Backend {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	bin := filepath.Join(t.TempDir(), "everything-server")
-	goCmd, err := exec.LookPath("go") // go test puts its own go first on PATH
-	if err != nil {
-		goCmd = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
-	}
-	build := exec.Command(goCmd, "build", "-o", bin, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server")
-	build.Dir = root
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "building the everything-server: %s", out)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	srv := exec.Command(bin, "-http", addr, "-stateless=true")
-	srv.Stderr = os.Stderr
-	require.NoError(t, srv.Start())
-	t.Cleanup(func() {
-		_ = srv.Process.Kill()
-		_ = srv.Wait()
-	})
-	require.Eventually(t, func() bool {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	}, stateWait, 20*time.Millisecond, "the everything-server did not come up")
-	return config.Backend{Name: "everything", URL: "http://" + addr + "/mcp", Transport: config.TransportStreamableHTTP}
 }
 
 // Each input-requiring (MRTR) tool of the go-sdk conformance
