@@ -143,11 +143,9 @@ func TestClusterForwardOnlyToLiveNodesAndNeverTwice(t *testing.T) {
 	resp = get("/x?to="+p.own.URL, http.Header{ForwardedHeader: {"z"}})
 	require.Equal(t, ErrLoop.Error(), resp.Header.Get("X-Forward-Error"), "a forwarded request is not forwarded again")
 
-	// A node that is announced but refuses connections is unreachable.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	dead := "http://" + l.Addr().String()
-	l.Close()
+	// A node that is announced but refuses connections is unreachable (port
+	// 1: the kernel never hands it out, so no other test can take it).
+	dead := "http://127.0.0.1:1"
 	announce(t, p.a.dir, NodeInfo{ID: "dead", URL: dead}, fast.NodeTTL)
 	resp = get("/x?to="+dead, nil)
 	require.Equal(t, ErrUnreachable.Error(), resp.Header.Get("X-Forward-Error"))
