@@ -12,8 +12,8 @@ import (
 // is replaced by the words that say what kind of thing it is: a path by its
 // extension and "file" (or "directory" without one), as is a file's name
 // with a known extension ("beach.jpg"), a URL (with or
-// without its scheme) by its site's name, its path's extension and "url",
-// a domain by its name and "domain", a date ("2024-03-15") by "date", a
+// without its scheme) by its site's name, its path's extension, "url" and
+// "content" (a non-web URL, "memory://x/y", by its scheme and path), a domain by its name and "domain", a date ("2024-03-15") by "date", a
 // time of day ("15:30", "3:30pm") by "time", an IP address by "ip", an email
 // address by "email", a Maven coordinate ("group:artifact") by its
 // artifact and "maven package"; a blob is dropped.
@@ -85,7 +85,11 @@ func literalWords(core string) string {
 	case len(core) > maxWordBytes && !strings.Contains(core, "://") && longestElement(core) > maxWordBytes:
 		return "" // a blob (base64 has slashes too), not a path or URL
 	case strings.Contains(core, "://"):
-		return urlWords(core[strings.Index(core, "://")+3:])
+		scheme, rest, _ := strings.Cut(core, "://")
+		if scheme = strings.ToLower(scheme); scheme != "http" && scheme != "https" {
+			return scheme + " " + rest // memory://projects/x, s3://bucket/key: the scheme names the system
+		}
+		return urlWords(rest)
 	}
 	if k := kindOf(core); k != "" {
 		return k
@@ -174,13 +178,14 @@ func longestElement(s string) int {
 }
 
 // urlWords are the words standing for a URL less its scheme: its site's
-// name, its path's extension if any ("status.json" → json), and "url".
+// name, its path's extension if any ("status.json" → json), "url" and
+// "content" (a request naming a page mostly wants what is on it).
 func urlWords(rest string) string {
 	host, path, _ := strings.Cut(rest, "/")
 	path, _, _ = strings.Cut(path, "?")
 	path, _, _ = strings.Cut(path, "#")
 	if ext := extension(path); ext != "" {
-		return siteName(host) + " " + extWords(ext) + " url"
+		return siteName(host) + " " + extWords(ext) + " url content"
 	}
-	return siteName(host) + " url"
+	return siteName(host) + " url content"
 }

@@ -19,6 +19,8 @@ var shorthand = map[string]string{
 	"tix": "tickets", "rec": "recommend", "recs": "recommendations", "db": "database",
 	"asap": "", "thx": "", "ty": "", "tysm": "", "btw": "", "fyi": "", "idk": "", "imo": "",
 	"gonna": "", "wanna": "", "gotta": "", "ur": "", "abt": "", "wats": "", "wat": "", "thru": "",
+	"pom": "pom maven", "antd": "antd ant design", "wiki": "wiki wikipedia", "grep": "grep search text",
+	"rundown": "summary", "preprint": "paper", "preprints": "papers", "raffle": "raffle random",
 	"hn": "hacker news", "yt": "youtube", "gh": "github", "nyt": "new york times",
 	"bitcoin": "bitcoin cryptocurrency", "btc": "btc bitcoin cryptocurrency", "ethereum": "ethereum cryptocurrency",
 	"eth": "eth ethereum cryptocurrency", "solana": "solana cryptocurrency", "dogecoin": "dogecoin cryptocurrency",
@@ -29,9 +31,9 @@ var shorthand = map[string]string{
 // stand for ("spin up" a deck creates it; "wall street" is the stock
 // market), read like shorthand.
 var shorthandPairs = map[string]string{
-	"spin up": "create", "set up": "create", "plug in": "charge", "jot down": "note", "check off": "done",
+	"spin up": "create", "plug in": "charge", "jot down": "note", "check off": "done",
 	"deep dive": "research", "going for": "price", "front page": "top stories", "wall street": "stock market",
-	"four pillars": "bazi",
+	"four pillars": "bazi", "left off": "continue", "swap out": "replace edit",
 }
 
 // spelledOut returns q with each chat shorthand word or idiom (any case)

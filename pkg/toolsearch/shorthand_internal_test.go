@@ -19,6 +19,12 @@ func TestShorthandInPathsAndNamesWasRewritten(t *testing.T) {
 		"is Wall Street scared":              "is stock market scared",
 		"HN front page":                      "hacker news top stories",
 		"set upstream to origin":             "set upstream to origin",
+		"the memory I set up":                "the memory I set up",
+		"newest version for my pom":          "newest version for my pom maven",
+		"rundown from wiki":                  "summary from wiki wikipedia",
+		"grep for TODO":                      "grep search text for TODO",
+		"swap out lines 4-5":                 "replace edit lines 4-5",
+		"where we left off":                  "where we continue",
 		"set_up now":                         "set_up now",
 		"no shorthand here":                  "no shorthand here",
 	} {
