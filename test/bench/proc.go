@@ -22,6 +22,8 @@ type proc struct {
 	cmd       *exec.Cmd
 	pprofAddr string // vmcp only
 	stderr    *tail
+	config    string // vmcp's configuration file
+	head      string // its first lines (listen, path, name), before the body
 }
 
 func (p *proc) stop() {
@@ -235,7 +237,7 @@ func startVMCPConfig(tmp, body string) (*proc, string, error) {
 	if *vmcpEnv != "" {
 		cmd.Env = append(cmd.Env, strings.Split(*vmcpEnv, ",")...)
 	}
-	p := &proc{cmd: cmd, pprofAddr: pprofAddr, stderr: &tail{}}
+	p := &proc{cmd: cmd, pprofAddr: pprofAddr, stderr: &tail{}, config: path, head: cfg[:len(cfg)-len(body)]}
 	cmd.Stdout, cmd.Stderr = p.stderr, p.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, "", err

@@ -20,7 +20,9 @@ import (
 // client: Recall@5, Recall@10, hit@3 (test/livemcpbench.Score), the
 // search's round-trip p50/p99, and the two definitions' size in tools/list.
 // Then again with filler servers (every catalogue tool renamed) up to
-// 10,000 tools: latency and size.
+// 10,000 tools: latency and size. At each size, the index builds while vmcp
+// lists its backends at start, and the one rebuild after a reload that
+// removes a backend (search_rebuild.go).
 var (
 	searchData   = flag.String("livemcpbench", livemcpbench.Dir(), "LiveMCPBench data directory (tools.json, tasks.json) of the search row")
 	searchRounds = flag.Int("search-rounds", 5, "times the search row asks the 95 questions per client")
@@ -95,16 +97,15 @@ func backendName(s string, taken map[string]bool) string {
 // searchPhase starts vmcp over the catalogue (and fill filler servers),
 // waits until it has listed want tools, and measures both revisions.
 func searchPhase(tmp, root string, servers []livemcpbench.Server, tasks []livemcpbench.Task, fill, want int) error {
-	var b strings.Builder
-	b.WriteString("tool_search:\n  enabled: true\n  list: search_only\nbackends:\n")
+	var entries []string
 	taken := map[string]bool{}
 	for i, s := range servers {
-		fmt.Fprintf(&b, "  - name: %s\n    url: %s/lmb/%d/mcp\n", backendName(s.Name, taken), root, i)
+		entries = append(entries, fmt.Sprintf("  - name: %s\n    url: %s/lmb/%d/mcp\n", backendName(s.Name, taken), root, i))
 	}
 	for k := range fill {
-		fmt.Fprintf(&b, "  - name: fill%d\n    url: %s/fill/%d/mcp\n", k, root, k)
+		entries = append(entries, fmt.Sprintf("  - name: fill%d\n    url: %s/fill/%d/mcp\n", k, root, k))
 	}
-	vm, vmURL, err := startVMCPConfig(tmp, b.String())
+	vm, vmURL, err := startVMCPConfig(tmp, searchConfig(entries))
 	if err != nil {
 		return fmt.Errorf("vmcp: %w", err)
 	}
@@ -137,29 +138,38 @@ func searchPhase(tmp, root string, servers []livemcpbench.Server, tasks []livemc
 		}
 		printSearch(want, rev.name, f)
 	}
-	return nil
+	return printRebuild(vm, trimURL(vmURL), searchConfig(entries[:len(entries)-1]), want)
+}
+
+// searchConfig is the row's configuration body with the given backends.
+func searchConfig(entries []string) string {
+	return "tool_search:\n  enabled: true\n  list: search_only\nbackends:\n" + strings.Join(entries, "")
 }
 
 // awaitTools waits (up to 60 s) until vmcp's /readyz counts want tools.
 func awaitTools(base string, want int) error {
 	n := 0
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		resp, err := http.Get(base + "/readyz")
-		if err != nil {
-			continue
-		}
-		var r struct {
-			Backends []struct{ Tools int } `json:"backends"`
-		}
-		_ = json.NewDecoder(resp.Body).Decode(&r)
-		resp.Body.Close()
-		n = 0
-		for _, b := range r.Backends {
-			n += b.Tools
-		}
-		if n >= want {
+		var err error
+		if n, err = readyTools(base); err == nil && n >= want {
 			return nil
 		}
 	}
 	return fmt.Errorf("vmcp listed %d of %d tools within 60s", n, want)
+}
+
+// readyzBody is the part of vmcp's /readyz the row reads.
+type readyzBody struct {
+	Backends []struct{ Tools int } `json:"backends"`
+}
+
+func readyz(base string) (readyzBody, error) {
+	var r readyzBody
+	resp, err := http.Get(base + "/readyz")
+	if err != nil {
+		return r, err
+	}
+	defer resp.Body.Close()
+	err = json.NewDecoder(resp.Body).Decode(&r)
+	return r, err
 }
