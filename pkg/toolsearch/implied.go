@@ -38,6 +38,10 @@ var reportPhrases = []string{"report", "generate", "document"}
 // textFiles are the extensions of files a text editor writes.
 var textFiles = []string{".md", ".txt", ".csv", ".json", ".html", ".yaml", ".yml"}
 
+// readPhrases, with a file's path, ask for work on what the file holds,
+// which must be read first ("summarize /root/lease.pdf").
+var readPhrases = []string{"summarize", "summarise", "analyze", "analyse", "explain", "review", "translate", "what's in", "whats in", "what is in"}
+
 // savePhrases are the words that, with a file path, ask for a file to be
 // written ("create an intro in /root/x.md").
 var savePhrases = []string{"save", "write", "draft", "store", "export", "create"}
@@ -48,6 +52,7 @@ var savePhrases = []string{"save", "write", "draft", "store", "export", "create"
 var impliedCues = []impliedCue{
 	{phrases: savePhrases, path: true, step: "write file"},
 	{phrases: reportPhrases, path: true, exts: textFiles, step: "write file"},
+	{phrases: readPhrases, path: true, exts: []string{".pdf"}, step: "read pdf"},
 	{phrases: savePhrases, path: true, exts: []string{".docx"}, step: "create new word document"},
 	{phrases: savePhrases, path: true, exts: []string{".pptx"}, step: "create new powerpoint presentation"},
 	{phrases: savePhrases, path: true, exts: []string{".xlsx"}, step: "write excel workbook sheet"},

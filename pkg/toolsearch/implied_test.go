@@ -55,6 +55,24 @@ func TestReportAtATextPathFoundNoFileWriter(t *testing.T) {
 	}
 }
 
+// A request to work on a PDF at a path ("summarize the PDF at
+// /home/sam/lease.pdf") found tools for its verb (Wikipedia's summaries)
+// and PDF tools that split or merge, never one that reads a PDF.
+func TestSummarizeAPdfAtAPathFoundNoReader(t *testing.T) {
+	t.Parallel()
+	docs, _ := benchDocs(t)
+	ix := toolsearch.Build(docs)
+	for _, q := range []string{
+		"Can you summarize the PDF at /home/sam/Documents/lease_2024.pdf?",
+		"explain the main argument of ~/papers/attention.pdf",
+	} {
+		got := keys(ix.Search(q, 3, nil))
+		if !slices.Contains(got, "read_pdf") && !slices.Contains(got, "document_reader") {
+			t.Errorf("Search(%q) = %v, want read_pdf or document_reader among the first 3", q, got)
+		}
+	}
+}
+
 // TestRelativeDateFoundNoCurrentDateTool: "tomorrow" needs today's date,
 // which the agent does not know, but the request's words found only the
 // tools it names (here hotels), never a clock. The clock now takes the
