@@ -13,13 +13,15 @@ var requestWords = map[string]bool{
 	"whats": true, "hows": true, "wheres": true, "whos": true, "im": true, "pls": true, "plz": true,
 }
 
-// numberWords are numbers written as words: a count, like a digit,
-// names no capability, and WordNet's senses of them do ("one" → "single",
-// "ace": read_pdf for "how much is one bitcoin worth").
+// numberWords are numbers and places in an order written as words ("one",
+// "first", "next"): a count or a place, like a digit, names no capability,
+// yet WordNet's senses of them do ("one" → "single", "ace": read_pdf for
+// "how much is one bitcoin worth"), and a tool's name may ("when does T1
+// play next" found get_next_task).
 var numberWords = map[string]bool{
 	"one": true, "two": true, "three": true, "four": true, "five": true, "six": true, "seven": true,
 	"eight": true, "nine": true, "ten": true, "eleven": true, "twelve": true, "twenty": true,
-	"dozen": true, "hundred": true, "thousand": true, "million": true, "billion": true,
+	"next": true, "first": true, "third": true, "dozen": true, "hundred": true, "thousand": true, "million": true, "billion": true,
 }
 
 // maxClauses bounds the clauses a query is split into; a clause of fewer

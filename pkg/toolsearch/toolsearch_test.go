@@ -276,3 +276,19 @@ func TestComparisonFoundNoCompareTool(t *testing.T) {
 		t.Fatalf("got %v, want text__compare_files first", keys(got))
 	}
 }
+
+// TestOrdinalInARequestFoundATaskTool: "next" (like "first", "third") is a
+// place in an order, not a capability, but a task manager's get_next_task
+// took the first place for "when does T1 play next?".
+func TestOrdinalInARequestFoundATaskTool(t *testing.T) {
+	t.Parallel()
+	ix := toolsearch.Build([]toolsearch.Doc{
+		{Key: "get_next_task", Name: "get_next_task", Description: "Get the next pending task of a request.", Backend: "tasks"},
+		{Key: "team_schedule", Name: "team_schedule", Description: "Upcoming match schedule of an esports team: when it plays.", Backend: "esports"},
+		{Key: "team_roster", Name: "team_roster", Description: "Players of an esports team.", Backend: "esports"},
+	})
+	wantFirst(t, ix, 3, map[string]string{
+		"when does T1 play next?":         "team_schedule",
+		"what's the first match T1 plays": "team_schedule",
+	})
+}
