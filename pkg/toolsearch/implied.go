@@ -13,9 +13,10 @@ import (
 // names), so the tools offering it, on whatever backend, compete for a
 // place. The cues name capabilities, never tools or servers.
 //
-// A relative date ("tomorrow", "next Wednesday") needs today's date, which
-// an agent does not know: a fact the request's work needs, not a part of
-// the work. Ranked and fused as a part, it takes a share of the places the
+// A relative date ("tomorrow", "next Wednesday") needs today's date in
+// the user's timezone, which an agent does not know (so a clock that takes
+// a timezone, not a server's own fixed-zone date tool): a fact the
+// request's work needs, not a part of the work. Ranked and fused as a part, it takes a share of the places the
 // parts the request names are diversified over (the tuned half lost by
 // it); as an aside, its step's best tool only takes place asidePlace
 // when the first asideReach hits lack it (or another server's copy).
@@ -59,7 +60,7 @@ var impliedCues = []impliedCue{
 	{phrases: []string{"nearby", "near ", "route", "distance", "commute", "meeting point", "get there", "directions"}, step: "geocode address coordinates"},
 	{phrases: []string{"estimate", "calculate", "budget"}, step: arithmeticStep},
 	{phrases: []string{"tomorrow", "yesterday", "next week", "next month", "next monday", "next tuesday", "next wednesday",
-		"next thursday", "next friday", "next saturday", "next sunday", "near future", "last 24"}, aside: true, step: "current date time"},
+		"next thursday", "next friday", "next saturday", "next sunday", "near future", "last 24"}, aside: true, step: "current time timezone"},
 }
 
 // asidePlace is the place (from 0) an aside's tool takes, after the first

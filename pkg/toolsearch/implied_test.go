@@ -98,6 +98,28 @@ func TestRelativeDateFoundNoCurrentDateTool(t *testing.T) {
 	}
 }
 
+// TestRelativeDateBroughtAnotherServersDateTool: a relative date is the
+// user's, so it needs a clock for the user's timezone; the aside's step
+// ("current date time") took a train server's own date tool, fixed to one
+// timezone and meant for its ticket queries, over the general clock.
+func TestRelativeDateBroughtAnotherServersDateTool(t *testing.T) {
+	t.Parallel()
+	docs := []toolsearch.Doc{
+		{Key: "get_current_time", Name: "get_current_time", Description: "Get current time in a specific timezones",
+			Params: []toolsearch.Param{{Name: "timezone", Description: "IANA timezone name"}}, Backend: "time"},
+		{Key: "get-current-date", Name: "get-current-date", Description: "Get the current date in the Asia/Shanghai time zone as yyyy-MM-dd, for relative dates (tomorrow, next Wednesday) of the ticket tools.", Backend: "trains"},
+		{Key: "get-tickets", Name: "get-tickets", Description: "Train tickets between two stations on a date.", Backend: "trains"},
+	}
+	for _, n := range []string{"search_hotels", "hotel_details", "hotel_reviews", "book_hotel", "hotel_photos"} {
+		docs = append(docs, toolsearch.Doc{Key: n, Name: n, Description: "Hotels in a city: " + n, Backend: "stays"})
+	}
+	ix := toolsearch.Build(docs)
+	got := keys(ix.Search("find a hotel in Paris for tomorrow, two nights", 5, nil))
+	if len(got) != 5 || got[3] != "get_current_time" {
+		t.Errorf("Search(tomorrow) = %v, want get_current_time fourth", got)
+	}
+}
+
 // TestSaveToAnOfficeFileFoundNoCreator: a request that saves its result
 // to a .docx (or .pptx, .xlsx) path needs that format's tool to create the
 // document, which its words never name; they found only tools for their
