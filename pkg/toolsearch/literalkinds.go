@@ -3,13 +3,17 @@ package toolsearch
 import (
 	"net/netip"
 	"strings"
+
+	"golang.org/x/text/encoding/htmlindex"
+	"golang.org/x/text/encoding/ianaindex"
 )
 
 // kindOf is the words for a literal of a kind with no parts worth reading
 // (literals): a date → "date", a time of day → "time", an IP address →
 // "ip", an autonomous system number ("AS13335") → "asn autonomous
 // system", an email address → "email", a Maven coordinate → its artifact and
-// "maven package"; "" for any other text.
+// "maven package", a character encoding's name ("UTF-8", "Shift-JIS") →
+// "text encoding"; "" for any other text.
 func kindOf(core string) string {
 	switch {
 	case isDate(core):
@@ -26,8 +30,30 @@ func kindOf(core string) string {
 		_, artifact, _ := strings.Cut(core, ":")
 		artifact, _, _ = strings.Cut(artifact, ":")
 		return artifact + " maven package"
+	case isCharset(core):
+		return "text encoding"
 	}
 	return ""
+}
+
+// isCharset reports whether s names a character encoding, by its WHATWG
+// label or IANA name or alias, '-' and '_' alike ("utf8", "Shift-JIS",
+// "ISO-8859-1"). Only names with a digit, '-' or '_' count: the
+// registries' aliases include words ("chinese", "korean", "visual"), and
+// names of 3 bytes or less or numbers alone ("l1", "437") do not count.
+func isCharset(s string) bool {
+	if len(s) <= 3 || strings.Trim(s, "0123456789") == "" || !strings.ContainsAny(s, "0123456789-_") {
+		return false
+	}
+	for _, n := range []string{s, strings.ReplaceAll(s, "-", "_"), strings.ReplaceAll(s, "_", "-")} {
+		if _, err := htmlindex.Get(n); err == nil {
+			return true
+		}
+		if _, err := ianaindex.IANA.Encoding(n); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // isIP reports whether s is an IPv4 or IPv6 address, with a port or a

@@ -56,6 +56,9 @@ var synonymGroups = [][]string{
 	{"size", "bloat", "heavy", "footprint"},
 	{"candlestick", "candle", "ohlc", "kline", "historical"},
 	{"currency", "exchange", "forex", "dollar", "euro", "yen", "pound"},
+	{"split", "chop", "chunk"},
+	{"click", "tap", "press"},
+	{"upload", "attach"},
 }
 
 // expansion is a term a query term expands to, and its weight.
