@@ -39,6 +39,7 @@ var zhGlossary = map[string]string{
 	"幻灯片": "slide", "文件": "file", "目录": "directory", "图像": "image", "转换": "convert",
 	"删除": "delete", "插入": "insert", "复制": "copy", "保存": "save", "代码": "code",
 	"组件": "component", "文档": "documentation docs", "示例": "example", "更新日志": "changelog",
+	"鸣潮": "wuthering waves game", "声骸": "echo echoes", "套装": "set", "养成": "build",
 	"网上": "web online", "上网": "web online", "周末": "weekend",
 	"版本": "version", "网页": "webpage", "链接": "link", "摘要": "summary", "必应": "bing",
 	"角色": "character", "技能": "skill", "攻略": "guide", "档案": "profile",
