@@ -34,7 +34,7 @@ var shorthandPairs = map[string]string{
 	"spin up": "create", "plug in": "charge", "jot down": "note", "check off": "done",
 	"deep dive": "research", "going for": "price", "front page": "top stories", "wall street": "stock market",
 	"four pillars": "bazi", "left off": "continue", "swap out": "replace edit",
-	"disk space": "disk size", "up space": "up size", "last modified": "last modified info",
+	"disk space": "disk size", "up space": "up size", "last modified": "last modified info", "changed between": "diff between",
 }
 
 // spelledOut returns q with each chat shorthand word or idiom (any case)
