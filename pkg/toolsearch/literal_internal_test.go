@@ -38,6 +38,8 @@ func TestLiteralsReadAsTheirWords(t *testing.T) {
 		"11AM":                                          "time",
 		"1.5":                                           "1.5",
 		"UTF-8":                                         "text encoding",
+		"39281234":                                      "id",
+		"12345":                                         "12345",
 		"Shift-JIS":                                     "text encoding",
 		"iso-8859-1":                                    "text encoding",
 		"cp437":                                         "text encoding",

@@ -13,7 +13,8 @@ import (
 // "ip", an autonomous system number ("AS13335") → "asn autonomous
 // system", an email address → "email", a Maven coordinate → its artifact and
 // "maven package", a character encoding's name ("UTF-8", "Shift-JIS") →
-// "text encoding"; "" for any other text.
+// "text encoding", a number of 6 digits or more (a story's, a record's
+// number: "39281234") → "id"; "" for any other text.
 func kindOf(core string) string {
 	switch {
 	case isDate(core):
@@ -32,6 +33,8 @@ func kindOf(core string) string {
 		return artifact + " maven package"
 	case isCharset(core):
 		return "text encoding"
+	case len(core) >= 6 && allDigits(core):
+		return "id"
 	}
 	return ""
 }

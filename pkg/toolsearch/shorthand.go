@@ -20,7 +20,7 @@ var shorthand = map[string]string{
 	"asap": "", "thx": "", "ty": "", "tysm": "", "btw": "", "fyi": "", "idk": "", "imo": "",
 	"gonna": "", "wanna": "", "gotta": "", "ur": "", "abt": "", "wats": "", "wat": "", "thru": "",
 	"pom": "pom maven", "antd": "antd ant design", "wiki": "wiki wikipedia", "grep": "grep search text",
-	"rundown": "summary", "preprint": "paper", "preprints": "papers", "raffle": "raffle random",
+	"rundown": "summary", "preprint": "paper", "preprints": "papers", "raffle": "raffle random", "valo": "valorant",
 	"hn": "hacker news", "yt": "youtube", "gh": "github", "nyt": "new york times",
 	"bitcoin": "bitcoin cryptocurrency", "btc": "btc bitcoin cryptocurrency", "ethereum": "ethereum cryptocurrency",
 	"eth": "eth ethereum cryptocurrency", "solana": "solana cryptocurrency", "dogecoin": "dogecoin cryptocurrency",
@@ -34,7 +34,7 @@ var shorthandPairs = map[string]string{
 	"spin up": "create", "plug in": "charge", "jot down": "note", "check off": "done",
 	"deep dive": "research", "going for": "price", "front page": "top stories", "wall street": "stock market",
 	"four pillars": "bazi", "left off": "continue", "swap out": "replace edit",
-	"disk space": "disk size", "up space": "up size", "last modified": "last modified info", "changed between": "diff between",
+	"disk space": "disk size", "up space": "up size", "last modified": "last modified info", "changed between": "diff between", "tick off": "done",
 }
 
 // spelledOut returns q with each chat shorthand word or idiom (any case)

@@ -14,7 +14,7 @@ import (
 var synonymGroups = [][]string{
 	{"image", "picture", "photo", "photograph", "img"},
 	{"search", "find", "lookup", "query", "look"},
-	{"delete", "remove", "erase"},
+	{"delete", "remove", "erase", "forget"},
 	{"create", "make", "new", "add", "generate"},
 	{"get", "fetch", "retrieve", "obtain", "read", "grab"},
 	{"update", "modify", "edit", "change"},
@@ -57,6 +57,7 @@ var synonymGroups = [][]string{
 	{"candlestick", "candle", "ohlc", "kline", "historical"},
 	{"currency", "exchange", "forex", "dollar", "euro", "yen", "pound"},
 	{"split", "chop", "chunk"},
+	{"merge", "combine", "stitch"},
 	{"click", "tap", "press"},
 	{"upload", "attach"},
 }
