@@ -38,8 +38,9 @@ func benchDocs(t testing.TB) ([]toolsearch.Doc, []livemcpbench.Task) {
 // the half tuned on, and at odd ones, held out), and pins the figures
 // measured (deterministic), with each backend's description as its server
 // gives it (tools.json's, which the bench's servers send in serverInfo):
-// Recall@5 0.574, Recall@10 0.683, hit@3 0.660; tuned half 0.576/0.712/0.681,
-// held-out half 0.573/0.654/0.638 (Recall@10 0.673, tuned half 0.691,
+// Recall@5 0.577, Recall@10 0.686, hit@3 0.660; tuned half 0.581/0.718/0.681,
+// held-out half 0.573/0.654/0.638 (0.574/0.683, tuned half 0.576/0.712,
+// before a tour or an itinerary implied places, implied.go; Recall@10 0.673, tuned half 0.691,
 // before 鸣潮's words were glossed; 0.562/0.656/0.660, halves 0.557 and
 // 0.566, before a relative date asked for a clock for a timezone,
 // implied.go; 0.559, tuned half 0.552, before
@@ -83,8 +84,8 @@ func TestLiveMCPBenchRecall(t *testing.T) {
 	t.Logf("LiveMCPBench: %d tools, %d tasks: Recall@5 %.3f Recall@10 %.3f hit@3 %.3f", len(docs), s.Tasks, s.Recall5, s.Recall10, s.Hit3)
 	t.Logf("  tuned half: Recall@5 %.3f Recall@10 %.3f hit@3 %.3f; held-out half: Recall@5 %.3f Recall@10 %.3f hit@3 %.3f",
 		a.Recall5, a.Recall10, a.Hit3, b.Recall5, b.Recall10, b.Hit3)
-	if s.Recall5 < 0.572 || s.Recall10 < 0.681 || s.Hit3 < 0.658 {
-		t.Errorf("Recall@5 = %.3f, Recall@10 = %.3f, hit@3 = %.3f, want ≥ 0.572, ≥ 0.681 and ≥ 0.658", s.Recall5, s.Recall10, s.Hit3)
+	if s.Recall5 < 0.575 || s.Recall10 < 0.684 || s.Hit3 < 0.658 {
+		t.Errorf("Recall@5 = %.3f, Recall@10 = %.3f, hit@3 = %.3f, want ≥ 0.575, ≥ 0.684 and ≥ 0.658", s.Recall5, s.Recall10, s.Hit3)
 	}
 	if os.Getenv("TOOLSEARCH_MISSES") != "" { // tuning aid: the tuned half's misses
 		for _, task := range halves[0] {

@@ -8,7 +8,8 @@ import (
 // A request often implies a step it never names: "save it to
 // /root/x.md" needs a tool that writes a file (to x.docx, x.pptx or
 // x.xlsx: one that creates that format's document), "nearby" or a route a
-// place's coordinates, "estimate" a calculation. Each cue below adds that step's capability words as one
+// place's coordinates, a tour or an itinerary places to visit, "estimate"
+// a calculation. Each cue below adds that step's capability words as one
 // more part of the request (ranked and fused like the parts the request
 // names), so the tools offering it, on whatever backend, compete for a
 // place. The cues name capabilities, never tools or servers.
@@ -58,6 +59,7 @@ var impliedCues = []impliedCue{
 	{phrases: savePhrases, path: true, exts: []string{".pptx"}, step: "create new powerpoint presentation"},
 	{phrases: savePhrases, path: true, exts: []string{".xlsx"}, step: "write excel workbook sheet"},
 	{phrases: []string{"nearby", "near ", "route", "distance", "commute", "meeting point", "get there", "directions"}, step: "geocode address coordinates"},
+	{phrases: []string{"tour of", "itinerary", "sightseeing", "things to do", "attractions"}, step: "places nearby attractions"},
 	{phrases: []string{"estimate", "calculate", "budget"}, step: arithmeticStep},
 	{phrases: []string{"tomorrow", "yesterday", "next week", "next month", "next monday", "next tuesday", "next wednesday",
 		"next thursday", "next friday", "next saturday", "next sunday", "near future", "last 24"}, aside: true, step: "current time timezone"},

@@ -120,6 +120,23 @@ func TestRelativeDateBroughtAnotherServersDateTool(t *testing.T) {
 	}
 }
 
+// TestTourFoundNoPlaces: a tour or an itinerary needs places to visit,
+// which "a two-day tour of Beijing based on the weather" never names; its
+// words found weather tools and maps only.
+func TestTourFoundNoPlaces(t *testing.T) {
+	t.Parallel()
+	docs := []toolsearch.Doc{{Key: "find_nearby_places", Name: "find_nearby_places", Description: "Discover points of interest and attractions near a location.", Backend: "osm"}}
+	for _, n := range []string{"get_weather", "get_weather_by_city", "weather_alerts", "weather_history", "generate_district_map", "generate_city_map"} {
+		docs = append(docs, toolsearch.Doc{Key: n, Name: n, Description: "Weather and maps of a city or district: " + n, Backend: "weather"})
+	}
+	ix := toolsearch.Build(docs)
+	for _, q := range []string{"Give me a two-day tour of Beijing based on the recent weather", "plan an itinerary for Lisbon depending on the weather"} {
+		if got := keys(ix.Search(q, 5, nil)); !slices.Contains(got, "find_nearby_places") {
+			t.Errorf("Search(%q) = %v, want find_nearby_places among the first 5", q, got)
+		}
+	}
+}
+
 // TestSaveToAnOfficeFileFoundNoCreator: a request that saves its result
 // to a .docx (or .pptx, .xlsx) path needs that format's tool to create the
 // document, which its words never name; they found only tools for their
