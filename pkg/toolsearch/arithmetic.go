@@ -54,18 +54,31 @@ func wordOperation(q string) bool {
 	return false
 }
 
-// operands returns q with its numbers blanked when it asks for arithmetic
-// (their digits would match tools' names: "9to5mac"), q itself otherwise.
+// operands returns q with its numbers and operation words blanked when it
+// asks for arithmetic (digits would match tools' names: "9to5mac"; "times"
+// a clock's), q itself otherwise.
 func operands(q string) string {
-	if !arithmetic(strings.ToLower(q)) {
+	lower := strings.ToLower(q)
+	if !arithmetic(lower) {
 		return q
 	}
-	return strings.Map(func(r rune) rune {
+	b := []byte(strings.Map(func(r rune) rune {
 		if r >= '0' && r <= '9' {
 			return ' '
 		}
 		return r
-	}, q)
+	}, q))
+	for _, w := range arithmeticWords {
+		for i := strings.Index(lower, w); i >= 0 && len(b) == len(lower); {
+			copy(b[i:i+len(w)], strings.Repeat(" ", len(w)))
+			next := strings.Index(lower[i+len(w):], w)
+			if next < 0 {
+				break
+			}
+			i += len(w) + next
+		}
+	}
+	return string(b)
 }
 
 // digitNext reports whether s, less leading spaces, starts with a digit.

@@ -77,13 +77,14 @@ const (
 const maxCueBytes = 4096
 
 // implied returns the steps q's cues imply (see impliedCues): parts, to
-// rank and fuse with the request's, and asides.
-func implied(q string) (parts, asides []string) {
+// rank and fuse with the request's, and asides; arith says q asks for
+// arithmetic (arithmetic.go), which implies arithmeticStep.
+func implied(q string, arith bool) (parts, asides []string) {
 	if len(q) > maxCueBytes {
 		q = q[:maxCueBytes]
 	}
 	q = strings.ToLower(q)
-	if arithmetic(q) {
+	if arith {
 		parts = append(parts, arithmeticStep)
 	}
 	for _, c := range impliedCues {

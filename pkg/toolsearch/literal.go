@@ -48,8 +48,9 @@ func extWords(ext string) string {
 }
 
 // literals rewrites q's literals into words (see above), keeping its
-// punctuation and line breaks, so clauses split as before.
-func literals(q string) string {
+// punctuation and line breaks, so clauses split as before; in a request
+// for arithmetic (arith), numbers stay numbers, never ids.
+func literals(q string, arith bool) string {
 	if !strings.ContainsAny(q, "/.:-0123456789") && len(q) < maxWordBytes {
 		return q
 	}
@@ -63,7 +64,11 @@ func literals(q string) string {
 				b.WriteByte(' ')
 			}
 			core, tail := trimLiteral(f)
-			b.WriteString(literalWords(core))
+			if arith && allDigits(core) {
+				b.WriteString(core)
+			} else {
+				b.WriteString(literalWords(core))
+			}
 			b.WriteString(tail)
 		}
 	}

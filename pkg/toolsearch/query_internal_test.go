@@ -18,7 +18,7 @@ func TestAFollowUpWasRankedAsAPartOfItsOwn(t *testing.T) {
 		"read the sheet, plot a bar chart and save it to ~/c.png":      {"read the sheet", "plot a bar chart", "save it to png"},
 		"hi. find the weather in Oslo":                                 {"find the weather in Oslo"},
 	} {
-		got := clauses(literals(q))
+		got := clauses(literals(q, false))
 		if len(got) != len(want) {
 			t.Errorf("clauses(%q) = %q, want %d parts", q, got, len(want))
 			continue

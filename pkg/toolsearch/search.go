@@ -2,6 +2,7 @@ package toolsearch
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"unicode/utf8"
 )
@@ -57,9 +58,10 @@ func (ix *Index) Search(query string, limit int, allow func(doc int) bool) []Hit
 		return nil
 	}
 	query = glossed(spelledOut(cut(query, maxQueryBytes)))
-	steps, asides := implied(query)
+	arith := arithmetic(strings.ToLower(query))
+	steps, asides := implied(query, arith)
 	want := limit + copiesDepth
-	hits := ix.placeAsides(ix.ranked(operands(literals(query)), steps, want, allow), asides, allow)
+	hits := ix.placeAsides(ix.ranked(operands(literals(query, arith)), steps, want, allow), asides, allow)
 	return hits[:min(limit, len(hits))]
 }
 

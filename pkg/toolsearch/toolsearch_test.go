@@ -292,3 +292,26 @@ func TestOrdinalInARequestFoundATaskTool(t *testing.T) {
 		"what's the first match T1 plays": "team_schedule",
 	})
 }
+
+// TestArithmeticOnBigNumbersFoundIdTools: a number of 6 digits or more
+// reads as an id, so "what is 1234567 * 3" found tools that get a story
+// by its id before the calculator; "times" between numbers found clocks
+// ("time"). In a request for arithmetic, numbers and operation words are
+// the calculation's, not words.
+func TestArithmeticOnBigNumbersFoundIdTools(t *testing.T) {
+	t.Parallel()
+	ix := toolsearch.Build([]toolsearch.Doc{
+		{Key: "calculate", Name: "calculate", Description: "Calculate the result of a mathematical expression.", Backend: "calc"},
+		{Key: "getStory", Name: "getStory", Description: "Get a single story by ID", Backend: "hn"},
+		{Key: "get_card_by_id", Name: "get_card_by_id", Description: "Get a card by its id.", Backend: "cards"},
+		{Key: "get_current_time", Name: "get_current_time", Description: "Get the current time in a timezone.", Backend: "clock"},
+		{Key: "convert_time", Name: "convert_time", Description: "Convert a time between timezones.", Backend: "clock"},
+	})
+	wantFirst(t, ix, 3, map[string]string{
+		"what is 1234567 * 3":         "calculate",
+		"1234567 times 89":            "calculate",
+		"how much is 17% of 2340000":  "calculate",
+		"pull up hn story 39281234":   "getStory",
+		"what is 123456 + 654321 - 1": "calculate",
+	})
+}
