@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -11,7 +10,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -76,7 +74,7 @@ var errAddrTaken = errors.New("address taken")
 // startEverythingServer runs bin on addr until the test ends and waits
 // until it listens there; errAddrTaken if it exits for want of the port.
 func startEverythingServer(t *testing.T, bin, addr string) error {
-	var out syncBuffer
+	var out logBuffer
 	srv := exec.Command(bin, "-http", addr, "-stateless=true")
 	srv.Stdout, srv.Stderr = &out, &out
 	require.NoError(t, srv.Start())
@@ -126,24 +124,6 @@ func listensOn(pid, port int) bool {
 		}
 	}
 	return false
-}
-
-// syncBuffer is a bytes.Buffer safe for a process's output and a reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestEverythingServerPortTakenBeforeItsBindFailedTheTest: the port picked
