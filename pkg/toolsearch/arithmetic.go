@@ -13,7 +13,7 @@ var arithmeticWords = []string{"percent", "divided by", "times", "plus", "minus"
 // arithmetic reports whether the lower-cased q holds arithmetic on
 // numbers: a percentage ("17%"), two numbers joined by + * ^ × ÷ ("3 * 4"),
 // or an operation in words next to a number. Dates and ranges ("05-01",
-// "1/2") are not, so '-' and '/' do not count.
+// "1/2") are not, so '-' and '/' count only with a space on each side.
 func arithmetic(q string) bool {
 	prev := byte(0) // the last byte that is not a space
 	for i := 0; i < len(q); i++ {
@@ -23,6 +23,8 @@ func arithmetic(q string) bool {
 			return true
 		case strings.IndexByte("+*^", c) >= 0 && isDigit(prev) && digitNext(q[i+1:]):
 			return true
+		case (c == '-' || c == '/') && spaced(q, i) && isDigit(prev) && digitNext(q[i+1:]):
+			return true // "1234 - 89", not "05-01" nor "1/2
 		case strings.HasPrefix(q[i:], "×") || strings.HasPrefix(q[i:], "÷"):
 			if isDigit(prev) && digitNext(q[i+len("×"):]) {
 				return true
@@ -79,6 +81,11 @@ func operands(q string) string {
 		}
 	}
 	return string(b)
+}
+
+// spaced reports whether q[i] has a space on each side.
+func spaced(q string, i int) bool {
+	return i > 0 && q[i-1] == ' ' && i+1 < len(q) && q[i+1] == ' '
 }
 
 // digitNext reports whether s, less leading spaces, starts with a digit.

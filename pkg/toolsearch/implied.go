@@ -33,16 +33,18 @@ type impliedCue struct {
 	step    string
 }
 
-// reportPhrases, with a text file's path, ask for a document to be written
-// there ("a markdown report at /root/x.md").
-var reportPhrases = []string{"report", "generate", "document"}
+// reportPhrases, with a text file's path, ask for a document to be made
+// there ("generate a report at /root/x.md", "give me a markdown report on
+// /root/x.md"); "report" or "document" alone may name the file to read
+// ("what does the report in /root/q3.csv say").
+var reportPhrases = []string{"generate", "give me a", "produce", "prepare", "compile", "put together", "as a report", "as a document"}
 
 // textFiles are the extensions of files a text editor writes.
 var textFiles = []string{".md", ".txt", ".csv", ".json", ".html", ".yaml", ".yml"}
 
 // readPhrases, with a file's path, ask for work on what the file holds,
 // which must be read first ("summarize /root/lease.pdf").
-var readPhrases = []string{"summarize", "summarise", "analyze", "analyse", "explain", "review", "translate", "what's in", "whats in", "what is in"}
+var readPhrases = []string{"summarize", "summarise", "analyze", "analyse", "explain", "translate", "what's in", "whats in", "what is in"}
 
 // savePhrases are the words that, with a file path, ask for a file to be
 // written ("create an intro in /root/x.md").
@@ -59,7 +61,7 @@ var impliedCues = []impliedCue{
 	{phrases: savePhrases, path: true, exts: []string{".pptx"}, step: "create new powerpoint presentation"},
 	{phrases: savePhrases, path: true, exts: []string{".xlsx"}, step: "write excel workbook sheet"},
 	{phrases: []string{"nearby", "near ", "route", "distance", "commute", "meeting point", "get there", "directions"}, step: "geocode address coordinates"},
-	{phrases: []string{"tour of", "itinerary", "sightseeing", "things to do", "attractions"}, step: "places nearby attractions"},
+	{phrases: []string{"tour of", "itinerary", "sightseeing", "attractions"}, step: "places nearby attractions"},
 	{phrases: []string{"estimate", "calculate", "budget"}, step: arithmeticStep},
 	{phrases: []string{"tomorrow", "yesterday", "next week", "next month", "next monday", "next tuesday", "next wednesday",
 		"next thursday", "next friday", "next saturday", "next sunday", "near future", "last 24"}, aside: true, step: "current time timezone"},
@@ -110,7 +112,7 @@ func implied(q string, arith bool) (parts, asides []string) {
 // (ending in one of exts, when set).
 func hasPath(q string, exts []string) bool {
 	for _, f := range strings.Fields(q) {
-		f = strings.Trim(f, "`'\"()[]<>.,;:!?")
+		f = strings.TrimPrefix(strings.Trim(f, "`'\"()[]<>.,;:!?"), "file://")
 		if !(strings.HasPrefix(f, "/") && strings.Count(f, "/") > 1 || strings.HasPrefix(f, "~/")) {
 			continue
 		}

@@ -91,7 +91,10 @@ func literalWords(core string) string {
 		return "" // a blob (base64 has slashes too), not a path or URL
 	case strings.Contains(core, "://"):
 		scheme, rest, _ := strings.Cut(core, "://")
-		if scheme = strings.ToLower(scheme); scheme != "http" && scheme != "https" {
+		switch scheme = strings.ToLower(scheme); {
+		case scheme == "file" && strings.HasPrefix(rest, "/"):
+			return literalWords(rest) // file:///root/a.pdf is the path
+		case scheme != "http" && scheme != "https":
 			return scheme + " " + rest // memory://projects/x, s3://bucket/key: the scheme names the system
 		}
 		return urlWords(rest)
@@ -189,6 +192,9 @@ func urlWords(rest string) string {
 	host, path, _ := strings.Cut(rest, "/")
 	path, _, _ = strings.Cut(path, "?")
 	path, _, _ = strings.Cut(path, "#")
+	if path == "" {
+		return siteName(host) + " domain url" // the site itself: https://baidu.com
+	}
 	if ext := extension(path); ext != "" {
 		return siteName(host) + " " + extWords(ext) + " url content"
 	}

@@ -32,7 +32,7 @@ func kindOf(core string) string {
 		artifact, _, _ = strings.Cut(artifact, ":")
 		return artifact + " maven package"
 	case isCharset(core):
-		return "text encoding"
+		return "encoding"
 	case len(core) >= 6 && allDigits(core):
 		return "id"
 	}

@@ -21,8 +21,14 @@ var requestWords = map[string]bool{
 var numberWords = map[string]bool{
 	"one": true, "two": true, "three": true, "four": true, "five": true, "six": true, "seven": true,
 	"eight": true, "nine": true, "ten": true, "eleven": true, "twelve": true, "twenty": true,
-	"next": true, "first": true, "third": true, "dozen": true, "hundred": true, "thousand": true, "million": true, "billion": true,
+	"first": true, "third": true, "dozen": true, "hundred": true, "thousand": true, "million": true, "billion": true,
 }
+
+// placeWords are words of a place in an order that a tool's name may hold
+// for its own sense ("next" in get_next_task: "what's my next task") but a
+// request mostly uses of time ("when does T1 play next?"): stems, with the
+// weight they count for.
+var placeWords = map[string]float64{"next": 0.3}
 
 // maxClauses bounds the clauses a query is split into; a clause of fewer
 // than minClauseTerms terms joins the one before it.

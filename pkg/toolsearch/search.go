@@ -159,7 +159,11 @@ func (ix *Index) weigh(ts []string, acc *scores) {
 		}
 	}
 	for _, t := range ts {
-		add(t, 1)
+		if w, ok := placeWords[t]; ok {
+			add(t, w)
+		} else {
+			add(t, 1)
+		}
 	}
 	exp := expansions()
 	unknown := 0

@@ -33,7 +33,10 @@ var shorthand = map[string]string{
 var shorthandPairs = map[string]string{
 	"spin up": "create", "plug in": "charge", "jot down": "note", "check off": "done",
 	"deep dive": "research", "going for": "price", "front page": "top stories", "wall street": "stock market",
-	"four pillars": "bazi", "left off": "continue", "swap out": "replace edit",
+	"four pillars": "bazi",
+	// a wiki of one's own is not Wikipedia ("wiki" alone is, below)
+	"company wiki": "company wiki", "internal wiki": "internal wiki", "team wiki": "team wiki",
+	"our wiki": "our wiki", "repo wiki": "repo wiki", "project wiki": "project wiki", "left off": "continue", "swap out": "replace",
 	"disk space": "disk size", "up space": "up size", "last modified": "last modified info", "changed between": "diff between", "tick off": "done",
 }
 

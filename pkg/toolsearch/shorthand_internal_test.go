@@ -23,7 +23,7 @@ func TestShorthandInPathsAndNamesWasRewritten(t *testing.T) {
 		"newest version for my pom":           "newest version for my pom maven",
 		"rundown from wiki":                   "summary from wiki wikipedia",
 		"grep for TODO":                       "grep search text for TODO",
-		"swap out lines 4-5":                  "replace edit lines 4-5",
+		"swap out lines 4-5":                  "replace lines 4-5",
 		"where we left off":                   "where we continue",
 		"what eats up space on my disk space": "what eats up size on my disk size",
 		"when was it last modified":           "when was it last modified info",

@@ -14,7 +14,7 @@ import (
 var synonymGroups = [][]string{
 	{"image", "picture", "photo", "photograph", "img"},
 	{"search", "find", "lookup", "query", "look"},
-	{"delete", "remove", "erase", "forget"},
+	{"delete", "remove", "erase"},
 	{"create", "make", "new", "add", "generate"},
 	{"get", "fetch", "retrieve", "obtain", "read", "grab"},
 	{"update", "modify", "edit", "change"},
