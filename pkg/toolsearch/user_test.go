@@ -180,9 +180,9 @@ func TestFresh7QueriesTop3(t *testing.T) {
 // single-intent requests for tools drawn at random from all 527, half in
 // indirect words, three in Chinese, written by a sixth helper who saw only
 // the catalogue, after fresh6's and fresh7's changes): 40 of 60 (67%) as
-// first measured; 43 once merge/combine/stitch, forget (delete), "valo",
-// "tick off" and a number of 6 digits or more ("id") were read (tuned on
-// since).
+// first measured; 43 once merge/combine/stitch, "valo", "tick off" and a
+// number of 6 digits or more ("id") were read (tuned on since; "forget"
+// as delete, read with them, changed nothing and was dropped).
 func TestFresh8QueriesTop3(t *testing.T) {
 	t.Parallel()
 	pinTop3(t, "testdata/fresh8_queries.json", 43)
