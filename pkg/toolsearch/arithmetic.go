@@ -17,24 +17,31 @@ var arithmeticWords = []string{"percent", "divided by", "times", "plus", "minus"
 func arithmetic(q string) bool {
 	prev := byte(0) // the last byte that is not a space
 	for i := 0; i < len(q); i++ {
-		c := q[i]
-		switch {
-		case c == '%' && isDigit(prev):
+		if isDigit(prev) && operatorAt(q, i) {
 			return true
-		case strings.IndexByte("+*^", c) >= 0 && isDigit(prev) && digitNext(q[i+1:]):
-			return true
-		case (c == '-' || c == '/') && spaced(q, i) && isDigit(prev) && digitNext(q[i+1:]):
-			return true // "1234 - 89", not "05-01" nor "1/2
-		case strings.HasPrefix(q[i:], "×") || strings.HasPrefix(q[i:], "÷"):
-			if isDigit(prev) && digitNext(q[i+len("×"):]) {
-				return true
-			}
 		}
-		if c != ' ' {
-			prev = c
+		if q[i] != ' ' {
+			prev = q[i]
 		}
 	}
 	return wordOperation(q)
+}
+
+// operatorAt reports whether an operation on the number before it starts
+// at q[i]: '%', or + * ^ × ÷ before a number, or '-' or '/' spaced on both
+// sides before one ("1234 - 89", not "05-01" nor "1/2").
+func operatorAt(q string, i int) bool {
+	switch c := q[i]; {
+	case c == '%':
+		return true
+	case strings.IndexByte("+*^", c) >= 0:
+		return digitNext(q[i+1:])
+	case c == '-' || c == '/':
+		return spaced(q, i) && digitNext(q[i+1:])
+	case strings.HasPrefix(q[i:], "×") || strings.HasPrefix(q[i:], "÷"):
+		return digitNext(q[i+len("×"):])
+	}
+	return false
 }
 
 // wordOperation reports whether an operation of arithmeticWords has a

@@ -90,14 +90,7 @@ func literalWords(core string) string {
 	case len(core) > maxWordBytes && !strings.Contains(core, "://") && longestElement(core) > maxWordBytes:
 		return "" // a blob (base64 has slashes too), not a path or URL
 	case strings.Contains(core, "://"):
-		scheme, rest, _ := strings.Cut(core, "://")
-		switch scheme = strings.ToLower(scheme); {
-		case scheme == "file" && strings.HasPrefix(rest, "/"):
-			return literalWords(rest) // file:///root/a.pdf is the path
-		case scheme != "http" && scheme != "https":
-			return scheme + " " + rest // memory://projects/x, s3://bucket/key: the scheme names the system
-		}
-		return urlWords(rest)
+		return schemeWords(core)
 	}
 	if k := kindOf(core); k != "" {
 		return k
@@ -116,6 +109,20 @@ func literalWords(core string) string {
 		return siteName(core) + " domain"
 	}
 	return core
+}
+
+// schemeWords are the words standing for a URL with a scheme: a web URL's
+// (urlWords), a file:// URL's path's, another scheme's name and the rest
+// (memory://projects/x, s3://bucket/key: the scheme names the system).
+func schemeWords(core string) string {
+	scheme, rest, _ := strings.Cut(core, "://")
+	switch scheme = strings.ToLower(scheme); {
+	case scheme == "file" && strings.HasPrefix(rest, "/"):
+		return literalWords(rest)
+	case scheme != "http" && scheme != "https":
+		return scheme + " " + rest
+	}
+	return urlWords(rest)
 }
 
 // isPath reports whether s is a file path: absolute, relative to "." or
