@@ -13,7 +13,9 @@ import (
 // extension and "file" (or "directory" without one), as is a file's name
 // with a known extension ("beach.jpg"), a URL (with or
 // without its scheme) by its site's name, its path's extension, "url" and
-// "content" (a non-web URL, "memory://x/y", by its scheme and path), a domain by its name and "domain", a date ("2024-03-15") by "date", a
+// "content" (a bare site by its name, "domain" and "url"; a file:// URL as
+// its path; another scheme's, "memory://x/y", by its scheme and path), a
+// domain by its name and "domain", a date ("2024-03-15") by "date", a
 // time of day ("15:30", "3:30pm") by "time", an IP address by "ip", an email
 // address by "email", a Maven coordinate ("group:artifact") by its
 // artifact and "maven package"; a blob is dropped.

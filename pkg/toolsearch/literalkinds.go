@@ -13,7 +13,7 @@ import (
 // "ip", an autonomous system number ("AS13335") → "asn autonomous
 // system", an email address → "email", a Maven coordinate → its artifact and
 // "maven package", a character encoding's name ("UTF-8", "Shift-JIS") →
-// "text encoding", a number of 6 digits or more (a story's, a record's
+// "encoding", a number of 6 digits or more (a story's, a record's
 // number: "39281234") → "id"; "" for any other text.
 func kindOf(core string) string {
 	switch {

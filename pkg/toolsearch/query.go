@@ -14,10 +14,9 @@ var requestWords = map[string]bool{
 }
 
 // numberWords are numbers and places in an order written as words ("one",
-// "first", "next"): a count or a place, like a digit, names no capability,
-// yet WordNet's senses of them do ("one" → "single", "ace": read_pdf for
-// "how much is one bitcoin worth"), and a tool's name may ("when does T1
-// play next" found get_next_task).
+// "first", "third"): a count or a place, like a digit, names no
+// capability, yet WordNet's senses of them do ("one" → "single", "ace":
+// read_pdf for "how much is one bitcoin worth").
 var numberWords = map[string]bool{
 	"one": true, "two": true, "three": true, "four": true, "five": true, "six": true, "seven": true,
 	"eight": true, "nine": true, "ten": true, "eleven": true, "twelve": true, "twenty": true,
