@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -148,7 +149,7 @@ func (t *Tools) build(cat *aggregator.Catalogue) *indexed {
 	for i, tool := range cat.Routable {
 		_, r, _ := cat.Tool(tool.Name)
 		x.backends[i] = r.Backend
-		docs[i] = toolsearch.Doc{Key: tool.Name, Name: tool.Name, Description: tool.Description,
+		docs[i] = toolsearch.Doc{Key: tool.Name, Name: ownName(tool.Name, r), Description: tool.Description,
 			Params: toolsearch.ParamsOf(tool.InputSchema), Backend: r.Backend, BackendDescription: cat.BackendDescription(r.Backend)}
 		if tool.Title != "" {
 			docs[i].Description = tool.Title + ". " + tool.Description
@@ -160,6 +161,17 @@ func (t *Tools) build(cat *aggregator.Catalogue) *indexed {
 	observe(t.m.build, start)
 	t.bmu.Unlock()
 	return x
+}
+
+// ownName is the name a tool advertised as name is indexed by: its
+// backend's own (r.Name), when name only decorates it ("{backend}_{name}":
+// the backend's words are indexed as its own field, not again as the
+// tool's name), else name (an operator's rename).
+func ownName(name string, r aggregator.Route) string {
+	if r.Name != "" && strings.Contains(name, r.Name) {
+		return r.Name
+	}
+	return name
 }
 
 // found is document doc as a search result.

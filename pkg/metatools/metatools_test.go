@@ -135,6 +135,21 @@ func TestSearchFollowsTheCatalogue(t *testing.T) {
 		res.Content[0].(*mcp.TextContent).Text)
 }
 
+// TestBackendNameCountedAsEachToolsName: a tool was indexed by its
+// advertised name, "{backend}_{name}", so a backend's name weighed as the
+// name of each of its tools (the backend's own field aside): "weather"
+// found the weather backend's alerts before another backend's get_weather.
+func TestBackendNameCountedAsEachToolsName(t *testing.T) {
+	t.Parallel()
+	agg := aggregator.New(aggregator.Policy{Own: Own(true, false)}, nil)
+	obj := map[string]any{"type": "object"}
+	agg.Update(aggregator.Inventory{Backend: "weather", Tools: []*mcp.Tool{{Name: "alerts", Description: "Active alerts for a region.", InputSchema: obj}}})
+	agg.Update(aggregator.Inventory{Backend: "city", Tools: []*mcp.Tool{{Name: "get_weather", Description: "Current conditions in a city.", InputSchema: obj}}})
+	got := New(agg, nil, nil, nil).Search(context.Background(), &upstream.Request{Method: "tools/call", Name: SearchName}, "weather", 2)
+	require.NotEmpty(t, got)
+	assert.Equal(t, "city_get_weather", got[0].Name)
+}
+
 // BenchmarkSearchToolsCall10k: vmcp's own work in one search_tools call at
 // 10,000 tools (ranking, filtering, the result's JSON), without HTTP.
 func BenchmarkSearchToolsCall10k(b *testing.B) {

@@ -18,8 +18,9 @@ const (
 )
 
 // diversify returns hits (best first, fused) re-ordered as above for the
-// parts' rankings (each best first); only its first limit places change.
-func diversify(hits []Hit, parts [][]Hit, limit int) []Hit {
+// parts' rankings (each best first), each part's share weighted by its
+// weight in ws (partWeights); only its first limit places change.
+func diversify(hits []Hit, parts [][]Hit, ws []float64, limit int) []Hit {
 	if len(hits) <= keepFirst || len(parts) == 0 {
 		return hits
 	}
@@ -28,15 +29,18 @@ func diversify(hits []Hit, parts [][]Hit, limit int) []Hit {
 	for a := range unserved {
 		unserved[a] = 1
 	}
-	top := hits[0].Score
+	top, total := hits[0].Score, 0.0
+	for _, w := range ws {
+		total += w
+	}
 	for n := 0; n < min(limit, len(hits)); n++ {
 		best, bestV := n, 0.0
 		for i := n; i < len(hits); i++ {
 			v := 0.0
 			for a := range parts {
-				v += share[i][a] * unserved[a]
+				v += ws[a] * share[i][a] * unserved[a]
 			}
-			v = (1-diversityWeight)*hits[i].Score/top + diversityWeight*v/float64(len(parts))
+			v = (1-diversityWeight)*hits[i].Score/top + diversityWeight*v/total
 			if n < keepFirst {
 				v = hits[i].Score // the fused ranking's first hits keep their places
 			}

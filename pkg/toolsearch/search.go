@@ -1,6 +1,7 @@
 package toolsearch
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -68,7 +69,8 @@ func (ix *Index) Search(query string, limit int, allow func(doc int) bool) []Hit
 // ranked returns the want best hits for query (its literals replaced) and
 // the steps it implies (see Search), another server's copies after.
 func (ix *Index) ranked(query string, steps []string, want int, allow func(doc int) bool) []Hit {
-	parts := append(clauses(query), steps...)
+	cs := clauses(query)
+	parts := append(cs, steps...)
 	if len(parts) == 1 {
 		query = parts[0] // the request's one clause, or the one step it implies
 	}
@@ -81,8 +83,43 @@ func (ix *Index) ranked(query string, steps []string, want int, allow func(doc i
 		lists = append(lists, ix.rank(queryTerms(p), depth, allow))
 	}
 	pool := max(want, siblingDepth)
-	hits := ix.siblings(Fuse(lists, pool), pool)
-	return ix.distinct(ix.lift(diversify(hits, lists[1:], want), want, allow), want)
+	ws := partWeights(lists)
+	if len(cs) == 1 {
+		ws[0] = oneClauseWeight
+	}
+	hits := ix.siblings(fuse(lists, ws, pool), pool)
+	return ix.distinct(ix.lift(diversify(hits, lists[1:], ws[1:], want), want, allow), want)
+}
+
+// oneClauseWeight is the whole request's weight when it is one clause with
+// steps it implies: its ranking is the clause's too, so fused at 1 it would
+// count twice against each step ("summarize /root/a.pdf" found PDF
+// splitters, whose words match, before a reader, which the request needs).
+const oneClauseWeight = 0.5
+
+// partPower sets how much a part's weight follows its best hit's score:
+// a part whose best tool matches it weakly ("… 2,500 CNY for meals" in a
+// budget) is more likely the request's context than a step of its work.
+const partPower = 0.5
+
+// partWeights are the weights of a request's rankings in fusion and
+// diversification: the whole request's 1, each part's its best hit's
+// score over the best part's best, to the power partPower.
+func partWeights(lists [][]Hit) []float64 {
+	ws := make([]float64, len(lists))
+	best := 0.0
+	for _, l := range lists[1:] {
+		if len(l) > 0 {
+			best = max(best, l[0].Score)
+		}
+	}
+	ws[0] = 1
+	for i, l := range lists[1:] {
+		if len(l) > 0 && best > 0 {
+			ws[i+1] = math.Pow(l[0].Score/best, partPower)
+		}
+	}
+	return ws
 }
 
 // FuseDepth is how many hits of each ranking are fused; fuseK is reciprocal
@@ -95,11 +132,19 @@ const (
 // Fuse merges rankings of one index's documents by reciprocal rank,
 // Σ 1/(fuseK + rank) over the lists, and returns the limit best (ties by
 // Doc); each list should hold its first FuseDepth hits at least.
-func Fuse(lists [][]Hit, limit int) []Hit {
+func Fuse(lists [][]Hit, limit int) []Hit { return fuse(lists, nil, limit) }
+
+// fuse is Fuse with each list's reciprocal ranks times its weight in ws
+// (nil: all 1).
+func fuse(lists [][]Hit, ws []float64, limit int) []Hit {
 	var all []Hit
-	for _, l := range lists {
+	for i, l := range lists {
+		w := 1.0
+		if ws != nil {
+			w = ws[i]
+		}
 		for r, h := range l {
-			all = append(all, Hit{Doc: h.Doc, Key: h.Key, Score: 1 / (fuseK + float64(r+1))})
+			all = append(all, Hit{Doc: h.Doc, Key: h.Key, Score: w / (fuseK + float64(r+1))})
 		}
 	}
 	slices.SortStableFunc(all, func(a, b Hit) int { return a.Doc - b.Doc })
@@ -114,67 +159,109 @@ func Fuse(lists [][]Hit, limit int) []Hit {
 	return h.drain()
 }
 
+// otherExpansionsWeight is how much a query word's matches past its best
+// one count (its expansions': "page" matching a tool's "website", "site"
+// and "url"): a word counts once, as Lucene's synonym queries do, not
+// once per expansion a tool happens to hold.
+const otherExpansionsWeight = 0.5
+
 // rank scores the documents for the query's terms and returns the limit
-// best allowed ones.
+// best allowed ones: each query word adds its best match's score (the word
+// or an expansion of it), plus otherExpansionsWeight times the rest.
 func (ix *Index) rank(ts []string, limit int, allow func(int) bool) []Hit {
 	acc := getScores(len(ix.keys))
 	defer putScores(acc)
 	ix.weigh(ts, acc)
-	for _, q := range acc.query {
-		ps := ix.postings[q.id]
-		s := q.weight * ix.idf[q.id]
-		for _, p := range ps {
-			if acc.v[p.doc] == 0 {
-				acc.touched = append(acc.touched, p.doc)
+	for word := int32(0); word < acc.words; word++ {
+		for _, q := range acc.query {
+			if q.word != word {
+				continue
 			}
-			acc.v[p.doc] += s * float64(p.part)
+			s := q.weight * ix.idf[q.id]
+			for _, p := range ix.postings[q.id] {
+				v := s * float64(p.part)
+				if acc.sum[p.doc] == 0 {
+					acc.matched = append(acc.matched, p.doc)
+				}
+				acc.sum[p.doc] += v
+				acc.best[p.doc] = max(acc.best[p.doc], v)
+			}
 		}
+		for _, d := range acc.matched {
+			if acc.v[d] == 0 {
+				acc.touched = append(acc.touched, d)
+			}
+			acc.v[d] += acc.best[d] + otherExpansionsWeight*(acc.sum[d]-acc.best[d])
+			acc.sum[d], acc.best[d] = 0, 0
+		}
+		acc.matched = acc.matched[:0]
 	}
 	return ix.top(acc, limit, allow)
 }
 
-// weighted is a query term of the index and its weight.
+// weighted is a query term of the index, its weight and the query word
+// (its index among the query's distinct words) it stands for.
 type weighted struct {
 	id     int32
+	word   int32
 	weight float64
 }
 
 // weigh sets acc.query to the query's terms known to the index: each
-// distinct term 1, then each expansion of them not in the query at its
-// weight (the highest if several), at most maxQueryTerms in all.
+// distinct word 1 (a place word its weight), then each word's expansions
+// that are not words of the query at theirs (the highest if one word's
+// expansions repeat a term), at most maxQueryTerms in all.
 func (ix *Index) weigh(ts []string, acc *scores) {
-	add := func(t string, w float64) {
-		id, ok := ix.vocab[t]
-		if !ok {
-			return
-		}
-		for i := range acc.query {
-			if acc.query[i].id == id {
-				acc.query[i].weight = max(acc.query[i].weight, w)
-				return
-			}
-		}
-		if len(acc.query) < maxQueryTerms {
-			acc.query = append(acc.query, weighted{id, w})
-		}
-	}
+	heads := ts[:0:0]
 	for _, t := range ts {
-		if w, ok := placeWords[t]; ok {
-			add(t, w)
-		} else {
-			add(t, 1)
+		if !slices.Contains(heads, t) && len(heads) < maxQueryTerms {
+			heads = append(heads, t)
 		}
 	}
+	for i, t := range heads {
+		w, ok := placeWords[t]
+		if !ok {
+			w = 1
+		}
+		acc.add(ix, int32(i), t, w, 0)
+	}
+	words := len(acc.query)
 	exp := expansions()
 	unknown := 0
-	for _, t := range ts {
+	for i, t := range heads {
 		es := exp[t]
 		if unknown < maxUnknownWords && !ix.known(t, exp) {
 			es, unknown = ix.unknownWord(t), unknown+1
 		}
 		for _, e := range es {
-			add(e.term, e.weight)
+			acc.add(ix, int32(i), e.term, e.weight, words)
 		}
+	}
+	acc.words = int32(len(heads))
+}
+
+// add appends term t, standing for the query's word-th word, at weight w
+// to acc.query, unless the index lacks it, it is one of the query's words
+// (acc.query[:words]) or maxQueryTerms are there; a term repeated for one
+// word keeps its highest weight.
+func (acc *scores) add(ix *Index, word int32, t string, w float64, words int) {
+	id, ok := ix.vocab[t]
+	if !ok {
+		return
+	}
+	for i := range acc.query {
+		q := &acc.query[i]
+		switch {
+		case q.id != id:
+		case i < words: // a query word is no other word's expansion
+			return
+		case q.word == word:
+			q.weight = max(q.weight, w)
+			return
+		}
+	}
+	if len(acc.query) < maxQueryTerms {
+		acc.query = append(acc.query, weighted{id: id, word: word, weight: w})
 	}
 }
 
@@ -200,10 +287,13 @@ func (ix *Index) top(acc *scores, limit int, allow func(int) bool) []Hit {
 // touched, the query's terms and the heap, pooled so a search allocates
 // no per-document array.
 type scores struct {
-	v       []float64
-	touched []int32
-	query   []weighted
-	heap    []Hit
+	v         []float64
+	sum, best []float64 // one query word's matches of each document (rank)
+	touched   []int32
+	matched   []int32 // the documents one query word matched
+	query     []weighted
+	words     int32 // distinct query words
+	heap      []Hit
 }
 
 var scorePool sync.Pool
@@ -211,9 +301,9 @@ var scorePool sync.Pool
 func getScores(n int) *scores {
 	s, _ := scorePool.Get().(*scores)
 	if s == nil || cap(s.v) < n {
-		return &scores{v: make([]float64, n)}
+		return &scores{v: make([]float64, n), sum: make([]float64, n), best: make([]float64, n)}
 	}
-	s.v = s.v[:n]
+	s.v, s.sum, s.best = s.v[:n], s.sum[:n], s.best[:n]
 	return s
 }
 

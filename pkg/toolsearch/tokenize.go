@@ -27,11 +27,42 @@ func words(s string) []string {
 // rune that is not a letter or a digit, between a lower-case letter and an
 // upper-case one ("listFiles"), before the last upper-case letter of a run
 // followed by a lower-case one ("HTMLParser" → "HTML", "Parser"), and
-// between letters and digits. A run of Han, Hiragana, Katakana or Hangul
-// characters (CJK text has no spaces) gives each pair of them in a row, as
-// CJK analyzers do ("火车票" gives 火车 and 车票, so a query's words match
-// as words, not as any of their characters apart); a lone one is a word.
+// between letters and digits; a run of letters and digits so split
+// ("GitHub", "InfoQ", "mp3") is a word whole too, after its pieces, to
+// meet the same name written as one word ("github"). A run of Han,
+// Hiragana, Katakana or Hangul characters (CJK text has no spaces) gives
+// each pair of them in a row, as CJK analyzers do ("火车票" gives 火车 and
+// 车票, so a query's words match as words, not as any of their characters
+// apart); a lone one is a word.
 func eachWord(s string, fn func(string)) {
+	run, last, pieces := 0, -1, 0 // the pieces so far of one run: s[run:last]
+	whole := func() {
+		if pieces > 1 {
+			fn(s[run:last])
+		}
+		pieces = 0
+	}
+	eachPiece(s, func(i, j int) {
+		if r, _ := utf8.DecodeRuneInString(s[i:]); classOf(r) == classIdeograph {
+			whole()
+			fn(s[i:j])
+			last = -1
+			return
+		}
+		if i != last { // not the run's next piece
+			whole()
+			run = i
+		}
+		fn(s[i:j])
+		last = j
+		pieces++
+	})
+	whole()
+}
+
+// eachPiece calls fn with the bounds of each piece of s, as eachWord
+// splits it (without the runs whole).
+func eachPiece(s string, fn func(i, j int)) {
 	start, ideo := -1, -1 // ideo: where the ideograph just before began
 	pair := false         // the run of ideographs has given a pair
 	var prev rune
@@ -39,38 +70,38 @@ func eachWord(s string, fn func(string)) {
 		cls := classOf(r)
 		if cls != classIdeograph && ideo >= 0 {
 			if !pair { // an ideograph alone is a word
-				fn(s[ideo:i])
+				fn(ideo, i)
 			}
 			ideo, pair = -1, false
 		}
 		switch {
 		case cls == classOther:
 			if start >= 0 {
-				fn(s[start:i])
+				fn(start, i)
 			}
 			start = -1
 		case cls == classIdeograph:
 			if start >= 0 {
-				fn(s[start:i])
+				fn(start, i)
 			}
 			if ideo >= 0 {
-				fn(s[ideo : i+utf8.RuneLen(r)])
+				fn(ideo, i+utf8.RuneLen(r))
 				pair = true
 			}
 			start, ideo = -1, i
 		case start < 0:
 			start = i
 		case boundary(prev, r, s[i+utf8.RuneLen(r):]):
-			fn(s[start:i])
+			fn(start, i)
 			start = i
 		}
 		prev = r
 	}
 	if start >= 0 {
-		fn(s[start:])
+		fn(start, len(s))
 	}
 	if ideo >= 0 && !pair {
-		fn(s[ideo:])
+		fn(ideo, len(s))
 	}
 }
 
