@@ -29,6 +29,7 @@ type impliedCue struct {
 	phrases []string
 	path    bool
 	exts    []string // the path's extensions (any of), when set
+	with    []string // words the request must hold too (any of), when set
 	aside   bool
 	step    string
 }
@@ -46,6 +47,11 @@ var textFiles = []string{".md", ".txt", ".csv", ".json", ".html", ".yaml", ".yml
 // which must be read first ("summarize /root/lease.pdf").
 var readPhrases = []string{"summarize", "summarise", "analyze", "analyse", "explain", "translate", "what's in", "whats in", "what is in"}
 
+// contentsPhrases, with "folder" or "directory", ask what a folder holds
+// ("what's in my Downloads folder?"), which only listing it tells; its
+// name ("Downloads", "meetings") would otherwise find tools of that name.
+var contentsPhrases = []string{"what's in", "whats in", "what is in", "what's inside", "what is inside", "contents of", "what files"}
+
 // savePhrases are the words that, with a file path, ask for a file to be
 // written ("create an intro in /root/x.md").
 var savePhrases = []string{"save", "write", "draft", "store", "export", "create"}
@@ -57,6 +63,7 @@ var impliedCues = []impliedCue{
 	{phrases: savePhrases, path: true, step: "write file"},
 	{phrases: reportPhrases, path: true, exts: textFiles, step: "write file"},
 	{phrases: readPhrases, path: true, exts: []string{".pdf"}, step: "read pdf"},
+	{phrases: contentsPhrases, with: []string{"folder", "directory"}, step: "list directory contents"},
 	{phrases: savePhrases, path: true, exts: []string{".docx"}, step: "create new word document"},
 	{phrases: savePhrases, path: true, exts: []string{".pptx"}, step: "create new powerpoint presentation"},
 	{phrases: savePhrases, path: true, exts: []string{".xlsx"}, step: "write excel workbook sheet"},
@@ -90,7 +97,7 @@ func implied(q string, arith bool) (parts, asides []string) {
 		parts = append(parts, arithmeticStep)
 	}
 	for _, c := range impliedCues {
-		if c.path && !hasPath(q, c.exts) {
+		if c.path && !hasPath(q, c.exts) || c.with != nil && !containsAny(q, c.with) {
 			continue
 		}
 		for _, p := range c.phrases {
@@ -108,12 +115,20 @@ func implied(q string, arith bool) (parts, asides []string) {
 	return parts, asides
 }
 
-// hasPath reports whether q holds an absolute or home-relative file path
-// (ending in one of exts, when set).
+// containsAny reports whether q holds any of words.
+func containsAny(q string, words []string) bool {
+	return slices.ContainsFunc(words, func(w string) bool { return strings.Contains(q, w) })
+}
+
+// hasPath reports whether q holds a file path (ending in one of exts, when
+// set): absolute with a folder ("/root/x.md", not a route's "/login"),
+// home-relative, or relative as literal.go's isPath reads one
+// ("notes/todo.txt", "./out.csv").
 func hasPath(q string, exts []string) bool {
 	for _, f := range strings.Fields(q) {
 		f = strings.TrimPrefix(strings.Trim(f, "`'\"()[]<>.,;:!?"), "file://")
-		if !(strings.HasPrefix(f, "/") && strings.Count(f, "/") > 1 || strings.HasPrefix(f, "~/")) {
+		abs := strings.HasPrefix(f, "/")
+		if abs && strings.Count(f, "/") < 2 || !abs && (strings.Contains(f, "://") || !isPath(f)) {
 			continue
 		}
 		if len(exts) == 0 || slices.ContainsFunc(exts, func(e string) bool { return strings.HasSuffix(f, e) }) {

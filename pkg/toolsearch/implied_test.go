@@ -159,3 +159,43 @@ func TestSaveToAnOfficeFileFoundNoCreator(t *testing.T) {
 		t.Errorf("Search(save to .docx) = %v, want create_document among the first 5", got)
 	}
 }
+
+// TestWhatsInAFolderFoundToolsOfItsName: asking what a folder holds needs
+// it listed, which "what's in my Downloads folder?" never says; its name
+// found the tools that download.
+func TestWhatsInAFolderFoundToolsOfItsName(t *testing.T) {
+	t.Parallel()
+	docs := []toolsearch.Doc{
+		{Key: "list_directory", Name: "list_directory", Description: "Get a detailed listing of all files and directories in a specified path.", Backend: "fs"},
+		{Key: "read_file", Name: "read_file", Description: "Read the complete contents of a file.", Backend: "fs"},
+		{Key: "download_from_url", Name: "download_from_url", Description: "Download a file from a URL into a folder.", Backend: "dl"},
+		{Key: "download_paper", Name: "download_paper", Description: "Download a paper's PDF to the downloads folder.", Backend: "papers"},
+		{Key: "download_video", Name: "download_video", Description: "Download a video.", Backend: "video"},
+	}
+	ix := toolsearch.Build(docs)
+	for _, q := range []string{"what's in my Downloads folder?", "what is inside the 'downloads' directory"} {
+		if got := keys(ix.Search(q, 2, nil)); !slices.Contains(got, "list_directory") {
+			t.Errorf("Search(%q) = %v, want list_directory among the first 2", q, got)
+		}
+	}
+}
+
+// TestRelativePathFoundNoWriter: a save cue needed an absolute path, so
+// "create notes/todo.txt containing …" implied no file written and found
+// tools that create other things.
+func TestRelativePathFoundNoWriter(t *testing.T) {
+	t.Parallel()
+	docs := []toolsearch.Doc{
+		{Key: "write_file", Name: "write_file", Description: "Write content to a file, replacing it if it exists.", Backend: "fs"},
+		{Key: "create_container", Name: "create_container", Description: "Create a new container from an image.", Backend: "docker"},
+		{Key: "create_project", Name: "create_project", Description: "Create a new notes project.", Backend: "notes"},
+		{Key: "create_table", Name: "create_table", Description: "Create a table in a sheet.", Backend: "excel"},
+		{Key: "renew_summoner", Name: "renew_summoner", Description: "Renew a summoner's data.", Backend: "lol"},
+	}
+	ix := toolsearch.Build(docs)
+	for _, q := range []string{"Create notes/todo.txt containing: buy milk, renew passport, call mom", "save this as ./out/summary.md"} {
+		if got := keys(ix.Search(q, 2, nil)); !slices.Contains(got, "write_file") {
+			t.Errorf("Search(%q) = %v, want write_file among the first 2", q, got)
+		}
+	}
+}
