@@ -35,7 +35,7 @@ var zhGlossary = map[string]string{
 	"黄历": "almanac calendar", "性别": "gender", "时间": "time", "日期": "date", "当前": "current",
 	"明天": "tomorrow", "今天": "today", "今晚": "tonight", "出生": "born birth",
 	"火车": "train", "车票": "train ticket", "余票": "ticket", "车站": "station", "列车": "train",
-	"车次": "train", "中转": "transfer", "高铁": "high speed rail train", "城市": "city",
+	"车次": "train", "中转": "transfer", "换乘": "transfer interline", "高铁": "high speed rail train", "城市": "city",
 	"幻灯片": "slide", "文件": "file", "目录": "directory", "图像": "image", "转换": "convert",
 	"删除": "delete", "插入": "insert", "复制": "copy", "保存": "save", "代码": "code",
 	"组件": "component", "文档": "documentation docs", "示例": "example", "更新日志": "changelog",

@@ -37,7 +37,7 @@ var shorthandPairs = map[string]string{
 	// a wiki of one's own is not Wikipedia ("wiki" alone is, below)
 	"company wiki": "company wiki", "internal wiki": "internal wiki", "team wiki": "team wiki",
 	"our wiki": "our wiki", "repo wiki": "repo wiki", "project wiki": "project wiki", "left off": "continue", "swap out": "replace",
-	"disk space": "disk size", "up space": "up size", "last modified": "last modified info", "changed between": "diff between", "tick off": "done",
+	"disk space": "disk size", "up space": "up size", "last modified": "last modified info", "changed between": "diff between", "tick off": "done", "mouse over": "hover",
 }
 
 // spelledOut returns q with each chat shorthand word or idiom (any case)

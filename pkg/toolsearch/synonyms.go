@@ -41,7 +41,7 @@ var synonymGroups = [][]string{
 	{"paper", "article", "publication"},
 	{"email", "mail"},
 	{"message", "chat"},
-	{"summary", "summarize", "summarise"},
+	{"summary", "summarize", "summarise", "overview", "synopsis", "gist"},
 	{"convert", "transform", "export"},
 	{"run", "execute", "exec"},
 	{"time", "clock", "date"},
