@@ -44,3 +44,20 @@ func TestContextClausesCrowdedOutTheSteps(t *testing.T) {
 		}
 	}
 }
+
+// TestOnePartsRunnersUpOutrankedAnotherPartsBest: fused by reciprocal
+// rank with a constant of 5, a part's second and third tools (another
+// price tool) outranked another part's first, so "… and save a summary to
+// /tmp/tsla.md" lost the file writer from the first 5; the parts' fusion
+// now favours each part's first hits (partsFuseK 1).
+func TestOnePartsRunnersUpOutrankedAnotherPartsBest(t *testing.T) {
+	t.Parallel()
+	docs, _ := benchDocs(t)
+	ix := toolsearch.Build(docs)
+	got := keys(ix.Search("Look up Tesla's stock price, get the latest news about it and save a summary to /tmp/tsla.md", 5, nil))
+	for _, want := range []string{"get_ticker_news", "write_file"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("Search = %v, want %s among the first 5", got, want)
+		}
+	}
+}

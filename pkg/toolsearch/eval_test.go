@@ -37,10 +37,10 @@ func benchDocs(t testing.TB) ([]toolsearch.Doc, []livemcpbench.Task) {
 // annotated tasks, and on each half (tasks at even positions of tasks.json,
 // the half tuned on, and at odd ones, held out), with each backend's
 // description as its server gives it, and pins the figures measured
-// (deterministic): Recall@5 0.589, Recall@10 0.682, hit@3 0.660; tuned half
-// 0.622/0.721/0.660, held-out half 0.557/0.644/0.660. Issue 31's target,
-// 0.60, is not reached lexically; plain BM25 over name and description
-// scores 0.25. docs/arch/decisions.md has each change's figures.
+// (deterministic): Recall@5 0.615, Recall@10 0.685, hit@3 0.670; tuned half
+// 0.656/0.710/0.723, held-out half 0.574/0.660/0.617. Issue 31's target is
+// 0.60; plain BM25 over name and description scores 0.25.
+// docs/arch/decisions.md has each change's figures.
 func TestLiveMCPBenchRecall(t *testing.T) {
 	t.Parallel()
 	docs, tasks := benchDocs(t)
@@ -54,8 +54,8 @@ func TestLiveMCPBenchRecall(t *testing.T) {
 	t.Logf("LiveMCPBench: %d tools, %d tasks: Recall@5 %.3f Recall@10 %.3f hit@3 %.3f", len(docs), s.Tasks, s.Recall5, s.Recall10, s.Hit3)
 	t.Logf("  tuned half: Recall@5 %.3f Recall@10 %.3f hit@3 %.3f; held-out half: Recall@5 %.3f Recall@10 %.3f hit@3 %.3f",
 		a.Recall5, a.Recall10, a.Hit3, b.Recall5, b.Recall10, b.Hit3)
-	if s.Recall5 < 0.587 || s.Recall10 < 0.680 || s.Hit3 < 0.658 {
-		t.Errorf("Recall@5 = %.3f, Recall@10 = %.3f, hit@3 = %.3f, want ≥ 0.587, ≥ 0.680 and ≥ 0.658", s.Recall5, s.Recall10, s.Hit3)
+	if s.Recall5 < 0.613 || s.Recall10 < 0.683 || s.Hit3 < 0.668 {
+		t.Errorf("Recall@5 = %.3f, Recall@10 = %.3f, hit@3 = %.3f, want ≥ 0.613, ≥ 0.683 and ≥ 0.668", s.Recall5, s.Recall10, s.Hit3)
 	}
 	if os.Getenv("TOOLSEARCH_MISSES") != "" { // tuning aid: the tuned half's misses
 		for _, task := range halves[0] {

