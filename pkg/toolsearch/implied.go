@@ -1,6 +1,7 @@
 package toolsearch
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -28,8 +29,8 @@ import (
 type impliedCue struct {
 	phrases []string
 	path    bool
-	exts    []string // the path's extensions (any of), when set
-	with    []string // words the request must hold too (any of), when set
+	exts    []string       // the path's extensions (any of), when set
+	pattern *regexp.Regexp // matched instead of phrases, when set
 	aside   bool
 	step    string
 }
@@ -47,10 +48,13 @@ var textFiles = []string{".md", ".txt", ".csv", ".json", ".html", ".yaml", ".yml
 // which must be read first ("summarize /root/lease.pdf").
 var readPhrases = []string{"summarize", "summarise", "analyze", "analyse", "explain", "translate", "what's in", "whats in", "what is in"}
 
-// contentsPhrases, with "folder" or "directory", ask what a folder holds
-// ("what's in my Downloads folder?"), which only listing it tells; its
-// name ("Downloads", "meetings") would otherwise find tools of that name.
-var contentsPhrases = []string{"what's in", "whats in", "what is in", "what's inside", "what is inside", "contents of", "what files"}
+// folderContents asks what a folder holds ("what's in my Downloads
+// folder?", "contents of the 'meetings' directory"), which only listing it
+// tells; its name would otherwise find tools of that name. The folder
+// follows the question within two words, so "what's in the README in the
+// project folder" (a file's place) is not one.
+var folderContents = regexp.MustCompile(`(^|[^\w])(what's in|whats in|what is in|what's inside|what is inside|contents of|what files are in|what files are inside)` +
+	` (the |my |this |your |our |that )?([\w'./~-]+ ){0,2}(folder|directory)\b`)
 
 // savePhrases are the words that, with a file path, ask for a file to be
 // written ("create an intro in /root/x.md").
@@ -63,7 +67,7 @@ var impliedCues = []impliedCue{
 	{phrases: savePhrases, path: true, step: "write file"},
 	{phrases: reportPhrases, path: true, exts: textFiles, step: "write file"},
 	{phrases: readPhrases, path: true, exts: []string{".pdf"}, step: "read pdf"},
-	{phrases: contentsPhrases, with: []string{"folder", "directory"}, step: "list directory contents"},
+	{pattern: folderContents, step: "list directory contents"},
 	{phrases: savePhrases, path: true, exts: []string{".docx"}, step: "create new word document"},
 	{phrases: savePhrases, path: true, exts: []string{".pptx"}, step: "create new powerpoint presentation"},
 	{phrases: savePhrases, path: true, exts: []string{".xlsx"}, step: "write excel workbook sheet"},
@@ -97,27 +101,61 @@ func implied(q string, arith bool) (parts, asides []string) {
 		parts = append(parts, arithmeticStep)
 	}
 	for _, c := range impliedCues {
-		if c.path && !hasPath(q, c.exts) || c.with != nil && !containsAny(q, c.with) {
-			continue
-		}
-		for _, p := range c.phrases {
-			if !strings.Contains(q, p) {
-				continue
-			}
-			if c.aside {
-				asides = append(asides, c.step)
-			} else if !slices.Contains(parts, c.step) { // arithmetic may have implied it
-				parts = append(parts, c.step)
-			}
-			break
+		switch {
+		case c.path && !hasPath(q, c.exts):
+		case c.pattern == nil && !slices.ContainsFunc(c.phrases, func(p string) bool { return hasPhrase(q, p) }):
+		case c.pattern != nil && !c.pattern.MatchString(q):
+		case c.aside:
+			asides = append(asides, c.step)
+		case !slices.Contains(parts, c.step): // arithmetic may have implied it
+			parts = append(parts, c.step)
 		}
 	}
 	return parts, asides
 }
 
-// containsAny reports whether q holds any of words.
-func containsAny(q string, words []string) bool {
-	return slices.ContainsFunc(words, func(w string) bool { return strings.Contains(q, w) })
+// hasPhrase reports whether q holds phrase p as words of its prose: not
+// inside another word or a name ("restore", "create_order.go", "saved/"),
+// though an inflection may follow ("saved", "creates"); a phrase ending in
+// a space or a digit ("near ", "last 24") only begins at a word.
+func hasPhrase(q, p string) bool {
+	for i := strings.Index(q, p); i >= 0; {
+		end := i + len(p)
+		if (i == 0 || !nameByte(q[i-1])) && wordEnds(q[end:], p) {
+			return true
+		}
+		next := strings.Index(q[i+1:], p)
+		if next < 0 {
+			break
+		}
+		i += 1 + next
+	}
+	return false
+}
+
+// wordEnds reports whether rest, the text after phrase p, ends p's last
+// word there or after an inflection ("s", "d", "ed", "es", "n").
+func wordEnds(rest, p string) bool {
+	if last := p[len(p)-1]; last == ' ' || last >= '0' && last <= '9' {
+		return true
+	}
+	n := 0
+	for n < len(rest) && rest[n] >= 'a' && rest[n] <= 'z' {
+		n++
+	}
+	switch rest[:n] {
+	case "", "s", "d", "ed", "es", "n":
+	default:
+		return false
+	}
+	rest = rest[n:]
+	return rest == "" || !nameByte(rest[0]) || rest[0] == '.' && (len(rest) == 1 || !nameByte(rest[1]))
+}
+
+// nameByte reports whether b may be part of a word or a name: a letter, a
+// digit, or one of _ - / . (a file's or an identifier's).
+func nameByte(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || strings.IndexByte("_-/.", b) >= 0
 }
 
 // hasPath reports whether q holds a file path (ending in one of exts, when
@@ -126,7 +164,8 @@ func containsAny(q string, words []string) bool {
 // ("notes/todo.txt", "./out.csv").
 func hasPath(q string, exts []string) bool {
 	for _, f := range strings.Fields(q) {
-		f = strings.TrimPrefix(strings.Trim(f, "`'\"()[]<>.,;:!?"), "file://")
+		f = strings.TrimRight(strings.TrimLeft(f, "`'\"([<"), "`'\")]>.,;:!?")
+		f = strings.TrimPrefix(f, "file://")
 		abs := strings.HasPrefix(f, "/")
 		if abs && strings.Count(f, "/") < 2 || !abs && (strings.Contains(f, "://") || !isPath(f)) {
 			continue
