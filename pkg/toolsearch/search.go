@@ -175,31 +175,49 @@ func (ix *Index) rank(ts []string, limit int, allow func(int) bool) []Hit {
 	acc := getScores(len(ix.keys))
 	defer putScores(acc)
 	ix.weigh(ts, acc)
-	for word := int32(0); word < acc.words; word++ {
+	for word := int32(1); word <= acc.words; word++ {
+		n := 0
 		for _, q := range acc.query {
-			if q.word != word {
-				continue
-			}
-			s := q.weight * ix.idf[q.id]
-			for _, p := range ix.postings[q.id] {
-				v := s * float64(p.part)
-				if acc.sum[p.doc] == 0 {
-					acc.matched = append(acc.matched, p.doc)
-				}
-				acc.sum[p.doc] += v
-				acc.best[p.doc] = max(acc.best[p.doc], v)
+			if q.word == word-1 {
+				n++
 			}
 		}
-		for _, d := range acc.matched {
-			if acc.v[d] == 0 {
-				acc.touched = append(acc.touched, d)
+		for _, q := range acc.query {
+			if q.word == word-1 {
+				ix.addTerm(acc, q, word, n == 1)
 			}
-			acc.v[d] += acc.best[d] + otherExpansionsWeight*(acc.sum[d]-acc.best[d])
-			acc.sum[d], acc.best[d] = 0, 0
 		}
-		acc.matched = acc.matched[:0]
 	}
 	return ix.top(acc, limit, allow)
+}
+
+// addTerm adds the matches of q, a term of the query's word-th word (from
+// 1), to acc's scores: whole when q is its word's only term (alone), else
+// in one pass as o·Σ + (1-o)·best over the word's terms, the best kept per
+// document for the word last seen there.
+func (ix *Index) addTerm(acc *scores, q weighted, word int32, alone bool) {
+	const o = otherExpansionsWeight
+	s := q.weight * ix.idf[q.id]
+	for _, p := range ix.postings[q.id] {
+		d, x := p.doc, s*float64(p.part)
+		if acc.v[d] == 0 {
+			acc.touched = append(acc.touched, d)
+		}
+		if alone {
+			acc.v[d] += x
+			continue
+		}
+		m := &acc.best[d]
+		b := 0.0
+		if m.word == word {
+			b = m.score
+		}
+		acc.v[d] += o * x
+		if x > b {
+			acc.v[d] += (1 - o) * (x - b)
+			*m = wordBest{x, word}
+		}
+	}
 }
 
 // weighted is a query term of the index, its weight and the query word
@@ -290,13 +308,19 @@ func (ix *Index) top(acc *scores, limit int, allow func(int) bool) []Hit {
 // touched, the query's terms and the heap, pooled so a search allocates
 // no per-document array.
 type scores struct {
-	v         []float64
-	sum, best []float64 // one query word's matches of each document (rank)
-	touched   []int32
-	matched   []int32 // the documents one query word matched
-	query     []weighted
-	words     int32 // distinct query words
-	heap      []Hit
+	v       []float64
+	best    []wordBest // each document's best match of one query word
+	touched []int32
+	query   []weighted
+	words   int32 // distinct query words
+	heap    []Hit
+}
+
+// wordBest is a document's best match of the query word numbered word
+// (from 1; 0: none yet).
+type wordBest struct {
+	score float64
+	word  int32
 }
 
 var scorePool sync.Pool
@@ -304,15 +328,15 @@ var scorePool sync.Pool
 func getScores(n int) *scores {
 	s, _ := scorePool.Get().(*scores)
 	if s == nil || cap(s.v) < n {
-		return &scores{v: make([]float64, n), sum: make([]float64, n), best: make([]float64, n)}
+		return &scores{v: make([]float64, n), best: make([]wordBest, n)}
 	}
-	s.v, s.sum, s.best = s.v[:n], s.sum[:n], s.best[:n]
+	s.v, s.best = s.v[:n], s.best[:n]
 	return s
 }
 
 func putScores(s *scores) {
 	for _, d := range s.touched {
-		s.v[d] = 0
+		s.v[d], s.best[d] = 0, wordBest{}
 	}
 	s.touched, s.query, s.heap = s.touched[:0], s.query[:0], s.heap[:0]
 	scorePool.Put(s)
