@@ -119,18 +119,17 @@ func implied(q string, arith bool) (parts, asides []string) {
 // though an inflection may follow ("saved", "creates"); a phrase ending in
 // a space or a digit ("near ", "last 24") only begins at a word.
 func hasPhrase(q, p string) bool {
-	for i := strings.Index(q, p); i >= 0; {
-		end := i + len(p)
-		if (i == 0 || !nameByte(q[i-1])) && wordEnds(q[end:], p) {
+	for off := 0; ; {
+		i := strings.Index(q[off:], p)
+		if i < 0 {
+			return false
+		}
+		i += off
+		if (i == 0 || !nameByte(q[i-1])) && wordEnds(q[i+len(p):], p) {
 			return true
 		}
-		next := strings.Index(q[i+1:], p)
-		if next < 0 {
-			break
-		}
-		i += 1 + next
+		off = i + 1
 	}
-	return false
 }
 
 // wordEnds reports whether rest, the text after phrase p, ends p's last
@@ -152,8 +151,8 @@ func wordEnds(rest, p string) bool {
 	return rest == "" || !nameByte(rest[0]) || rest[0] == '.' && (len(rest) == 1 || !nameByte(rest[1]))
 }
 
-// nameByte reports whether b may be part of a word or a name: a letter, a
-// digit, or one of _ - / . (a file's or an identifier's).
+// nameByte reports whether b may be part of a lower-cased word or a name:
+// a letter, a digit, or one of _ - / . (a file's or an identifier's).
 func nameByte(b byte) bool {
 	return b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || strings.IndexByte("_-/.", b) >= 0
 }
